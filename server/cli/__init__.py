@@ -1,0 +1,19 @@
+"""The ``taskloom`` command: one module per command group, all calling the library."""
+
+from __future__ import annotations
+
+import sys
+
+from . import graph, ingest, serve
+from .common import app
+
+__all__ = ["app", "main"]
+
+app.command("serve")(serve.serve)
+app.command("ingest")(ingest.ingest)
+app.add_typer(graph.app, name="graph")
+
+
+def main() -> None:
+    """Entry point of the ``taskloom`` console script."""
+    sys.exit(app())

@@ -1,0 +1,76 @@
+"""Shared CLI plumbing: the root app, global options, settings, and error display."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+import typer
+from pydantic import BaseModel, ValidationError
+from rich.console import Console
+
+from ...tools.errors import TaskloomError
+from ...tools.settings import Settings, load_settings
+
+__all__ = ["app", "state", "settings", "errors", "run", "echo_json", "console"]
+
+app = typer.Typer(
+    name="taskloom",
+    help="Knowledge graphs from documents, agent tasks from graphs, graph-based evaluation — and an MCP server for all of it.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+console = Console(stderr=True)
+state: dict[str, Any] = {}
+T = TypeVar("T")
+
+
+@app.callback()
+def _root(
+    workspace: Path | None = typer.Option(None, "--workspace", "-w", envvar="TASKLOOM_WORKSPACE", help="Workspace directory (default ./.taskloom)."),
+    embedder: str | None = typer.Option(None, "--embedder", envvar="TASKLOOM_EMBEDDER", help="minilm (default) or hashing (tests only)."),
+) -> None:
+    state["overrides"] = {"workspace": workspace, "embedder": embedder}
+
+
+def settings() -> Settings:
+    """Settings from the environment, the config file and the global options."""
+    with errors():
+        return load_settings(**state.get("overrides", {}))
+    raise AssertionError("unreachable")
+
+
+@contextmanager
+def errors() -> Iterator[None]:
+    """Print Taskloom and validation errors as one red line and exit with status 2."""
+    try:
+        yield
+    except TaskloomError as exc:
+        console.print(f"[red]error:[/red] {exc}", highlight=False)
+        raise typer.Exit(2) from None
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        console.print(f"[red]error:[/red] invalid setting or argument: {problems}", highlight=False)
+        raise typer.Exit(2) from None
+
+
+def run(fn: Callable[[], T]) -> T:
+    """Call ``fn`` with Taskloom errors shown as messages."""
+    with errors():
+        return fn()
+    raise AssertionError("unreachable")
+
+
+def echo_json(value: Any) -> None:
+    """Print a model, list of models or plain data as indented JSON on stdout."""
+    if isinstance(value, BaseModel):
+        data = value.model_dump(mode="json")
+    elif isinstance(value, list):
+        data = [v.model_dump(mode="json") if isinstance(v, BaseModel) else v for v in value]
+    else:
+        data = value
+    typer.echo(json.dumps(data, indent=2, ensure_ascii=False))

@@ -1,0 +1,113 @@
+"""``taskloom graph …``: list, inspect, search, sample, export and delete graphs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from ...tools.graph.sampling import SampleSpec
+from ...tools.graph.service import GraphService
+from ...tools.workspace import atomic_write_text
+from .common import echo_json, run, settings
+
+app = typer.Typer(help="Inspect and query knowledge graphs.", no_args_is_help=True)
+
+
+def _service() -> GraphService:
+    return run(lambda: GraphService(settings()))
+
+
+@app.command("list")
+def list_graphs() -> None:
+    """List graphs in the workspace."""
+    echo_json(run(lambda: [m.model_dump(mode="json", exclude={"stats"}) for m in _service().list_graphs()]))
+
+
+@app.command()
+def stats(graph_id: str) -> None:
+    """Node and edge counts by type."""
+    echo_json(run(lambda: _service().stats(graph_id)))
+
+
+@app.command()
+def search(graph_id: str, query: str, k: int = typer.Option(10, "-k"), node_type: list[str] = typer.Option(None, "--type")) -> None:
+    """Semantic search over a graph's nodes."""
+    echo_json(run(lambda: _service().search(graph_id, query, k, node_type or None)))
+
+
+@app.command()
+def node(graph_id: str, node_id: str) -> None:
+    """Show one node in full."""
+    echo_json(run(lambda: _service().node(graph_id, node_id)))
+
+
+@app.command()
+def neighbors(
+    graph_id: str,
+    node_id: str,
+    hops: int = typer.Option(1, "--hops"),
+    edge_type: list[str] = typer.Option(None, "--edge-type"),
+    direction: str = typer.Option("both", "--direction"),
+) -> None:
+    """Nodes within some hops of a node."""
+    echo_json(run(lambda: _service().neighbors(graph_id, node_id, hops, edge_type or None, direction)))  # type: ignore[arg-type]
+
+
+@app.command()
+def path(graph_id: str, source: str, target: str, edge_type: list[str] = typer.Option(None, "--edge-type")) -> None:
+    """A shortest path between two nodes."""
+    echo_json(run(lambda: _service().path(graph_id, source, target, edge_type or None)))
+
+
+@app.command()
+def sample(
+    graph_id: str,
+    objective: str | None = typer.Option(None, "--objective"),
+    node_type: list[str] = typer.Option(None, "--type"),
+    struct_type: list[str] = typer.Option(None, "--struct-type"),
+    k_hops: int = typer.Option(1, "--hops"),
+    max_nodes: int = typer.Option(30, "--max-nodes"),
+    seed: int = typer.Option(0, "--seed"),
+) -> None:
+    """Sample a subgraph for an objective (Graph2Eval Algorithm 1)."""
+    service = _service()
+
+    def go() -> dict[str, object]:
+        spec = SampleSpec(
+            objective=objective,
+            node_types=node_type or None,
+            struct_types=struct_type or None,
+            tau=service.settings.similarity_threshold,
+            k_hops=k_hops,
+            max_nodes=max_nodes,
+            seed=seed,
+        )
+        sub = service.sample(graph_id, spec)
+        return {"nodes": [n.model_dump(mode="json") for n in sub.nodes()], "edges": [e.model_dump(mode="json") for e in sub.edges()]}
+
+    echo_json(run(go))
+
+
+@app.command()
+def export(
+    graph_id: str,
+    fmt: str = typer.Option("json", "--format", help="json or graphml"),
+    output: Path | None = typer.Option(None, "--output", "-o"),
+) -> None:
+    """Export a graph (to stdout, or a file with -o)."""
+    content = run(lambda: _service().export(graph_id, fmt))  # type: ignore[arg-type]
+    if output is None:
+        typer.echo(content)
+    else:
+        atomic_write_text(output, content)
+        typer.echo(str(output))
+
+
+@app.command()
+def delete(graph_id: str, yes: bool = typer.Option(False, "--yes", help="Do not ask.")) -> None:
+    """Delete a graph and its embeddings."""
+    if not yes:
+        typer.confirm(f"Delete graph {graph_id}?", abort=True)
+    run(lambda: _service().delete(graph_id))
+    typer.echo(f"deleted {graph_id}")

@@ -1,0 +1,158 @@
+"""Shared fixtures: real third-party PDFs, generated edge-case PDFs, settings, servers.
+
+Fixtures build servers but never open clients (fastmcp's advice on event loops).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pymupdf
+import pytest
+
+os.environ.setdefault("FASTMCP_SHOW_SERVER_BANNER", "false")
+os.environ.setdefault("FASTMCP_CHECK_FOR_UPDATES", "off")
+os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+
+from taskloom.tools.settings import Settings  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+PDF_CACHE = ROOT / "tests" / "data" / "cache"
+EXAMPLES = ROOT / "examples"
+
+
+@pytest.fixture(scope="session")
+def real_pdfs() -> dict[str, Path]:
+    """countreg.pdf and lmer.pdf from Debian's r-cran-pscl and r-cran-lme4 (fetched on demand)."""
+    wanted = {name: PDF_CACHE / f"{name}.pdf" for name in ("countreg", "lmer")}
+    if not all(p.is_file() for p in wanted.values()):
+        subprocess.run(["bash", str(ROOT / "tests" / "data" / "fetch-pdfs.sh")], check=True)
+    return wanted
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    """Settings over a fresh workspace with the fast hashing embedder."""
+    return Settings(workspace=tmp_path / "ws", embedder="hashing")
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+LOREM = (
+    "Knowledge graphs connect facts drawn from documents. Each paragraph here talks about a "
+    "different measurement station and the numbers it reported during the spring survey."
+)
+
+
+def _paragraph(i: int, words: int = 40) -> str:
+    base = f"Paragraph {i} describes station S{i:02d} which recorded {i * 3} millimetres of rain. "
+    filler = " ".join(f"word{i}x{j}" for j in range(words))
+    return base + filler + "."
+
+
+@pytest.fixture
+def two_column_pdf(tmp_path: Path) -> Path:
+    """One page, two columns of three paragraphs each (left: 1–3, right: 4–6)."""
+    doc = pymupdf.open()
+    page = doc.new_page()
+    for col, x0 in enumerate((50, 310)):
+        y = 60
+        for k in range(3):
+            i = col * 3 + k + 1
+            rect = pymupdf.Rect(x0, y, x0 + 235, y + 200)
+            used = page.insert_textbox(rect, _paragraph(i, 30), fontsize=10, fontname="helv")
+            y += 200 - used + 20
+    path = tmp_path / "two-columns.pdf"
+    doc.save(path)
+    return path
+
+
+@pytest.fixture
+def table_across_pages_pdf(tmp_path: Path) -> Path:
+    """A ruled 3-column table: caption and rows 1–12 on page 1, rows 13–20 on page 2 (header repeated)."""
+    doc = pymupdf.open()
+    rows = [("Station", "Rain", "Wind")] + [(f"S{i:02d}", f"{i * 3}", f"{i + 10}") for i in range(1, 21)]
+
+    def draw(page: pymupdf.Page, top: float, body: list[tuple[str, str, str]]) -> None:
+        xs = [72, 222, 372, 522]
+        height = 20
+        lines = [rows[0], *body]
+        for r, row in enumerate(lines):
+            y = top + r * height
+            for c, text in enumerate(row):
+                page.insert_text((xs[c] + 4, y + 14), text, fontsize=10, fontname="helv")
+        bottom = top + len(lines) * height
+        for r in range(len(lines) + 1):
+            page.draw_line((xs[0], top + r * height), (xs[-1], top + r * height))
+        for x in xs:
+            page.draw_line((x, top), (x, bottom))
+
+    first = doc.new_page()
+    first.insert_text((72, 60), "1. Rainfall survey", fontsize=16, fontname="hebo")
+    first.insert_textbox(pymupdf.Rect(72, 80, 522, 300), LOREM + " " + LOREM + " See Table 1 for all stations.", fontsize=10)
+    first.insert_text((72, 532), "Table 1: Rain and wind per station.", fontsize=10, fontname="helv")
+    draw(first, 540, rows[1:13])
+    second = doc.new_page()
+    draw(second, 60, rows[13:])
+    second.insert_textbox(pymupdf.Rect(72, 300, 522, 500), LOREM, fontsize=10)
+    path = tmp_path / "table-across-pages.pdf"
+    doc.save(path)
+    return path
+
+
+@pytest.fixture
+def hyphenated_pdf(tmp_path: Path) -> Path:
+    """Lines broken with hyphens: 'measure-/ments' and 'Smith-/Jones'."""
+    doc = pymupdf.open()
+    page = doc.new_page()
+    lines = [
+        "The network collects rainfall measure-",
+        "ments every hour from eleven stations and",
+        "reports them to the Smith-",
+        "Jones archive once a day.",
+    ]
+    for i, line in enumerate(lines):
+        page.insert_text((72, 100 + i * 13), line, fontsize=11)
+    path = tmp_path / "hyphenated.pdf"
+    doc.save(path)
+    return path
+
+
+@pytest.fixture
+def image_only_pdf(tmp_path: Path) -> Path:
+    """A scanned-looking page: one image, no text layer."""
+    doc = pymupdf.open()
+    page = doc.new_page()
+    pix = pymupdf.Pixmap(pymupdf.csRGB, pymupdf.IRect(0, 0, 64, 64), 0)
+    pix.clear_with(200)
+    page.insert_image(pymupdf.Rect(72, 72, 472, 472), pixmap=pix)
+    path = tmp_path / "scan.pdf"
+    doc.save(path)
+    return path
+
+
+@pytest.fixture
+def encrypted_pdf(tmp_path: Path) -> Path:
+    doc = pymupdf.open()
+    doc.new_page().insert_text((72, 72), "secret text", fontsize=12)
+    path = tmp_path / "encrypted.pdf"
+    doc.save(path, encryption=pymupdf.PDF_ENCRYPT_AES_256, user_pw="user", owner_pw="owner")
+    return path
+
+
+@pytest.fixture
+def zero_page_pdf(tmp_path: Path) -> Path:
+    """A syntactically valid PDF whose page tree is empty."""
+    body = b"%PDF-1.4\n1 0 obj\n<< /Type /Catalog /Pages 2 0 R >>\nendobj\n2 0 obj\n<< /Type /Pages /Kids [] /Count 0 >>\nendobj\n"
+    xref_at = len(body)
+    xref = b"xref\n0 3\n0000000000 65535 f \n0000000009 00000 n \n0000000058 00000 n \n"
+    trailer = b"trailer\n<< /Size 3 /Root 1 0 R >>\nstartxref\n" + str(xref_at).encode() + b"\n%%EOF\n"
+    path = tmp_path / "empty.pdf"
+    path.write_bytes(body + xref + trailer)
+    return path

@@ -1,0 +1,140 @@
+"""Document graphs of two real third-party PDFs: countreg.pdf (pscl) and lmer.pdf (lme4)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pymupdf
+import pytest
+
+from taskloom.tools.graph.ingest.pipeline import build_document_graph
+from taskloom.tools.graph.model import KnowledgeGraph
+from taskloom.tools.settings import Settings
+
+EXPECTED_CAPTIONS = {
+    "countreg": {("table", n) for n in "123"} | {("figure", n) for n in "123"},
+    "lmer": {("table", str(n)) for n in range(1, 9)} | {("figure", str(n)) for n in range(1, 5)},
+}
+
+
+@pytest.fixture(scope="module")
+def graphs(real_pdfs: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> dict[str, KnowledgeGraph]:
+    settings = Settings(workspace=tmp_path_factory.mktemp("ws"), embedder="hashing")
+    return {name: build_document_graph(path, settings) for name, path in real_pdfs.items()}
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", re.sub(r"^([A-Z]|\d+)(\.\d+)*\.?\s+", "", text).lower())
+
+
+def _cells(kg: KnowledgeGraph, table_id: str) -> dict[tuple[int, int], str]:
+    return {(c.attrs["row"], c.attrs["col"]): c.text for c in kg.nodes("table_cell") if c.id.startswith(table_id + "/")}
+
+
+def _table(kg: KnowledgeGraph, number: str) -> str:
+    return next(n.id for n in kg.nodes("table") if n.attrs.get("number") == number)
+
+
+@pytest.mark.parametrize("name", ["countreg", "lmer"])
+def test_outline_entries_are_headings_with_the_right_level(name: str, graphs: dict[str, KnowledgeGraph], real_pdfs: dict[str, Path]) -> None:
+    kg = graphs[name]
+    toc = pymupdf.open(real_pdfs[name]).get_toc()
+    headings = {(h.attrs["level"], _norm(h.text)) for h in kg.nodes("heading")}
+    found = [entry for entry in toc if (entry[0], _norm(entry[1])) in headings]
+    assert len(toc) >= 20
+    assert len(found) / len(toc) >= 0.9, [e for e in toc if e not in found]
+
+
+@pytest.mark.parametrize("name", ["countreg", "lmer"])
+def test_every_caption_is_linked_to_its_table_or_figure(name: str, graphs: dict[str, KnowledgeGraph]) -> None:
+    kg = graphs[name]
+    seen = set()
+    for caption in kg.nodes("caption"):
+        targets = [v for _, v, k in kg.g.out_edges(caption.id, keys=True) if k == "caption_of"]
+        assert len(targets) == 1, caption.text
+        target = kg.node(targets[0])
+        assert target.type.value == caption.attrs["label"]
+        assert target.attrs["number"] == caption.attrs["number"]
+        assert not target.attrs.get("inferred"), f"{caption.text[:40]}: no {target.type.value} found on the page"
+        seen.add((caption.attrs["label"], caption.attrs["number"]))
+    assert seen == EXPECTED_CAPTIONS[name]
+
+
+@pytest.mark.parametrize("name", ["countreg", "lmer"])
+def test_refers_to_points_to_the_numbered_node(name: str, graphs: dict[str, KnowledgeGraph]) -> None:
+    kg = graphs[name]
+    kinds = {"tab": "table", "fig": "figure", "sec": "section", "app": "section", "equ": "formula", "eq.": "formula"}
+    edges = list(kg.edges("refers_to"))
+    assert len(edges) >= 10
+    for edge in edges:
+        label = edge.attrs["label"]
+        number = re.search(r"([A-Z]?\d+(?:\.\d+)*[a-z]?|\b[A-Z]\b)\)?$", label).group(1)
+        target = kg.node(edge.target)
+        assert target.type.value == kinds[label.lower()[:3]], label
+        assert target.attrs["number"].rstrip(".") == number, (label, target.text[:60])
+
+
+def test_lmer_reference_to_table_2_is_not_table_1(graphs: dict[str, KnowledgeGraph]) -> None:
+    kg = graphs["lmer"]
+    source = next(p for p in kg.nodes("paragraph") if p.text.startswith("Table 2 provides several examples"))
+    targets = {kg.node(e.target).attrs["number"] for e in kg.edges("refers_to") if e.source == source.id}
+    assert targets == {"2"}
+
+
+def test_lmer_cites_its_bibliography(graphs: dict[str, KnowledgeGraph]) -> None:
+    kg = graphs["lmer"]
+    cited = {kg.node(e.target).text.split()[0].rstrip(",") for e in kg.edges("cites")}
+    assert {"Doran", "Bates", "Pinheiro"} <= cited
+    assert len(list(kg.nodes("reference"))) >= 60
+
+
+def test_countreg_table_1_cells(graphs: dict[str, KnowledgeGraph]) -> None:
+    kg = graphs["countreg"]
+    cells = _cells(kg, _table(kg, "1"))
+    assert max(r for r, _ in cells) == 6 and max(c for _, c in cells) == 3
+    assert [cells[(0, c)] for c in range(4)] == ["Type", "Distribution", "Method", "Description"]
+    assert cells[(1, 0)] == "GLM" and cells[(1, 2)] == "ML"
+    assert cells[(2, 2)] == "quasi"
+    assert cells[(2, 3)].startswith("“quasi-Poisson regression”: same mean function, estimated by quasi-ML")
+    assert cells[(5, 0)] == "zero-augmented" and cells[(6, 3)] == "zero-inflated NB (ZINB), hurdle NB"
+    cell = kg.node(f"{_table(kg, '1')}/r4c1")
+    assert cell.text == "NB" and cell.attrs["column_header"] == "Distribution"
+
+
+def test_lmer_table_2_cells(graphs: dict[str, KnowledgeGraph]) -> None:
+    kg = graphs["lmer"]
+    cells = _cells(kg, _table(kg, "2"))
+    assert max(r for r, _ in cells) == 6 and max(c for _, c in cells) == 2
+    assert [cells[(0, c)] for c in range(3)] == ["Formula", "Alternative", "Meaning"]
+    assert cells[(1, 0)] == "(1 | g)" and cells[(1, 2)] == "Random intercept with fixed mean."
+    assert cells[(6, 0)] == "x + (x || g)"
+    assert cells[(6, 1)] == "1 + x + (1 | g) + (0 + x | g)"
+    assert cells[(3, 2)] == "Intercept varying among g1 and g2 within g1."
+
+
+def test_section_hierarchy_spans_pages(graphs: dict[str, KnowledgeGraph]) -> None:
+    kg = graphs["lmer"]
+    sections = {s.text: s for s in kg.nodes("section")}
+    parent = sections["2.2. Understanding mixed-model formulas"]
+    child = sections["Specifying uncorrelated random effects"]
+    assert kg.g.has_edge(parent.id, child.id, key="contains")
+    assert child.attrs["number"] == "2.2.1"
+    content_pages = {kg.node(v).source.page for _, v, k in kg.g.out_edges(parent.id, keys=True) if k == "contains"}
+    assert len(content_pages - {None}) >= 2
+
+
+def test_nodes_record_file_page_and_bbox(graphs: dict[str, KnowledgeGraph], real_pdfs: dict[str, Path]) -> None:
+    kg = graphs["countreg"]
+    for node in kg.nodes("paragraph", "table", "caption", "heading", "figure", "table_cell"):
+        assert node.source.file == str(real_pdfs["countreg"])
+        assert node.source.page and 1 <= node.source.page <= 25
+        assert node.source.bbox is not None
+
+
+def test_same_document_gives_the_same_graph(real_pdfs: dict[str, Path], tmp_path: Path) -> None:
+    settings = Settings(workspace=tmp_path, embedder="hashing")
+    first = build_document_graph(real_pdfs["countreg"], settings).to_dict()
+    second = build_document_graph(real_pdfs["countreg"], settings).to_dict()
+    first["graph"].pop("created_at"), second["graph"].pop("created_at")
+    assert first == second

@@ -1,0 +1,223 @@
+"""ParsedDocument → KnowledgeGraph: structure (document, sections, contains, next), tables, captions, chunks.
+
+Node ids are ``{type}:{n}`` in reading order (cells ``table:3/r1c2``), so the same
+document always yields the same ids.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..model import Edge, EdgeType, GraphMeta, KnowledgeGraph, Node, NodeType, Source
+from .blocks import Block, ParsedDocument
+
+__all__ = ["build_graph", "chunk_texts"]
+
+_KIND_TO_TYPE = {
+    "heading": NodeType.HEADING,
+    "paragraph": NodeType.PARAGRAPH,
+    "code": NodeType.PARAGRAPH,
+    "list": NodeType.LIST,
+    "table": NodeType.TABLE,
+    "figure": NodeType.FIGURE,
+    "caption": NodeType.CAPTION,
+    "formula": NodeType.FORMULA,
+    "footnote": NodeType.FOOTNOTE,
+    "reference": NodeType.REFERENCE,
+}
+
+
+class _Builder:
+    def __init__(self, doc: ParsedDocument, meta: GraphMeta) -> None:
+        self.doc = doc
+        self.kg = KnowledgeGraph(meta)
+        self.counts: dict[str, int] = {}
+        self.file = doc.path
+
+    def new_id(self, node_type: NodeType) -> str:
+        n = self.counts.get(node_type.value, 0) + 1
+        self.counts[node_type.value] = n
+        return f"{node_type.value}:{n}"
+
+    def add(self, node_type: NodeType, text: str, block: Block | None = None, **attrs: object) -> str:
+        node_id = self.new_id(node_type)
+        source = Source(file=self.file)
+        if block is not None:
+            source = Source(file=self.file, page=block.page, bbox=block.bbox)
+        clean = {k: v for k, v in attrs.items() if v is not None}
+        self.kg.add_node(Node(id=node_id, type=node_type, text=text, attrs=clean, source=source))
+        return node_id
+
+    def link(self, source: str, target: str, edge_type: EdgeType, **attrs: object) -> None:
+        self.kg.add_edge(Edge(source=source, target=target, type=edge_type, attrs=dict(attrs)))
+
+
+def build_graph(doc: ParsedDocument, meta: GraphMeta, chunk_chars: int = 1200, chunk_overlap: int = 200) -> KnowledgeGraph:
+    """Build the structural graph of a parsed document.
+
+    Sections nest by heading level across pages; every block is contained by its
+    innermost section and linked to the previous block by ``next``; tables contain
+    their cells; captions point to the table or figure with their number; each
+    section's prose is cut into overlapping chunks.
+    """
+    b = _Builder(doc, meta)
+    root = b.add(NodeType.DOCUMENT, doc.title, format=doc.format, pages=doc.pages, path=doc.path)
+    stack: list[tuple[int, str]] = []
+    section_prose: dict[str, list[tuple[str, str]]] = {root: []}
+    previous: str | None = None
+    numbered: dict[tuple[str, str], str] = {}
+    captions: list[tuple[str, Block]] = []
+    for block in doc.blocks:
+        if block.kind == "heading":
+            level = block.level or 1
+            while stack and stack[-1][0] >= level:
+                stack.pop()
+            parent = stack[-1][1] if stack else root
+            section = b.add(NodeType.SECTION, block.text, block, level=level, number=block.number)
+            b.link(parent, section, EdgeType.CONTAINS)
+            stack.append((level, section))
+            section_prose[section] = []
+            if block.number:
+                numbered[("section", block.number.rstrip("."))] = section
+        container = stack[-1][1] if stack else root
+        node_id = _add_block(b, block)
+        b.link(container, node_id, EdgeType.CONTAINS)
+        if previous is not None:
+            b.link(previous, node_id, EdgeType.NEXT)
+        previous = node_id
+        if block.kind in ("paragraph", "list") and block.text:
+            section_prose[container].append((node_id, block.text))
+        if block.kind in ("table", "figure", "formula") and block.number:
+            numbered.setdefault((block.kind, block.number), node_id)
+        if block.kind == "caption":
+            captions.append((node_id, block))
+    _number_unnumbered_sections(b.kg, root, numbered)
+    _link_captions(b, captions, numbered)
+    for container, prose in section_prose.items():
+        for text, members in chunk_texts(prose, chunk_chars, chunk_overlap):
+            chunk = b.add(NodeType.CHUNK, text, members=members, section=container)
+            b.link(container, chunk, EdgeType.CONTAINS)
+    b.kg.meta.stats["numbered"] = {f"{k[0]} {k[1]}": v for k, v in sorted(numbered.items())}
+    return b.kg
+
+
+def _number_unnumbered_sections(kg: KnowledgeGraph, root: str, numbered: dict[tuple[str, str], str]) -> None:
+    """Number sub-sections that print no number ("5.2.2") from their place under a numbered parent.
+
+    Styles that hide deep numbers still cite them ("see Section 5.2.2"); a child gets
+    ``parent.child_index`` only when none of its siblings carries a printed number.
+    """
+    stack = [root]
+    while stack:
+        parent = stack.pop()
+        children = [v for _, v, k in kg.g.out_edges(parent, keys=True) if k == "contains" and kg.node_type(v) == "section"]
+        stack.extend(reversed(children))
+        parent_number = kg.g.nodes[parent]["attrs"].get("number")
+        if not parent_number or any(kg.g.nodes[c]["attrs"].get("number") for c in children):
+            continue
+        for index, child in enumerate(children, start=1):
+            number = f"{parent_number.rstrip('.')}.{index}"
+            kg.g.nodes[child]["attrs"].update(number=number, number_inferred=True)
+            numbered.setdefault(("section", number), child)
+
+
+def _add_block(b: _Builder, block: Block) -> str:
+    node_type = _KIND_TO_TYPE[block.kind]
+    attrs: dict[str, object] = {"number": block.number}
+    if block.kind == "heading":
+        attrs["level"] = block.level
+    if block.kind == "code":
+        attrs["code"] = True
+    if block.kind == "list":
+        attrs["items"] = block.items
+    if block.kind == "caption":
+        attrs["label"] = block.label
+    if block.end_page:
+        attrs["end_page"] = block.end_page
+    if block.kind == "table":
+        attrs.update(rows=1 + max((c.row for c in block.cells), default=-1), cols=1 + max((c.col for c in block.cells), default=-1))
+    node_id = b.add(node_type, block.text, block, **attrs)
+    if block.kind == "table":
+        _add_cells(b, node_id, block)
+    return node_id
+
+
+def _add_cells(b: _Builder, table_id: str, block: Block) -> None:
+    rows: dict[int, list[bool]] = {}
+    for c in block.cells:
+        rows.setdefault(c.row, []).append(c.header)
+    header_rows = {r for r, flags in rows.items() if all(flags)}
+    header: dict[int, str] = {}
+    for c in sorted(block.cells, key=lambda c: (c.row, c.col)):
+        if c.row in header_rows and c.text:
+            header[c.col] = f"{header[c.col]} {c.text}" if c.col in header else c.text
+    first_col = {c.row: c.text for c in block.cells if c.col == 0 and not c.header}
+    for cell in block.cells:
+        cell_id = f"{table_id}/r{cell.row}c{cell.col}"
+        source = Source(file=b.file, page=block.page, bbox=cell.bbox or block.bbox)
+        attrs = {
+            "row": cell.row,
+            "col": cell.col,
+            "header": cell.header,
+            "column_header": header.get(cell.col) if not cell.header else None,
+            "row_header": first_col.get(cell.row) if cell.col != 0 and not cell.header else None,
+        }
+        node = Node(id=cell_id, type=NodeType.TABLE_CELL, text=cell.text, attrs={k: v for k, v in attrs.items() if v is not None}, source=source)
+        b.kg.add_node(node)
+        b.link(table_id, cell_id, EdgeType.CONTAINS)
+
+
+def _link_captions(b: _Builder, captions: list[tuple[str, Block]], numbered: dict[tuple[str, str], str]) -> None:
+    """caption_of: a caption points to the table or figure carrying its label and number."""
+    for caption_id, block in captions:
+        if not block.label or not block.number:
+            continue
+        target = numbered.get((block.label, block.number))
+        if target is None:  # a caption with nothing found: represent the captioned thing anyway
+            target = b.add(NodeType.TABLE if block.label == "table" else NodeType.FIGURE, "", block, number=block.number, inferred=True)
+            numbered[(block.label, block.number)] = target
+        b.kg.g.nodes[target]["attrs"]["caption"] = block.text
+        b.link(caption_id, target, EdgeType.CAPTION_OF)
+
+
+def chunk_texts(prose: list[tuple[str, str]], size: int, overlap: int) -> list[tuple[str, list[str]]]:
+    """Cut consecutive (node id, text) pieces into windows of about ``size`` characters.
+
+    Windows end at a word boundary, consecutive windows share about ``overlap``
+    characters, and each lists the ids of the pieces it overlaps.
+
+    Examples
+    --------
+    >>> chunk_texts([("a", "one two three"), ("b", "four five")], size=14, overlap=4)
+    [('one two three', ['a']), ('three four', ['a', 'b']), ('four five', ['b'])]
+    """
+    spans: list[tuple[int, int, str]] = []
+    parts: list[str] = []
+    pos = 0
+    for node_id, piece in prose:
+        piece = " ".join(piece.split())
+        if not piece:
+            continue
+        pos += 1 if parts else 0
+        spans.append((pos, pos + len(piece), node_id))
+        parts.append(piece)
+        pos += len(piece)
+    full = " ".join(parts)
+    chunks: list[tuple[str, list[str]]] = []
+    start = 0
+    while start < len(full):
+        end = min(len(full), start + size)
+        if end < len(full):
+            cut = full.rfind(" ", start + size // 2, end + 1)
+            end = cut if cut > start else end
+        chunks.append((full[start:end].strip(), [nid for a, b, nid in spans if a < end and b > start]))
+        if end >= len(full):
+            break
+        space = full.rfind(" ", start + 1, end - overlap + 1) if overlap else -1
+        start = space + 1 if space != -1 else end + (full[end : end + 1] == " ")
+    return chunks
+
+
+def document_name(path: Path, title: str) -> str:
+    """A display name for a document: its title, else its file name."""
+    return title.strip() or path.name

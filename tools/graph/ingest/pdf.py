@@ -1,0 +1,219 @@
+"""PDF → :class:`ParsedDocument` with pymupdf: text blocks, headings, tables, figures, formulas."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import pymupdf
+
+from ...errors import DocumentError
+from .blocks import Block, ParsedDocument, TableCell
+from .pdf_layout import (
+    BULLET_RE,
+    caption_of,
+    classify,
+    drop_running_heads,
+    merge_formulas,
+    reading_order,
+    resolve_headings,
+)
+from .pdf_regions import Region, find_figure_regions, find_table_regions, inside
+from .pdf_text import TextBlock, body_font_size, join_lines, page_text_blocks
+
+__all__ = ["parse_pdf", "open_pdf"]
+
+ProgressFn = Callable[[int, int, str], None]
+_REFERENCE_HEADINGS = re.compile(r"^\s*(references|bibliography|literature cited|works cited)\s*$", re.I)
+
+
+def open_pdf(path: Path, max_pages: int = 2000) -> pymupdf.Document:
+    """Open a PDF or raise :class:`DocumentError` saying what is wrong and what to do."""
+    try:
+        doc = pymupdf.open(path, filetype="pdf")
+    except (pymupdf.FileDataError, RuntimeError, ValueError) as exc:
+        raise DocumentError(f"{path} is not a readable PDF ({exc}); pass a PDF, HTML, Markdown or text file") from exc
+    if doc.needs_pass:
+        doc.close()
+        raise DocumentError(f"{path} is encrypted; decrypt it first (e.g. `qpdf --decrypt in.pdf out.pdf`) and ingest the copy")
+    if doc.page_count == 0:
+        doc.close()
+        raise DocumentError(f"{path} has no pages; nothing to ingest")
+    if doc.page_count > max_pages:
+        doc.close()
+        raise DocumentError(f"{path} has {doc.page_count} pages, over the limit of {max_pages}; raise TASKLOOM_MAX_PAGES")
+    return doc
+
+
+def parse_pdf(path: Path, progress: ProgressFn | None = None, max_pages: int = 2000) -> ParsedDocument:
+    """Parse a PDF into blocks in reading order.
+
+    ``progress(done, total, message)`` is called after every page.
+    """
+    doc = open_pdf(path, max_pages)
+    try:
+        pages = [page_text_blocks(page) for page in doc]
+        if not any(pages):
+            raise DocumentError(
+                f"{path} has no text layer (scanned pages?); run OCR first, e.g. `ocrmypdf in.pdf out.pdf`, and ingest the result"
+            )
+        height, width = doc[0].rect.height, doc[0].rect.width
+        body = body_font_size(pages)
+        pages = drop_running_heads(pages, height)
+        title = _take_title(pages, body) or str(doc.metadata.get("title") or "") or path.stem
+        outline = [(int(lvl), str(t), int(p)) for lvl, t, p, *_ in doc.get_toc(simple=True)]
+        laid_out: list[tuple[list[TextBlock], list[Region]]] = []
+        for index, page in enumerate(doc):
+            laid_out.append(_layout_page(page, pages[index], body))
+            if progress:
+                progress(index + 1, doc.page_count, f"page {index + 1}/{doc.page_count}")
+        candidates = [b for blocks, _ in laid_out for b in blocks if b.kind == "heading"]
+        resolve_headings(candidates, [b for blocks, _ in laid_out for b in blocks], outline, body)
+        blocks = _emit(laid_out)
+        return ParsedDocument(path=str(path), format="pdf", title=title, pages=doc.page_count, blocks=blocks, outline=outline)
+    finally:
+        doc.close()
+
+
+def _take_title(pages: list[list[TextBlock]], body: float) -> str:
+    """Remove and return the title: the largest text on page 1, if clearly larger than the body."""
+    if not pages or not pages[0]:
+        return ""
+    largest = max(pages[0], key=lambda b: b.size)
+    if largest.size < 1.3 * body or len(largest.lines) > 4:
+        return ""
+    pages[0].remove(largest)
+    return largest.text
+
+
+def _layout_page(page: pymupdf.Page, blocks: list[TextBlock], body: float) -> tuple[list[TextBlock], list[Region]]:
+    """Classify one page's blocks and find its tables and figures."""
+    for block in blocks:
+        if (cap := caption_of(block)) is not None:
+            block.kind = "caption"
+            block.attrs.update(label=cap[0], number=cap[1])
+    captions = [b for b in blocks if b.kind == "caption"]
+    figures = find_figure_regions(page, [c for c in captions if c.attrs["label"] == "figure"])
+    tables = find_table_regions(page, [c for c in captions if c.attrs["label"] == "table"], [f.bbox for f in figures], body)
+    regions = figures + tables
+    remaining: list[TextBlock] = []
+    for block in blocks:
+        holder = next((r for r in regions if block.kind != "caption" and inside(block.bbox, r.bbox, 3)), None)
+        if holder is None:
+            remaining.append(block)
+        elif holder.kind == "figure":
+            holder.text = join_lines([holder.text, block.text])
+    prose = [b for b in remaining if b.kind != "caption"]
+    formulas = merge_formulas(prose, page.rect.width, body)
+    for block in formulas:
+        if block.kind != "formula":
+            block.kind = classify(block, body, page.rect.height)
+    placed = formulas + [b for b in remaining if b.kind == "caption"]
+    for region in regions:
+        placed.append(TextBlock(lines=[], bbox=region.bbox, page=page.number + 1, kind=region.kind, attrs={"region": region}))
+    return reading_order(placed, page.rect.width), regions
+
+
+def _emit(laid_out: list[tuple[list[TextBlock], list[Region]]]) -> list[Block]:
+    """Turn laid-out pages into :class:`Block` records, joining what spans pages."""
+    out: list[Block] = []
+    in_references = False
+    for blocks, _ in laid_out:
+        for tb in blocks:
+            block = _to_block(tb)
+            if block is None:
+                continue
+            if block.kind == "heading":
+                in_references = bool(_REFERENCE_HEADINGS.match(block.text))
+            elif in_references and block.kind in ("paragraph", "list"):
+                out.extend(Block(kind="reference", text=entry, page=block.page, bbox=block.bbox) for entry in _split_references(tb))
+                continue
+            if out and _continues(out[-1], block):
+                _join(out[-1], block)
+                continue
+            out.append(block)
+    return out
+
+
+def _to_block(tb: TextBlock) -> Block | None:
+    box = tuple(round(v, 1) for v in tb.bbox)
+    common = {"page": tb.page, "bbox": box}
+    if tb.kind in ("table", "figure"):
+        region: Region = tb.attrs["region"]
+        caption = region.caption
+        number = caption.attrs.get("number") if caption else None
+        if tb.kind == "table":
+            return Block(kind="table", text=_table_text(region.cells), cells=region.cells, number=number, **common)
+        return Block(kind="figure", text=region.text, number=number, **common)
+    text = tb.text
+    if not text:
+        return None
+    if tb.kind == "caption":
+        return Block(kind="caption", text=text, label=tb.attrs["label"], number=tb.attrs["number"], **common)
+    if tb.kind == "heading":
+        return Block(kind="heading", text=text, level=tb.attrs["level"], number=tb.attrs.get("number"), **common)
+    if tb.kind == "formula":
+        return Block(kind="formula", text=text, number=tb.attrs.get("number"), **common)
+    if tb.kind == "list":
+        items = _list_items(tb)
+        return Block(kind="list", text="\n".join(items), items=items, **common)
+    return Block(kind=tb.kind, text=text, **common)  # type: ignore[arg-type]
+
+
+def _list_items(tb: TextBlock) -> list[str]:
+    items: list[list[str]] = []
+    for line in tb.lines:
+        if BULLET_RE.match(line.text) or not items:
+            items.append([BULLET_RE.sub("", line.text, count=1)])
+        else:
+            items[-1].append(line.text)
+    return [join_lines(parts) for parts in items]
+
+
+def _split_references(tb: TextBlock) -> list[str]:
+    """Split a bibliography block into entries: with hanging indents, each line at the margin starts one."""
+    margin = min(line.bbox[0] for line in tb.lines)
+    if not any(line.bbox[0] > margin + 5 for line in tb.lines):
+        return [tb.text]
+    entries: list[list[str]] = []
+    for line in tb.lines:
+        if not entries or line.bbox[0] <= margin + 1.5:
+            entries.append([line.text])
+        else:
+            entries[-1].append(line.text)
+    return [join_lines(parts) for parts in entries]
+
+
+def _table_text(cells: list[TableCell]) -> str:
+    rows: dict[int, list[str]] = {}
+    for cell in cells:
+        rows.setdefault(cell.row, []).append(cell.text)
+    return "\n".join(" | ".join(parts) for _, parts in sorted(rows.items()))
+
+
+def _continues(prev: Block, block: Block) -> bool:
+    """A paragraph or table cut by a page break continues on the next page."""
+    if prev.page is None or block.page != prev.page + 1:
+        return False
+    if prev.kind == block.kind == "paragraph":
+        return not prev.text.rstrip().endswith((".", ":", "?", "!")) and block.text[:1].islower()
+    if prev.kind == block.kind == "table" and block.number is None:
+        prev_cols = {c.col for c in prev.cells}
+        return prev_cols == {c.col for c in block.cells}
+    return False
+
+
+def _join(prev: Block, block: Block) -> None:
+    prev.end_page = block.page
+    if prev.kind == "paragraph":
+        prev.text = join_lines([prev.text, block.text])
+        return
+    header = [c.text for c in prev.cells if c.row == 0]
+    offset = max(c.row for c in prev.cells) + 1
+    repeated = [c.text for c in block.cells if c.row == 0] == header
+    for cell in block.cells:
+        if repeated and cell.row == 0:
+            continue
+        prev.cells.append(cell.model_copy(update={"row": cell.row + offset - int(repeated), "header": False}))
+    prev.text = _table_text(prev.cells)

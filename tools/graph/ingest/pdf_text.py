@@ -1,0 +1,177 @@
+"""Text blocks of a PDF page with the font facts the layout analysis needs.
+
+Turns pymupdf's ``get_text("dict")`` into :class:`TextBlock` records: lines merged
+and de-hyphenated, with dominant font size, boldness, monospace and maths shares.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+import pymupdf
+
+__all__ = ["LIGATURES", "union", "TextLine", "TextBlock", "page_text_blocks", "join_lines", "body_font_size"]
+
+BBox = tuple[float, float, float, float]
+
+_BOLD_FONT = re.compile(r"bold|demi|black|heavy|semibold|cmbx|cmb\d", re.I)
+_MONO_FONT = re.compile(r"mono|courier|cmtt|cmsltt|consol|typewriter", re.I)
+_MATH_FONT = re.compile(r"math|cmmi|cmsy|cmex|symbol|msbm|msam|rsfs|eufm", re.I)
+LIGATURES = str.maketrans({"ﬁ": "fi", "ﬂ": "fl", "ﬀ": "ff", "ﬃ": "ffi", "ﬄ": "ffl", "ﬅ": "st", "ﬆ": "st"})
+_TEXT_FLAGS = pymupdf.TEXT_MEDIABOX_CLIP | pymupdf.TEXT_PRESERVE_WHITESPACE
+
+
+@dataclass
+class TextLine:
+    """One line of text with its box and font facts."""
+
+    text: str
+    bbox: BBox
+    size: float
+    bold: bool
+    chars: int
+    mono_chars: int
+    math_chars: int
+    italic: bool = False
+
+
+@dataclass
+class TextBlock:
+    """A pymupdf text block: lines in order plus aggregate font facts."""
+
+    lines: list[TextLine]
+    bbox: BBox
+    page: int
+    kind: str = "paragraph"
+    attrs: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def text(self) -> str:
+        return join_lines([line.text for line in self.lines])
+
+    @property
+    def chars(self) -> int:
+        return sum(line.chars for line in self.lines) or 1
+
+    @property
+    def size(self) -> float:
+        """Font size covering the most characters."""
+        sizes: Counter[float] = Counter()
+        for line in self.lines:
+            sizes[line.size] += line.chars
+        return sizes.most_common(1)[0][0] if sizes else 0.0
+
+    @property
+    def bold(self) -> bool:
+        return all(line.bold for line in self.lines if line.text.strip())
+
+    @property
+    def italic(self) -> bool:
+        return all(line.italic for line in self.lines if line.text.strip())
+
+    @property
+    def mono_share(self) -> float:
+        return sum(line.mono_chars for line in self.lines) / self.chars
+
+    @property
+    def math_share(self) -> float:
+        return sum(line.math_chars for line in self.lines) / self.chars
+
+
+def join_lines(lines: list[str]) -> str:
+    """Join wrapped lines into one string, undoing end-of-line hyphenation.
+
+    Examples
+    --------
+    >>> join_lines(["a hyphen-", "ated word and", "more"])
+    'a hyphenated word and more'
+    >>> join_lines(["Smith-", "Jones"])
+    'Smith-Jones'
+    """
+    out = ""
+    for raw in lines:
+        line = " ".join(raw.split())
+        if not line:
+            continue
+        if not out:
+            out = line
+        elif out.endswith("-") and len(out) > 1 and out[-2].isalpha():
+            out = out[:-1] + line if line[0].islower() else out + line
+        else:
+            out = f"{out} {line}"
+    return out
+
+
+def _line_record(spans: list[dict[str, Any]], bbox: BBox) -> TextLine | None:
+    text = "".join(str(s["text"]) for s in spans).translate(LIGATURES)
+    if not text.strip():
+        return None
+    sizes: Counter[float] = Counter()
+    chars = bold_chars = mono = math = italic_chars = 0
+    for s in spans:
+        n = len(str(s["text"]).strip())
+        if not n:
+            continue
+        font = str(s["font"])
+        flags = int(s["flags"])
+        chars += n
+        sizes[round(float(s["size"]), 1)] += n
+        if flags & 16 or _BOLD_FONT.search(font):
+            bold_chars += n
+        if flags & 2 or re.search(r"italic|oblique|slant|cmti", font, re.I):
+            italic_chars += n
+        if flags & 8 or _MONO_FONT.search(font):
+            mono += n
+        if _MATH_FONT.search(font):
+            math += n
+    if not chars:
+        return None
+    return TextLine(
+        text=text,
+        bbox=bbox,
+        size=sizes.most_common(1)[0][0],
+        bold=bold_chars >= 0.8 * chars,
+        chars=chars,
+        mono_chars=mono,
+        math_chars=math,
+        italic=italic_chars >= 0.8 * chars,
+    )
+
+
+def page_text_blocks(page: pymupdf.Page) -> list[TextBlock]:
+    """The page's non-empty text blocks, with their lines."""
+    blocks: list[TextBlock] = []
+    data = page.get_text("dict", flags=_TEXT_FLAGS)
+    for raw in data["blocks"]:
+        if raw.get("type") != 0:
+            continue
+        lines = []
+        for raw_line in raw["lines"]:
+            line = _line_record(raw_line["spans"], tuple(raw_line["bbox"]))
+            if line is not None:
+                lines.append(line)
+        if lines:
+            blocks.append(TextBlock(lines=lines, bbox=union([ln.bbox for ln in lines]), page=page.number + 1))
+    return blocks
+
+
+def body_font_size(pages: list[list[TextBlock]]) -> float:
+    """The font size that covers the most characters in the document (the body text)."""
+    sizes: Counter[float] = Counter()
+    for blocks in pages:
+        for block in blocks:
+            for line in block.lines:
+                sizes[line.size] += line.chars
+    return sizes.most_common(1)[0][0] if sizes else 10.0
+
+
+def union(boxes: list[BBox]) -> BBox:
+    return (
+        min(b[0] for b in boxes),
+        min(b[1] for b in boxes),
+        max(b[2] for b in boxes),
+        max(b[3] for b in boxes),
+    )

@@ -1,0 +1,189 @@
+"""Ingest one document: detect its format, parse, build the graph, link, embed, store.
+
+The graph file is written last, after its vectors: a graph that is listed is
+complete, and an ingestion interrupted half-way is simply run again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from ...errors import DocumentError, InputError, NotFoundError
+from ...llm.embedders import Embedder
+from ...settings import Settings
+from ..model import GraphMeta, KnowledgeGraph, NodeType
+from ..store import GraphStore, make_graph_id
+from ..vectors import VectorStore
+from .blocks import ParsedDocument
+from .builder import build_graph
+from .entities import link_entities
+from .html import parse_html
+from .links import link_citations, link_references
+from .markdown import parse_markdown
+from .pdf import parse_pdf
+from .similarity import link_similar
+from .text import parse_text
+
+__all__ = ["IngestReport", "build_document_graph", "ingest_document", "detect_format", "EMBEDDED_TYPES", "SIMILARITY_TYPES"]
+
+ProgressFn = Callable[[float, float, str], None]
+
+#: Node types whose text is embedded into the vector store.
+EMBEDDED_TYPES = (
+    NodeType.HEADING, NodeType.PARAGRAPH, NodeType.LIST, NodeType.TABLE, NodeType.FIGURE,
+    NodeType.CAPTION, NodeType.FORMULA, NodeType.FOOTNOTE, NodeType.REFERENCE, NodeType.CHUNK,
+    NodeType.ENTITY,
+)
+#: Node types linked by ``semantic_similar`` (prose blocks; chunks would only echo their paragraphs).
+SIMILARITY_TYPES = (NodeType.PARAGRAPH, NodeType.LIST, NodeType.TABLE, NodeType.CAPTION, NodeType.FOOTNOTE)
+_SUFFIXES = {".pdf": "pdf", ".html": "html", ".htm": "html", ".xhtml": "html", ".md": "markdown", ".markdown": "markdown", ".txt": "text", ".text": "text", ".rst": "text"}
+
+
+class IngestReport(BaseModel):
+    """What an ingestion produced."""
+
+    graph_id: str
+    name: str
+    format: str
+    pages: int
+    nodes: int
+    edges: int
+    embedded: int
+    node_types: dict[str, int] = Field(default_factory=dict)
+    edge_types: dict[str, int] = Field(default_factory=dict)
+    seconds: dict[str, float] = Field(default_factory=dict, description="Time per phase.")
+
+
+def detect_format(path: Path) -> str:
+    """'pdf', 'html', 'markdown' or 'text', from the magic bytes and then the suffix."""
+    with open(path, "rb") as fh:
+        head = fh.read(1024)
+    if head.startswith(b"%PDF") or path.suffix.lower() == ".pdf":
+        return "pdf"
+    if path.suffix.lower() in _SUFFIXES:
+        return _SUFFIXES[path.suffix.lower()]
+    if b"\x00" in head:
+        raise DocumentError(f"{path} is a binary file Taskloom cannot read; pass a PDF, HTML, Markdown or text file")
+    lowered = head.lstrip().lower()
+    return "html" if lowered.startswith((b"<!doctype html", b"<html")) else "text"
+
+
+def _parse(path: Path, fmt: str, settings: Settings, progress: ProgressFn | None) -> ParsedDocument:
+    if fmt == "pdf":
+        return parse_pdf(path, progress=progress, max_pages=settings.max_pages)
+    parsers = {"html": parse_html, "markdown": parse_markdown, "text": parse_text}
+    parsed = parsers[fmt](path)
+    if progress:
+        progress(1, 1, "parsed")
+    return parsed
+
+
+def build_document_graph(
+    path: Path,
+    settings: Settings,
+    name: str | None = None,
+    progress: ProgressFn | None = None,
+    timings: dict[str, float] | None = None,
+) -> KnowledgeGraph:
+    """Parse a document and build its linked graph (structure, references, citations, entities).
+
+    Everything but embedding; ``timings`` (when given) receives seconds per phase.
+    """
+    path = Path(path).expanduser()
+    if not path.exists():
+        raise NotFoundError(f"no file at {path}; check the path (relative paths are resolved from {Path.cwd()})")
+    if not path.is_file():
+        raise InputError(f"{path} is a directory; pass one document file")
+    timings = timings if timings is not None else {}
+    clock = time.perf_counter()
+    fmt = detect_format(path)
+    parsed = _parse(path, fmt, settings, progress)
+    if not any(block.text or block.cells for block in parsed.blocks):
+        raise DocumentError(f"{path} contains no text to build a graph from")
+    timings["parse"] = time.perf_counter() - clock
+
+    clock = time.perf_counter()
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    graph_id = make_graph_id(name or path.stem, digest)
+    meta = GraphMeta(id=graph_id, name=name or parsed.title or path.name, kind="document", sources=[str(path.resolve())])
+    kg = build_graph(parsed, meta, settings.chunk_chars, settings.chunk_overlap)
+    link_references(kg)
+    link_citations(kg)
+    link_entities(kg)
+    kg.meta.stats.update(format=fmt, pages=parsed.pages, sha256=digest)
+    timings["build"] = time.perf_counter() - clock
+    return kg
+
+
+def ingest_document(
+    path: Path,
+    settings: Settings,
+    store: GraphStore,
+    vectors: VectorStore,
+    embedder: Embedder,
+    name: str | None = None,
+    progress: ProgressFn | None = None,
+) -> IngestReport:
+    """Parse ``path`` into a knowledge graph, embed it, and store both.
+
+    The graph id is derived from the name and the file's content hash, so ingesting
+    the same file again replaces its graph instead of duplicating it.
+    """
+    timings: dict[str, float] = {}
+    kg = build_document_graph(path, settings, name, progress, timings)
+    graph_id = kg.id
+    clock = time.perf_counter()
+    embedded = _embed(kg, settings, vectors, embedder, progress)
+    timings["embed"] = time.perf_counter() - clock
+
+    kg.meta.embedder, kg.meta.embedding_dim = embedder.name, embedder.dim
+    kg.meta.stats.update(embedded=embedded, nodes=len(kg), edges=kg.g.number_of_edges())
+    store.save(kg)
+    counts = _counts(kg)
+    return IngestReport(
+        graph_id=graph_id,
+        name=kg.meta.name,
+        format=kg.meta.stats["format"],
+        pages=kg.meta.stats["pages"],
+        nodes=len(kg),
+        edges=kg.g.number_of_edges(),
+        embedded=embedded,
+        node_types=counts[0],
+        edge_types=counts[1],
+        seconds={k: round(v, 3) for k, v in timings.items()},
+    )
+
+
+def _embed(kg: KnowledgeGraph, settings: Settings, vectors: VectorStore, embedder: Embedder, progress: ProgressFn | None) -> int:
+    """Embed text nodes in batches, add semantic_similar edges, and replace the graph's vectors."""
+    nodes = [n for n in kg.nodes(*EMBEDDED_TYPES) if n.text.strip()]
+    batch = settings.embed_batch_size
+    parts = []
+    for start in range(0, len(nodes), batch):
+        parts.append(embedder.embed([n.text for n in nodes[start : start + batch]]))
+        if progress:
+            progress(min(start + batch, len(nodes)), len(nodes), f"embedded {min(start + batch, len(nodes))}/{len(nodes)} nodes")
+    import numpy as np
+
+    matrix = np.concatenate(parts) if parts else np.zeros((0, embedder.dim), dtype=np.float32)
+    similar = [i for i, n in enumerate(nodes) if n.type in SIMILARITY_TYPES and not n.attrs.get("code") and len(n.text.split()) >= 8]
+    link_similar(kg, [nodes[i].id for i in similar], matrix[similar], settings.similarity_threshold, settings.similarity_top_k)
+    vectors.delete(kg.id)
+    if nodes:
+        vectors.upsert(kg.id, [n.id for n in nodes], matrix, [n.text for n in nodes], [n.type.value for n in nodes], embedder.name, embedder.variant)
+    return len(nodes)
+
+
+def _counts(kg: KnowledgeGraph) -> tuple[dict[str, int], dict[str, int]]:
+    nodes: dict[str, int] = {}
+    edges: dict[str, int] = {}
+    for _, data in kg.g.nodes(data=True):
+        nodes[data["type"]] = nodes.get(data["type"], 0) + 1
+    for _, _, key in kg.g.edges(keys=True):
+        edges[key] = edges.get(key, 0) + 1
+    return dict(sorted(nodes.items())), dict(sorted(edges.items()))

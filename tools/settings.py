@@ -1,0 +1,79 @@
+"""The one settings object: environment variables ``TASKLOOM_*`` and an optional TOML file."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+__all__ = ["Settings", "load_settings"]
+
+EmbedderName = Literal["minilm", "hashing"]
+
+
+class Settings(BaseSettings):
+    """Everything configurable in Taskloom.
+
+    Values come, in order of precedence, from constructor arguments, environment
+    variables (``TASKLOOM_WORKSPACE``, ``TASKLOOM_EMBEDDER``, …), a TOML file named by
+    ``TASKLOOM_CONFIG`` (or ``./taskloom.toml`` when present), then the defaults below.
+    """
+
+    model_config = SettingsConfigDict(env_prefix="TASKLOOM_", extra="ignore")
+
+    workspace: Path = Field(Path(".taskloom"), description="Directory holding graphs, chroma, tasks, runs, cache, reports.")
+    embedder: EmbedderName = Field(
+        "minilm",
+        description="'minilm' (all-MiniLM-L6-v2, 384-d, offline ONNX) or 'hashing' (fast, for tests only).",
+    )
+    embed_batch_size: int = Field(8, ge=1, le=1024, description="Texts per embedding batch.")
+    similarity_threshold: float = Field(0.7, ge=-1.0, le=1.0, description="τ: cosine for semantic_similar edges and document sampling.")
+    similarity_top_k: int = Field(5, ge=0, le=100, description="At most this many semantic_similar edges per node.")
+    chunk_chars: int = Field(1200, ge=100, le=20000, description="Target size of a chunk node, in characters.")
+    chunk_overlap: int = Field(200, ge=0, le=5000, description="Characters shared by consecutive chunks.")
+    max_pages: int = Field(2000, ge=1, description="Documents with more pages are refused.")
+    llm_backend: Literal["none", "openai"] = Field("none", description="'none' (deterministic templates) or 'openai' (any OpenAI-compatible endpoint).")
+    llm_base_url: str | None = Field(None, description="Base URL of the OpenAI-compatible endpoint.")
+    llm_model: str | None = Field(None, description="Model name at that endpoint.")
+    llm_api_key: SecretStr | None = Field(None, description="API key for that endpoint.")
+    llm_temperature: float = Field(0.1, ge=0.0, le=2.0)
+    llm_max_concurrency: int = Field(4, ge=1, le=64)
+    seed: int = Field(0, description="Default seed for anything random.")
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (init_settings, env_settings, _TomlSource(settings_cls))
+
+
+class _TomlSource(PydanticBaseSettingsSource):
+    """Reads ``TASKLOOM_CONFIG`` or ``./taskloom.toml`` (top-level keys, or a ``[taskloom]`` table)."""
+
+    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
+        return None, field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        named = os.environ.get("TASKLOOM_CONFIG")
+        path = Path(named) if named else Path("taskloom.toml")
+        if not path.is_file():
+            if named:
+                raise FileNotFoundError(f"TASKLOOM_CONFIG names {path}, which does not exist")
+            return {}
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        table = data.get("taskloom", data)
+        return {k: v for k, v in table.items() if k in self.settings_cls.model_fields}
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Settings from the environment and config file, with explicit overrides on top."""
+    return Settings(**{k: v for k, v in overrides.items() if v is not None})
