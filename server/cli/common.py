@@ -58,10 +58,10 @@ def errors() -> Iterator[None]:
         raise typer.Exit(2) from None
 
 
-def run(fn: Callable[[], T]) -> T:
-    """Call ``fn`` with Taskloom errors shown as messages."""
+def run(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """Call ``fn(*args, **kwargs)`` with Taskloom errors shown as messages."""
     with errors():
-        return fn()
+        return fn(*args, **kwargs)
     raise AssertionError("unreachable")
 
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 import networkx as nx
 from pydantic import BaseModel, Field
@@ -193,7 +194,7 @@ class KnowledgeGraph:
         return data
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "KnowledgeGraph":
+    def from_dict(cls, data: dict[str, Any]) -> KnowledgeGraph:
         meta = GraphMeta.model_validate(data.get("graph", {}))
         g = nx.node_link_graph(data, directed=True, multigraph=True, edges="edges")
         g.graph = {}

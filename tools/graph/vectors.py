@@ -12,7 +12,8 @@ import os
 import re
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -68,7 +69,7 @@ class VectorStore:
         self._lock = threading.Lock()
 
     @property
-    def client(self) -> "ClientAPI":
+    def client(self) -> ClientAPI:
         """The Chroma client, created on first use."""
         if self._client is None:
             with self._lock:
@@ -91,7 +92,7 @@ class VectorStore:
         getter = getattr(self.client, "get_max_batch_size", None)
         return int(getter()) if callable(getter) else DEFAULT_MAX_BATCH
 
-    def _collection(self, graph_id: str) -> "Collection | None":
+    def _collection(self, graph_id: str) -> Collection | None:
         from chromadb.errors import NotFoundError as ChromaNotFound
 
         try:
@@ -103,7 +104,7 @@ class VectorStore:
             raise InputError(f"collection {col.name} belongs to graph {owner!r}, not {graph_id!r}")
         return col
 
-    def _require(self, graph_id: str) -> "Collection":
+    def _require(self, graph_id: str) -> Collection:
         col = self._collection(graph_id)
         if col is None:
             raise NotFoundError(
@@ -112,7 +113,7 @@ class VectorStore:
         return col
 
     @staticmethod
-    def _check(col: "Collection", graph_id: str, dim: int, embedder_name: str | None) -> None:
+    def _check(col: Collection, graph_id: str, dim: int, embedder_name: str | None) -> None:
         meta = col.metadata or {}
         have_name, have_dim = meta.get("embedder"), meta.get("dim")
         if (embedder_name is not None and have_name is not None and embedder_name != have_name) or (

@@ -11,7 +11,8 @@ import os
 import re
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, Sequence, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from collections.abc import Sequence
 
 # Must be set before onnxruntime is imported anywhere in this process.
 os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")

@@ -7,11 +7,17 @@ in reading order.
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
-__all__ = ["BlockKind", "TableCell", "Block", "ParsedDocument"]
+__all__ = ["BlockKind", "TableCell", "Block", "ParsedDocument", "REFERENCE_HEADING"]
+
+#: A heading that opens a bibliography ("References", "7. Bibliography", …).
+REFERENCE_HEADING = re.compile(
+    r"^\s*(?:[\dA-Z]+\.?\s+)?(references|bibliography|literature cited|works cited|sources)\s*$", re.I
+)
 
 BlockKind = Literal[
     "heading",

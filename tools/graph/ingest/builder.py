@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..model import Edge, EdgeType, GraphMeta, KnowledgeGraph, Node, NodeType, Source
-from .blocks import Block, ParsedDocument
+from .blocks import REFERENCE_HEADING, Block, ParsedDocument
 
 __all__ = ["build_graph", "chunk_texts"]
 
@@ -61,13 +61,14 @@ def build_graph(doc: ParsedDocument, meta: GraphMeta, chunk_chars: int = 1200, c
     section's prose is cut into overlapping chunks.
     """
     b = _Builder(doc, meta)
+    blocks = _references_as_entries(_without_title_heading(doc))
     root = b.add(NodeType.DOCUMENT, doc.title, format=doc.format, pages=doc.pages, path=doc.path)
     stack: list[tuple[int, str]] = []
     section_prose: dict[str, list[tuple[str, str]]] = {root: []}
     previous: str | None = None
     numbered: dict[tuple[str, str], str] = {}
     captions: list[tuple[str, Block]] = []
-    for block in doc.blocks:
+    for block in blocks:
         if block.kind == "heading":
             level = block.level or 1
             while stack and stack[-1][0] >= level:
@@ -99,6 +100,35 @@ def build_graph(doc: ParsedDocument, meta: GraphMeta, chunk_chars: int = 1200, c
             b.link(container, chunk, EdgeType.CONTAINS)
     b.kg.meta.stats["numbered"] = {f"{k[0]} {k[1]}": v for k, v in sorted(numbered.items())}
     return b.kg
+
+
+
+
+def _without_title_heading(doc: ParsedDocument) -> list[Block]:
+    """Drop a heading that only repeats the title (a Markdown/HTML ``# Title``): the document node carries it."""
+    headings = [b for b in doc.blocks if b.kind == "heading"]
+    first = headings[0] if headings else None
+    if first is None or " ".join(first.text.split()) != " ".join(doc.title.split()):
+        return list(doc.blocks)
+    if any((b.level or 1) <= (first.level or 1) for b in headings[1:]):
+        return list(doc.blocks)
+    return [b for b in doc.blocks if b is not first]
+
+
+def _references_as_entries(blocks: list[Block]) -> list[Block]:
+    """Under a "References" heading, paragraphs and list items become one reference block each."""
+    out: list[Block] = []
+    in_references = False
+    for block in blocks:
+        if block.kind == "heading":
+            in_references = bool(REFERENCE_HEADING.match(block.text))
+        elif in_references and block.kind == "paragraph":
+            block = block.model_copy(update={"kind": "reference"})
+        elif in_references and block.kind == "list":
+            out.extend(block.model_copy(update={"kind": "reference", "text": item, "items": []}) for item in block.items)
+            continue
+        out.append(block)
+    return out
 
 
 def _number_unnumbered_sections(kg: KnowledgeGraph, root: str, numbered: dict[tuple[str, str], str]) -> None:

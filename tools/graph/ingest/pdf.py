@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from pathlib import Path
 
 import pymupdf
 
 from ...errors import DocumentError
-from .blocks import Block, ParsedDocument, TableCell
+from .blocks import REFERENCE_HEADING, Block, ParsedDocument, TableCell
 from .pdf_layout import (
     BULLET_RE,
     caption_of,
@@ -25,7 +24,6 @@ from .pdf_text import TextBlock, body_font_size, join_lines, page_text_blocks
 __all__ = ["parse_pdf", "open_pdf"]
 
 ProgressFn = Callable[[int, int, str], None]
-_REFERENCE_HEADINGS = re.compile(r"^\s*(references|bibliography|literature cited|works cited)\s*$", re.I)
 
 
 def open_pdf(path: Path, max_pages: int = 2000) -> pymupdf.Document:
@@ -58,7 +56,7 @@ def parse_pdf(path: Path, progress: ProgressFn | None = None, max_pages: int = 2
             raise DocumentError(
                 f"{path} has no text layer (scanned pages?); run OCR first, e.g. `ocrmypdf in.pdf out.pdf`, and ingest the result"
             )
-        height, width = doc[0].rect.height, doc[0].rect.width
+        height = doc[0].rect.height
         body = body_font_size(pages)
         pages = drop_running_heads(pages, height)
         title = _take_title(pages, body) or str(doc.metadata.get("title") or "") or path.stem
@@ -77,14 +75,21 @@ def parse_pdf(path: Path, progress: ProgressFn | None = None, max_pages: int = 2
 
 
 def _take_title(pages: list[list[TextBlock]], body: float) -> str:
-    """Remove and return the title: the largest text on page 1, if clearly larger than the body."""
+    """Remove and return the title: the largest text on page 1 (all its wrapped lines), if clearly larger than the body."""
     if not pages or not pages[0]:
         return ""
-    largest = max(pages[0], key=lambda b: b.size)
-    if largest.size < 1.3 * body or len(largest.lines) > 4:
+    size = max(b.size for b in pages[0])
+    if size < 1.3 * body:
         return ""
-    pages[0].remove(largest)
-    return largest.text
+    parts = sorted((b for b in pages[0] if abs(b.size - size) < 0.5), key=lambda b: b.bbox[1])
+    title = [parts[0]]
+    for block in parts[1:]:
+        if block.bbox[1] - title[-1].bbox[3] > 1.5 * size or len(title) >= 4:
+            break
+        title.append(block)
+    for block in title:
+        pages[0].remove(block)
+    return join_lines([b.text for b in title])
 
 
 def _layout_page(page: pymupdf.Page, blocks: list[TextBlock], body: float) -> tuple[list[TextBlock], list[Region]]:
@@ -125,7 +130,7 @@ def _emit(laid_out: list[tuple[list[TextBlock], list[Region]]]) -> list[Block]:
             if block is None:
                 continue
             if block.kind == "heading":
-                in_references = bool(_REFERENCE_HEADINGS.match(block.text))
+                in_references = bool(REFERENCE_HEADING.match(block.text))
             elif in_references and block.kind in ("paragraph", "list"):
                 out.extend(Block(kind="reference", text=entry, page=block.page, bbox=block.bbox) for entry in _split_references(tb))
                 continue

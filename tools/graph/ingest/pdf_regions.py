@@ -11,6 +11,7 @@ caption.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import pymupdf
 
@@ -48,15 +49,23 @@ def _x_overlap(a: BBox, b: BBox) -> float:
 
 
 def horizontal_rules(page: pymupdf.Page, min_width: float = 50.0) -> list[BBox]:
-    """Thin horizontal lines and rectangles, top to bottom, duplicates merged."""
-    rules: list[BBox] = []
-    for drawing in page.get_drawings():
-        rect = drawing["rect"]
-        if rect.height <= 2.0 and rect.width >= min_width:
-            box = (rect.x0, rect.y0, rect.x1, rect.y1)
-            if not any(abs(box[1] - r[1]) < 1.0 and abs(box[0] - r[0]) < 2 and abs(box[2] - r[2]) < 2 for r in rules):
-                rules.append(box)
-    return sorted(rules, key=lambda r: (r[1], r[0]))
+    """Thin horizontal lines, top to bottom, with collinear touching segments merged.
+
+    Grids drawn cell by cell come out as one rule per row line.
+    """
+    segments = sorted(
+        (r.x0, r.y0, r.x1, r.y1)
+        for r in (d["rect"] for d in page.get_drawings())
+        if r.height <= 2.0 and r.width >= 3.0
+    )
+    rules: list[list[float]] = []
+    for x0, y0, x1, y1 in sorted(segments, key=lambda s: (round(s[1]), s[0])):
+        last = rules[-1] if rules else None
+        if last and abs(last[1] - y0) < 1.0 and x0 <= last[2] + 2.0:
+            last[2] = max(last[2], x1)
+        else:
+            rules.append([x0, y0, x1, y1])
+    return [(r[0], r[1], r[2], r[3]) for r in rules if r[2] - r[0] >= min_width]
 
 
 def _rule_group(rules: list[BBox], caption: BBox, page_height: float) -> list[BBox]:
@@ -157,6 +166,51 @@ def _filled(cells: list[TableCell]) -> float:
     return sum(1 for c in cells if c.text) / max(1, len(cells))
 
 
+def _rows(cells: list[TableCell]) -> int:
+    return len({c.row for c in cells})
+
+
+def _captioned_table(
+    page: pymupdf.Page,
+    caption: TextBlock,
+    rules: list[BBox],
+    grids: list[Any],
+    used: set[int],
+    body_size: float,
+) -> Region | None:
+    """The table a caption belongs to: the adjacent ruled grid or the rule-bounded area.
+
+    Both readings are tried; the one resolving more rows wins (grid cells on a tie,
+    since they carry boxes). Grids whose row lines are missing merge rows; the
+    word-position reading of the rule-bounded area splits them.
+    """
+    cb = caption.bbox
+    grid_index = next(
+        (
+            i
+            for i, t in enumerate(grids)
+            if i not in used
+            and _x_overlap(tuple(t.bbox), cb) > 0
+            and min(abs(t.bbox[3] - cb[1]), abs(t.bbox[1] - cb[3])) < 40
+        ),
+        None,
+    )
+    grid_cells = _grid_cells(page, grids[grid_index]) if grid_index is not None else []
+    if grid_cells and _filled(grid_cells) < 0.4:
+        grid_cells = []
+    group = _rule_group(rules, cb, page.rect.height)
+    rule_cells = _booktabs_cells(page, group, body_size) if group else []
+    if grid_index is not None and (grid_cells or rule_cells):
+        used.add(grid_index)
+    if grid_cells and _rows(grid_cells) >= _rows(rule_cells):
+        return Region("table", tuple(grids[grid_index].bbox), grid_cells, caption)  # type: ignore[index]
+    if rule_cells:
+        box = (group[0][0], group[0][1], group[-1][2], group[-1][3])
+        used.update(i for i, t in enumerate(grids) if inside(tuple(t.bbox), box, 4))
+        return Region("table", box, rule_cells, caption)
+    return None
+
+
 def find_table_regions(
     page: pymupdf.Page,
     captions: list[TextBlock],
@@ -175,25 +229,9 @@ def find_table_regions(
     regions: list[Region] = []
     used: set[int] = set()
     for caption in captions:
-        group = _rule_group(rules, caption.bbox, page.rect.height)
-        box = (group[0][0], group[0][1], group[-1][2], group[-1][3]) if group else None
-        grid_index = next(
-            (i for i, t in enumerate(grids) if i not in used and box and _x_overlap(tuple(t.bbox), box) > 0 and inside(tuple(t.bbox), box, 4)),
-            None,
-        )
-        if grid_index is None and box is None:
-            grid_index = next((i for i, t in enumerate(grids) if i not in used and _x_overlap(tuple(t.bbox), caption.bbox) > 0 and min(abs(t.bbox[3] - caption.bbox[1]), abs(t.bbox[1] - caption.bbox[3])) < 40), None)
-        if grid_index is not None:
-            used.add(grid_index)
-            grid = grids[grid_index]
-            cells = _grid_cells(page, grid)
-            if _filled(cells) >= 0.4 and not group:
-                regions.append(Region("table", tuple(grid.bbox), cells, caption))
-                continue
-        if group:
-            cells = _booktabs_cells(page, group, body_size)
-            if cells:
-                regions.append(Region("table", box, cells, caption))  # type: ignore[arg-type]
+        region = _captioned_table(page, caption, rules, grids, used, body_size)
+        if region is not None:
+            regions.append(region)
     for i, grid in enumerate(grids):
         box = tuple(grid.bbox)
         if i in used or any(_x_overlap(box, f) > 0 and not (box[3] < f[1] or box[1] > f[3]) for f in figure_boxes):
