@@ -35,6 +35,7 @@ test-data:
 	@bash tests/data/fetch-pdfs.sh
 
 test: setup test-data
+	$(BIN)/ruff check --quiet .
 	$(BIN)/pytest -n 2 --dist loadfile -q
 
 demo: setup

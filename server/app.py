@@ -14,7 +14,7 @@ from ..resources import register_resources  # noqa: E402
 from ..tools.graph import mcp as graph_mcp  # noqa: E402
 from ..tools.graph.service import GraphService  # noqa: E402
 from ..tools.settings import Settings  # noqa: E402
-from .errors import TaskloomErrors  # noqa: E402
+from .errors import TaskloomErrors, quiet_expected_errors  # noqa: E402
 
 __all__ = ["build_server", "INSTRUCTIONS"]
 
@@ -34,6 +34,7 @@ def build_server(settings: Settings | None = None) -> FastMCP:
     middleware and everything else is masked.
     """
     settings = settings or Settings()
+    quiet_expected_errors()
     graphs = GraphService(settings)
     server = FastMCP("taskloom", instructions=INSTRUCTIONS, version=__version__, mask_error_details=True)
     server.add_middleware(TaskloomErrors())

@@ -8,42 +8,65 @@ message meant for the caller; this middleware passes that message through as a
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from fastmcp.exceptions import ResourceError, ToolError
 from fastmcp.server.middleware import Middleware, MiddlewareContext
+from pydantic import ValidationError
 
-from ..tools.errors import TaskloomError
+from ..tools.errors import InputError, TaskloomError
 
-__all__ = ["TaskloomErrors"]
+__all__ = ["TaskloomErrors", "quiet_expected_errors"]
 
 
 def _taskloom_cause(exc: BaseException) -> TaskloomError | None:
+    """The TaskloomError behind ``exc``; an invalid model built inside a tool counts as bad input."""
     seen: BaseException | None = exc
     while seen is not None:
         if isinstance(seen, TaskloomError):
             return seen
+        if isinstance(seen, ValidationError):
+            problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'value'}: {e['msg']}" for e in seen.errors())
+            return InputError(f"invalid arguments: {problems}")
         seen = seen.__cause__ or seen.__context__
     return None
+
+
+class _ExpectedErrorFilter(logging.Filter):
+    """Log a tool call that failed with a TaskloomError as one warning line, not a crash with a traceback."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and record.exc_info[1] is not None and _taskloom_cause(record.exc_info[1]):
+            record.msg = f"{record.getMessage()}: {_taskloom_cause(record.exc_info[1])}"
+            record.args = ()
+            record.exc_info = None
+            record.levelno, record.levelname = logging.WARNING, "WARNING"
+        return True
+
+
+def quiet_expected_errors() -> None:
+    """Install the filter on fastmcp's log handlers (idempotent)."""
+    for handler in logging.getLogger("fastmcp").handlers:
+        if not any(isinstance(f, _ExpectedErrorFilter) for f in handler.filters):
+            handler.addFilter(_ExpectedErrorFilter())
+
+
+async def _translated(context: MiddlewareContext[Any], call_next: Any, error: type[Exception]) -> Any:
+    try:
+        return await call_next(context)
+    except Exception as exc:
+        cause = _taskloom_cause(exc)
+        if cause is None:
+            raise
+        raise error(str(cause)) from cause
 
 
 class TaskloomErrors(Middleware):
     """Turn TaskloomErrors raised under a tool or resource into readable MCP errors."""
 
     async def on_call_tool(self, context: MiddlewareContext[Any], call_next: Any) -> Any:
-        try:
-            return await call_next(context)
-        except Exception as exc:
-            cause = _taskloom_cause(exc)
-            if cause is None:
-                raise
-            raise ToolError(str(cause)) from cause
+        return await _translated(context, call_next, ToolError)
 
     async def on_read_resource(self, context: MiddlewareContext[Any], call_next: Any) -> Any:
-        try:
-            return await call_next(context)
-        except Exception as exc:
-            cause = _taskloom_cause(exc)
-            if cause is None:
-                raise
-            raise ResourceError(str(cause)) from cause
+        return await _translated(context, call_next, ResourceError)

@@ -10,6 +10,8 @@ from typing import Any, Literal
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
+from .errors import InputError
+
 __all__ = ["Settings", "load_settings"]
 
 EmbedderName = Literal["minilm", "hashing"]
@@ -33,8 +35,8 @@ class Settings(BaseSettings):
     embed_batch_size: int = Field(8, ge=1, le=1024, description="Texts per embedding batch.")
     similarity_threshold: float = Field(0.7, ge=-1.0, le=1.0, description="τ: cosine for semantic_similar edges and document sampling.")
     similarity_top_k: int = Field(5, ge=0, le=100, description="At most this many semantic_similar edges per node.")
-    chunk_chars: int = Field(1200, ge=100, le=20000, description="Target size of a chunk node, in characters.")
-    chunk_overlap: int = Field(200, ge=0, le=5000, description="Characters shared by consecutive chunks.")
+    chunk_chars: int = Field(1000, ge=100, le=20000, description="Target size of a chunk node, in characters (1000 fits MiniLM's 256-token window).")
+    chunk_overlap: int = Field(150, ge=0, le=5000, description="Characters shared by consecutive chunks.")
     max_pages: int = Field(2000, ge=1, description="Documents with more pages are refused.")
     llm_backend: Literal["none", "openai"] = Field("none", description="'none' (deterministic templates) or 'openai' (any OpenAI-compatible endpoint).")
     llm_base_url: str | None = Field(None, description="Base URL of the OpenAI-compatible endpoint.")
@@ -67,9 +69,12 @@ class _TomlSource(PydanticBaseSettingsSource):
         path = Path(named) if named else Path("taskloom.toml")
         if not path.is_file():
             if named:
-                raise FileNotFoundError(f"TASKLOOM_CONFIG names {path}, which does not exist")
+                raise InputError(f"TASKLOOM_CONFIG names {path}, which does not exist; fix the path or unset TASKLOOM_CONFIG")
             return {}
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as exc:
+            raise InputError(f"config file {path} is not valid TOML ({exc}); fix it or unset TASKLOOM_CONFIG") from None
         table = data.get("taskloom", data)
         return {k: v for k, v in table.items() if k in self.settings_cls.model_fields}
 

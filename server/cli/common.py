@@ -50,11 +50,11 @@ def errors() -> Iterator[None]:
     try:
         yield
     except TaskloomError as exc:
-        console.print(f"[red]error:[/red] {exc}", highlight=False)
+        console.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
         raise typer.Exit(2) from None
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-        console.print(f"[red]error:[/red] invalid setting or argument: {problems}", highlight=False)
+        console.print(f"[red]error:[/red] invalid setting or argument: {problems}", highlight=False, soft_wrap=True)
         raise typer.Exit(2) from None
 
 

@@ -7,8 +7,7 @@ from pathlib import Path
 import typer
 
 from ...tools.graph.sampling import SampleSpec
-from ...tools.graph.service import GraphService
-from ...tools.workspace import atomic_write_text
+from ...tools.graph.service import GraphService, write_export
 from .common import echo_json, run, settings
 
 app = typer.Typer(help="Inspect and query knowledge graphs.", no_args_is_help=True)
@@ -100,7 +99,7 @@ def export(
     if output is None:
         typer.echo(content)
     else:
-        atomic_write_text(output, content)
+        run(write_export, output.expanduser().resolve(), content)
         typer.echo(str(output))
 
 

@@ -14,11 +14,10 @@ import anyio.from_thread
 from fastmcp import Context, FastMCP
 from pydantic import BaseModel, Field
 
-from ..workspace import atomic_write_text
 from .ingest.pipeline import IngestReport
 from .model import Edge, Node
 from .sampling import SampleSpec
-from .service import GraphService, NeighborHit, SearchHit
+from .service import GraphService, NeighborHit, SearchHit, write_export
 
 __all__ = ["register", "GraphSummary", "Subgraph"]
 
@@ -71,7 +70,7 @@ def register(mcp: FastMCP, service: GraphService) -> None:
 
     @mcp.tool(annotations={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False})
     async def ingest_document(
-        path: Annotated[str, Field(description="Path of a PDF, HTML, Markdown or text file on the server's machine.")],
+        path: Annotated[str, Field(description="Path of a PDF, HTML, Markdown or text file on the server's machine, or its http(s) URL.")],
         ctx: Context,
         name: Annotated[str | None, Field(description="Display name; defaults to the document's title.")] = None,
     ) -> IngestReport:
@@ -156,7 +155,7 @@ def register(mcp: FastMCP, service: GraphService) -> None:
         tau: Annotated[float | None, Field(ge=-1, le=1, description="Cosine threshold; default from settings.")] = None,
         k_hops: Annotated[int, Field(ge=0, le=5)] = 1,
         max_nodes: Annotated[int, Field(ge=1, le=500)] = 30,
-        seed: int = 0,
+        seed: Annotated[int, Field(ge=0)] = 0,
     ) -> Subgraph:
         """Sample the subgraph relevant to an objective (Graph2Eval Algorithm 1, document mode)."""
         spec = SampleSpec(
@@ -184,7 +183,7 @@ def register(mcp: FastMCP, service: GraphService) -> None:
         if path is None:
             return ExportResult(format=format, content=content, chars=len(content))
         target = Path(path).expanduser().resolve()
-        atomic_write_text(target, content)
+        write_export(target, content)
         return ExportResult(format=format, path=str(target), chars=len(content))
 
     @mcp.tool(annotations={"readOnlyHint": False, "destructiveHint": True, "idempotentHint": True, "openWorldHint": False})

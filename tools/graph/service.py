@@ -6,6 +6,7 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
+from urllib.parse import urlparse
 
 import numpy as np
 from pydantic import BaseModel, Field
@@ -13,8 +14,9 @@ from pydantic import BaseModel, Field
 from ..errors import EmbedderError, InputError
 from ..llm.embedders import Embedder, make_embedder
 from ..settings import Settings
-from ..workspace import Workspace
+from ..workspace import Workspace, atomic_write_text
 from .export import export_graph
+from .ingest.fetch import fetch_document, is_url
 from .ingest.pipeline import IngestReport, ProgressFn, ingest_document
 from .model import Edge, GraphMeta, KnowledgeGraph, Node, NodeType
 from .queries import get_node, graph_stats, neighbors, shortest_path
@@ -22,7 +24,7 @@ from .sampling import SampleSpec, sample_document_subgraph
 from .store import GraphStore
 from .vectors import VectorStore
 
-__all__ = ["GraphService", "SearchHit", "NeighborHit"]
+__all__ = ["GraphService", "SearchHit", "NeighborHit", "write_export"]
 
 
 class SearchHit(BaseModel):
@@ -67,9 +69,13 @@ class GraphService:
                 self._embedder = make_embedder(self.settings)
             return self._embedder
 
-    def ingest_document(self, path: str | Path, name: str | None = None, progress: ProgressFn | None = None) -> IngestReport:
-        """Parse, build, embed and store one document (PDF, HTML, Markdown, text)."""
-        return ingest_document(Path(path), self.settings, self.store, self.vectors, self.embedder, name, progress)
+    def ingest_document(self, source: str | Path, name: str | None = None, progress: ProgressFn | None = None) -> IngestReport:
+        """Parse, build, embed and store one document (PDF, HTML, Markdown, text), given by path or http(s) URL."""
+        if isinstance(source, str) and is_url(source):
+            path = fetch_document(source, self.workspace.cache)
+            name = name or Path(urlparse(source).path).stem or urlparse(source).netloc
+            return ingest_document(path, self.settings, self.store, self.vectors, self.embedder, name, progress, origin=source)
+        return ingest_document(Path(source), self.settings, self.store, self.vectors, self.embedder, name, progress)
 
     def list_graphs(self) -> list[GraphMeta]:
         return self.store.list()
@@ -128,6 +134,8 @@ class GraphService:
         kg = self.load(graph_id)
         _check_node_types(spec.node_types)
         _check_node_types(spec.struct_types)
+        if spec.objective is not None and not spec.objective.strip():
+            raise InputError("objective is blank; pass some words, or leave it out and sample by structure")
         objective = self._query_vector(kg, spec.objective) if spec.objective else None
         vectors = self.vectors.get_embeddings(kg.id) if objective is not None and self.vectors.has(kg.id) else {}
         return sample_document_subgraph(kg, spec, objective, vectors)
@@ -139,6 +147,14 @@ class GraphService:
         """Delete a graph and its vectors."""
         self.store.delete(graph_id)
         self.vectors.delete(graph_id)
+
+
+def write_export(target: Path, content: str) -> None:
+    """Write an export atomically, turning file-system errors into a clear InputError."""
+    try:
+        atomic_write_text(target, content)
+    except OSError as exc:
+        raise InputError(f"cannot write {target}: {exc.strerror or exc}; pass a path in a writable directory") from None
 
 
 def _check_node_types(types: Sequence[str] | None) -> None:

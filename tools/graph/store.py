@@ -256,7 +256,7 @@ class GraphStore:
         shown = ", ".join(known[:10]) + (f", … ({len(known)} in all)" if len(known) > 10 else "")
         return NotFoundError(
             f"no graph with id {graph_id!r}; known ids: {shown or 'none'}. "
-            "Call graph_list to see all graphs."
+            "List them with graph_list (MCP) or `taskloom graph list` (CLI)."
         )
 
 

@@ -112,7 +112,8 @@ class MiniLMEmbedder:
     Parameters
     ----------
     batch_size : int
-        Texts per ONNX run; texts are sorted by length so batches pad little.
+        Texts per ONNX run; texts are tokenised first and sorted by token count, so
+        a batch pads little.
     threads : int or None
         ``intra_op_num_threads`` of the session; ``None`` means ``os.cpu_count()``.
 
@@ -136,6 +137,7 @@ class MiniLMEmbedder:
         self.threads = threads
         self._session: Any = None
         self._tokenizer: Any = None
+        self._pad_id = 0
         self._lock = threading.Lock()
 
     def _load(self) -> None:
@@ -153,7 +155,7 @@ class MiniLMEmbedder:
             pad_id = shipped.get("pad_id", tok.token_to_id(pad_token))
             tok.no_padding()
             tok.enable_truncation(max_length=_MAX_TOKENS)
-            tok.enable_padding(pad_id=pad_id, pad_token=pad_token, pad_type_id=0)
+            self._pad_id = int(pad_id)
             opts = ort.SessionOptions()
             opts.intra_op_num_threads = self.threads or os.cpu_count() or 1
             opts.inter_op_num_threads = 1
@@ -167,12 +169,17 @@ class MiniLMEmbedder:
             self._tokenizer = tok
             self._session = session
 
-    def _embed_batch(self, texts: list[str]) -> np.ndarray:
-        """Mean-pooled, normalised embeddings of one batch."""
-        encodings = self._tokenizer.encode_batch(texts)
-        ids = np.array([e.ids for e in encodings], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
-        types = np.array([e.type_ids for e in encodings], dtype=np.int64)
+    def _embed_batch(self, encodings: list[Any]) -> np.ndarray:
+        """Mean-pooled, normalised embeddings of one batch, padded to its longest text."""
+        width = max(len(e.ids) for e in encodings)
+        ids = np.full((len(encodings), width), self._pad_id, dtype=np.int64)
+        mask = np.zeros((len(encodings), width), dtype=np.int64)
+        types = np.zeros((len(encodings), width), dtype=np.int64)
+        for row, enc in enumerate(encodings):
+            n = len(enc.ids)
+            ids[row, :n] = enc.ids
+            mask[row, :n] = 1
+            types[row, :n] = enc.type_ids
         (hidden,) = self._session.run(
             ["last_hidden_state"],
             {"input_ids": ids, "attention_mask": mask, "token_type_ids": types},
@@ -201,10 +208,11 @@ class MiniLMEmbedder:
         if not items:
             return out
         self._load()
-        order = sorted(range(len(items)), key=lambda i: len(items[i]))
+        encodings = self._tokenizer.encode_batch(items)
+        order = sorted(range(len(items)), key=lambda i: len(encodings[i].ids))
         for start in range(0, len(order), self.batch_size):
             idx = order[start : start + self.batch_size]
-            out[idx] = self._embed_batch([items[i] for i in idx])
+            out[idx] = self._embed_batch([encodings[i] for i in idx])
         return out
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pymupdf
 
 from ...errors import DocumentError
-from .blocks import REFERENCE_HEADING, Block, ParsedDocument, TableCell
+from .blocks import REFERENCE_HEADING, Block, ParsedDocument
 from .pdf_layout import (
     BULLET_RE,
     caption_of,
@@ -20,6 +20,7 @@ from .pdf_layout import (
 )
 from .pdf_regions import Region, find_figure_regions, find_table_regions, inside
 from .pdf_text import TextBlock, body_font_size, join_lines, page_text_blocks
+from .textutil import table_text
 
 __all__ = ["parse_pdf", "open_pdf"]
 
@@ -31,13 +32,13 @@ def open_pdf(path: Path, max_pages: int = 2000) -> pymupdf.Document:
     try:
         doc = pymupdf.open(path, filetype="pdf")
     except (pymupdf.FileDataError, RuntimeError, ValueError) as exc:
-        raise DocumentError(f"{path} is not a readable PDF ({exc}); pass a PDF, HTML, Markdown or text file") from exc
+        raise DocumentError(f"{path} is not a readable PDF ({exc}); pass a PDF, HTML, Markdown or text file") from None
     if doc.needs_pass:
         doc.close()
         raise DocumentError(f"{path} is encrypted; decrypt it first (e.g. `qpdf --decrypt in.pdf out.pdf`) and ingest the copy")
     if doc.page_count == 0:
         doc.close()
-        raise DocumentError(f"{path} has no pages; nothing to ingest")
+        raise DocumentError(f"{path} has no pages; nothing to ingest — check that the file is the complete document")
     if doc.page_count > max_pages:
         doc.close()
         raise DocumentError(f"{path} has {doc.page_count} pages, over the limit of {max_pages}; raise TASKLOOM_MAX_PAGES")
@@ -149,7 +150,7 @@ def _to_block(tb: TextBlock) -> Block | None:
         caption = region.caption
         number = caption.attrs.get("number") if caption else None
         if tb.kind == "table":
-            return Block(kind="table", text=_table_text(region.cells), cells=region.cells, number=number, **common)
+            return Block(kind="table", text=table_text(region.cells), cells=region.cells, number=number, **common)
         return Block(kind="figure", text=region.text, number=number, **common)
     text = tb.text
     if not text:
@@ -190,13 +191,6 @@ def _split_references(tb: TextBlock) -> list[str]:
     return [join_lines(parts) for parts in entries]
 
 
-def _table_text(cells: list[TableCell]) -> str:
-    rows: dict[int, list[str]] = {}
-    for cell in cells:
-        rows.setdefault(cell.row, []).append(cell.text)
-    return "\n".join(" | ".join(parts) for _, parts in sorted(rows.items()))
-
-
 def _continues(prev: Block, block: Block) -> bool:
     """A paragraph or table cut by a page break continues on the next page."""
     if prev.page is None or block.page != prev.page + 1:
@@ -221,4 +215,4 @@ def _join(prev: Block, block: Block) -> None:
         if repeated and cell.row == 0:
             continue
         prev.cells.append(cell.model_copy(update={"row": cell.row + offset - int(repeated), "header": False}))
-    prev.text = _table_text(prev.cells)
+    prev.text = table_text(prev.cells)

@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 from pydantic import BaseModel, Field
 
 from ...errors import DocumentError, InputError, NotFoundError
@@ -94,7 +95,7 @@ def build_document_graph(
 
     Everything but embedding; ``timings`` (when given) receives seconds per phase.
     """
-    path = Path(path).expanduser()
+    path = Path(path).expanduser().resolve()
     if not path.exists():
         raise NotFoundError(f"no file at {path}; check the path (relative paths are resolved from {Path.cwd()})")
     if not path.is_file():
@@ -104,7 +105,7 @@ def build_document_graph(
     fmt = detect_format(path)
     parsed = _parse(path, fmt, settings, progress)
     if not any(block.text or block.cells for block in parsed.blocks):
-        raise DocumentError(f"{path} contains no text to build a graph from")
+        raise DocumentError(f"{path} contains no text to build a graph from; check that it is the right file and not empty")
     timings["parse"] = time.perf_counter() - clock
 
     clock = time.perf_counter()
@@ -128,15 +129,19 @@ def ingest_document(
     embedder: Embedder,
     name: str | None = None,
     progress: ProgressFn | None = None,
+    origin: str | None = None,
 ) -> IngestReport:
     """Parse ``path`` into a knowledge graph, embed it, and store both.
 
     The graph id is derived from the name and the file's content hash, so ingesting
-    the same file again replaces its graph instead of duplicating it.
+    the same file again replaces its graph instead of duplicating it. ``origin`` (a
+    URL the file was fetched from) is recorded as the graph's source.
     """
     timings: dict[str, float] = {}
     kg = build_document_graph(path, settings, name, progress, timings)
     graph_id = kg.id
+    if origin:
+        kg.meta.sources = [origin]
     clock = time.perf_counter()
     embedded = _embed(kg, settings, vectors, embedder, progress)
     timings["embed"] = time.perf_counter() - clock
@@ -162,15 +167,17 @@ def ingest_document(
 def _embed(kg: KnowledgeGraph, settings: Settings, vectors: VectorStore, embedder: Embedder, progress: ProgressFn | None) -> int:
     """Embed text nodes in batches, add semantic_similar edges, and replace the graph's vectors."""
     nodes = [n for n in kg.nodes(*EMBEDDED_TYPES) if n.text.strip()]
-    batch = settings.embed_batch_size
-    parts = []
-    for start in range(0, len(nodes), batch):
-        parts.append(embedder.embed([n.text for n in nodes[start : start + batch]]))
+    # Sort by length once for the whole graph, so every slice is homogeneous and pads
+    # little; the slices exist only to report progress.
+    order = sorted(range(len(nodes)), key=lambda i: len(nodes[i].text))
+    matrix = np.zeros((len(nodes), embedder.dim), dtype=np.float32)
+    step = max(64, settings.embed_batch_size)
+    for start in range(0, len(order), step):
+        idx = order[start : start + step]
+        matrix[idx] = embedder.embed([nodes[i].text for i in idx])
         if progress:
-            progress(min(start + batch, len(nodes)), len(nodes), f"embedded {min(start + batch, len(nodes))}/{len(nodes)} nodes")
-    import numpy as np
-
-    matrix = np.concatenate(parts) if parts else np.zeros((0, embedder.dim), dtype=np.float32)
+            done = min(start + step, len(nodes))
+            progress(done, len(nodes), f"embedded {done}/{len(nodes)} nodes")
     similar = [i for i, n in enumerate(nodes) if n.type in SIMILARITY_TYPES and not n.attrs.get("code") and len(n.text.split()) >= 8]
     link_similar(kg, [nodes[i].id for i in similar], matrix[similar], settings.similarity_threshold, settings.similarity_top_k)
     vectors.delete(kg.id)

@@ -1,0 +1,164 @@
+"""The ``taskloom`` console script, run as a subprocess with a temporary workspace."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from taskloom.tools.graph.service import GraphService
+from taskloom.tools.settings import Settings
+
+ROOT = Path(__file__).resolve().parents[2]
+FIELD_GUIDE = ROOT / "examples" / "documents" / "field-guide.md"
+TASKLOOM = Path(sys.executable).parent / "taskloom"
+CELL = "table:1/r1c1"
+
+
+def taskloom(*args: str, workspace: Path, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("TASKLOOM_")}, **(env or {})}
+    env.update(
+        TASKLOOM_WORKSPACE=str(workspace),
+        TASKLOOM_EMBEDDER="hashing",
+        FASTMCP_SHOW_SERVER_BANNER="false",
+        FASTMCP_CHECK_FOR_UPDATES="off",
+    )
+    return subprocess.run([str(TASKLOOM), *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=120)
+
+
+@dataclass
+class Ingested:
+    workspace: Path
+    cwd: Path
+    result: subprocess.CompletedProcess[str]
+    report: dict[str, Any]
+
+    def run(self, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+        return taskloom(*args, workspace=self.workspace, cwd=self.cwd, env=env)
+
+    @property
+    def graph_id(self) -> str:
+        return str(self.report["graph_id"])
+
+
+@pytest.fixture(scope="module")
+def ingested(tmp_path_factory: pytest.TempPathFactory) -> Ingested:
+    """One ``taskloom ingest field-guide.md`` shared by the read-only tests below."""
+    cwd = tmp_path_factory.mktemp("cli")
+    workspace = cwd / "ws"
+    result = taskloom("ingest", str(FIELD_GUIDE), workspace=workspace, cwd=cwd)
+    assert result.returncode == 0, result.stderr
+    return Ingested(workspace, cwd, result, json.loads(result.stdout))
+
+
+def test_ingest_prints_the_report_as_json(ingested: Ingested) -> None:
+    report = ingested.report
+    assert report["graph_id"].startswith("field-guide-")
+    assert report["format"] == "markdown"
+    assert {"section", "table", "table_cell", "caption"} <= set(report["node_types"])
+    assert "Traceback" not in ingested.result.stderr
+
+
+def test_graph_list_shows_the_graph(ingested: Ingested) -> None:
+    result = ingested.run("graph", "list")
+    assert result.returncode == 0, result.stderr
+    assert [g["id"] for g in json.loads(result.stdout)] == [ingested.graph_id]
+
+
+def test_graph_stats_counts(ingested: Ingested) -> None:
+    result = ingested.run("graph", "stats", ingested.graph_id)
+    assert result.returncode == 0, result.stderr
+    stats = json.loads(result.stdout)
+    assert stats["graph_id"] == ingested.graph_id
+    assert (stats["nodes"], stats["edges"]) == (ingested.report["nodes"], ingested.report["edges"])
+    assert stats["node_types"] == ingested.report["node_types"]
+
+
+def test_graph_search_returns_k_hits(ingested: Ingested) -> None:
+    result = ingested.run("graph", "search", ingested.graph_id, "rain gauge", "-k", "3")
+    assert result.returncode == 0, result.stderr
+    hits = json.loads(result.stdout)
+    assert len(hits) == 3
+    assert [h["score"] for h in hits] == sorted((h["score"] for h in hits), reverse=True)
+    assert any("rain gauge" in h["text"].lower() for h in hits)
+
+
+def test_graph_node_shows_a_cell(ingested: Ingested) -> None:
+    result = ingested.run("graph", "node", ingested.graph_id, CELL)
+    assert result.returncode == 0, result.stderr
+    node = json.loads(result.stdout)
+    assert (node["id"], node["type"], node["text"]) == (CELL, "table_cell", "Air temperature")
+
+
+def test_graph_export_graphml_to_a_file(ingested: Ingested, tmp_path: Path) -> None:
+    target = tmp_path / "guide.graphml"
+    result = ingested.run("graph", "export", ingested.graph_id, "--format", "graphml", "-o", str(target))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == str(target)
+    root = ET.parse(target).getroot()
+    assert root.tag == "{http://graphml.graphdrawing.org/xmlns}graphml"
+    node_ids = {n.get("id") for n in root.iter("{http://graphml.graphdrawing.org/xmlns}node")}
+    assert len(node_ids) == ingested.report["nodes"]
+
+
+def test_graph_delete_with_yes_removes_the_graph(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    settings = Settings(workspace=workspace, embedder="hashing")
+    graph_id = GraphService(settings).ingest_document(FIELD_GUIDE).graph_id
+    result = taskloom("graph", "delete", graph_id, "--yes", workspace=workspace, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == f"deleted {graph_id}"
+    assert GraphService(settings).list_graphs() == []
+
+
+def test_ingest_missing_file_is_a_one_line_error(tmp_path: Path) -> None:
+    result = taskloom("ingest", "/nonexistent.pdf", workspace=tmp_path / "ws", cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.startswith("error:")
+    assert "/nonexistent.pdf" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert result.stdout == ""
+
+
+def test_graph_stats_unknown_id_exits_2(tmp_path: Path) -> None:
+    result = taskloom("graph", "stats", "unknown-id", workspace=tmp_path / "ws", cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.startswith("error:")
+    assert "unknown-id" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_help_lists_the_commands(tmp_path: Path) -> None:
+    result = taskloom("--help", workspace=tmp_path / "ws", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    commands = {line.split()[1] for line in result.stdout.splitlines() if line.startswith("│ ") and len(line.split()) > 1}
+    assert {"serve", "ingest", "graph"} <= commands
+
+
+def test_graph_export_to_an_unwritable_path_is_a_one_line_error(ingested: Ingested, tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x", encoding="utf-8")
+    result = ingested.run("graph", "export", ingested.graph_id, "-o", str(blocker / "out.json"))
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+
+
+def test_missing_config_file_is_a_one_line_error(ingested: Ingested, tmp_path: Path) -> None:
+    result = ingested.run("graph", "list", env={"TASKLOOM_CONFIG": str(tmp_path / "nope.toml")})
+    assert result.returncode == 2
+    assert "TASKLOOM_CONFIG" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_malformed_config_file_is_a_one_line_error(ingested: Ingested, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text("workspace = [unclosed", encoding="utf-8")
+    result = ingested.run("graph", "list", env={"TASKLOOM_CONFIG": str(bad)})
+    assert result.returncode == 2
+    assert "not valid TOML" in result.stderr and "Traceback" not in result.stderr
