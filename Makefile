@@ -36,6 +36,7 @@ test-data:
 
 test: setup test-data
 	$(BIN)/ruff check --quiet .
+	$(BIN)/mypy server tools resources
 	$(BIN)/pytest -n 2 --dist loadfile -q
 
 demo: setup

@@ -67,6 +67,7 @@ def run(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
 
 def echo_json(value: Any) -> None:
     """Print a model, list of models or plain data as indented JSON on stdout."""
+    data: Any
     if isinstance(value, BaseModel):
         data = value.model_dump(mode="json")
     elif isinstance(value, list):

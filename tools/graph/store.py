@@ -6,6 +6,8 @@ many tool calls that read the same graph parse it once.
 
 from __future__ import annotations
 
+import builtins
+
 import json
 import logging
 import os
@@ -212,7 +214,7 @@ class GraphStore:
                 del _meta_cache[stale]
         return sorted(metas, key=lambda m: (m.created_at, m.id))
 
-    def ids(self) -> list[str]:
+    def ids(self) -> "builtins.list[str]":
         """Ids of the stored graphs (file stems), sorted."""
         return sorted(p.stem for p in self.dir.glob("*.json") if GRAPH_ID_RE.fullmatch(p.stem))
 

@@ -218,7 +218,8 @@ class VectorStore:
             where = {"type": types[0]} if len(types) == 1 else {"type": {"$in": types}}
         res = col.query(query_embeddings=vec, n_results=n, where=where, include=["distances"])
         ids = res["ids"][0] if res["ids"] else []
-        dists = res["distances"][0] if res.get("distances") else []
+        distances = res.get("distances")
+        dists = distances[0] if distances else []
         return [(str(i), float(1.0 - float(d))) for i, d in zip(ids, dists)]
 
     def get_embeddings(

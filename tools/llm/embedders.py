@@ -152,7 +152,7 @@ class MiniLMEmbedder:
             tok = Tokenizer.from_file(str(_TOKENIZER_PATH))
             shipped = tok.padding or {}
             pad_token = shipped.get("pad_token", "[PAD]")
-            pad_id = shipped.get("pad_id", tok.token_to_id(pad_token))
+            pad_id = shipped.get("pad_id", tok.token_to_id(pad_token)) or 0
             tok.no_padding()
             tok.enable_truncation(max_length=_MAX_TOKENS)
             self._pad_id = int(pad_id)

@@ -52,7 +52,7 @@ def parse_pdf(path: Path, progress: ProgressFn | None = None, max_pages: int = 2
     """
     doc = open_pdf(path, max_pages)
     try:
-        pages = [page_text_blocks(page) for page in doc]
+        pages = [page_text_blocks(doc[i]) for i in range(doc.page_count)]
         if not any(pages):
             raise DocumentError(
                 f"{path} has no text layer (scanned pages?); run OCR first, e.g. `ocrmypdf in.pdf out.pdf`, and ingest the result"
@@ -63,8 +63,8 @@ def parse_pdf(path: Path, progress: ProgressFn | None = None, max_pages: int = 2
         title = _take_title(pages, body) or str(doc.metadata.get("title") or "") or path.stem
         outline = [(int(lvl), str(t), int(p)) for lvl, t, p, *_ in doc.get_toc(simple=True)]
         laid_out: list[tuple[list[TextBlock], list[Region]]] = []
-        for index, page in enumerate(doc):
-            laid_out.append(_layout_page(page, pages[index], body))
+        for index in range(doc.page_count):
+            laid_out.append(_layout_page(doc[index], pages[index], body))
             if progress:
                 progress(index + 1, doc.page_count, f"page {index + 1}/{doc.page_count}")
         candidates = [b for blocks, _ in laid_out for b in blocks if b.kind == "heading"]
