@@ -138,3 +138,12 @@ def test_same_document_gives_the_same_graph(real_pdfs: dict[str, Path], tmp_path
     second = build_document_graph(real_pdfs["countreg"], settings).to_dict()
     first["graph"].pop("created_at"), second["graph"].pop("created_at")
     assert first == second
+
+
+def test_lmer_equation_references_resolve_to_numbered_formulas(graphs: dict[str, KnowledgeGraph]) -> None:
+    kg = graphs["lmer"]
+    to_formulas = [e for e in kg.edges("refers_to") if kg.node_type(e.target) == "formula"]
+    assert len(to_formulas) >= 30
+    source = next(p for p in kg.nodes("paragraph") if "Equation 14" in p.text)
+    targets = {kg.node(e.target).attrs["number"] for e in to_formulas if e.source == source.id}
+    assert "14" in targets
