@@ -14,11 +14,14 @@ export ANONYMIZED_TELEMETRY := False
 
 all: test
 
-## System packages (Debian), installed only when missing.
+## System packages (Debian), installed only when missing: chromium for the browser layer,
+## Xvfb + xauth (+ x11-utils, python3-tk for the desktop tests) for the opt-in desktop environment.
+APT_NEEDS := chromium:chromium Xvfb:xvfb xauth:xauth xdpyinfo:x11-utils
 system:
-	@if ! command -v chromium >/dev/null 2>&1; then \
-	  echo "installing chromium (Debian package)"; \
-	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq chromium >/dev/null; \
+	@missing=""; for pair in $(APT_NEEDS); do command -v $${pair%%:*} >/dev/null 2>&1 || missing="$$missing $${pair##*:}"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:$$missing"; \
+	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq $$missing >/dev/null; \
 	fi
 
 $(STAMP): pyproject.toml
@@ -33,6 +36,7 @@ setup: system venv
 
 test-data:
 	@bash tests/data/fetch-pdfs.sh
+	@bash tests/data/fetch-todomvc.sh
 
 test: setup test-data
 	$(BIN)/ruff check --quiet .

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any, Literal
 
 os.environ.setdefault("FASTMCP_SHOW_SERVER_BANNER", "false")
 os.environ.setdefault("FASTMCP_CHECK_FOR_UPDATES", "off")
@@ -11,35 +14,86 @@ from fastmcp import FastMCP  # noqa: E402
 
 from .. import __version__  # noqa: E402
 from ..resources import register_resources  # noqa: E402
+from ..tools.environment import mcp as env_mcp  # noqa: E402
+from ..tools.environment.browser import BrowserPool  # noqa: E402
+from ..tools.environment.manager import EpisodeManager  # noqa: E402
 from ..tools.graph import mcp as graph_mcp  # noqa: E402
 from ..tools.graph.service import GraphService  # noqa: E402
 from ..tools.settings import Settings  # noqa: E402
+from ..tools.workspace import Workspace  # noqa: E402
 from .errors import TaskloomErrors, quiet_expected_errors  # noqa: E402
 
-__all__ = ["build_server", "INSTRUCTIONS"]
+__all__ = ["build_server", "Profile", "INSTRUCTIONS", "AGENT_INSTRUCTIONS"]
 
-INSTRUCTIONS = """Taskloom turns documents into knowledge graphs (nodes: sections, headings, paragraphs,
-tables and cells, figures, captions, formulas, footnotes, references, entities, chunks; edges:
-next, contains, refers_to, caption_of, cites, mentions, semantic_similar).
-Start with graph_ingest_document(path) or graph_list, then graph_search / graph_node /
-graph_neighbors / graph_path / graph_sample_subgraph. Resources: taskloom://graphs,
-taskloom://graphs/{graph_id}, taskloom://graphs/{graph_id}/nodes/{node_id}."""
+Profile = Literal["full", "agent"]
+
+INSTRUCTIONS = """Taskloom turns documents and websites into knowledge graphs (nodes: sections, headings,
+paragraphs, tables and cells, figures, captions, formulas, references, entities, chunks; web pages and
+their elements) and lets agents act in a real browser with every action recorded.
+Graphs: graph_ingest_document(path) or graph_list, then graph_search / graph_node / graph_neighbors /
+graph_path / graph_sample_subgraph. Browser: env_start(url), browser_snapshot, browser_click(element, ref), …,
+env_close. Resources: taskloom://graphs, taskloom://graphs/{graph_id}, taskloom://graphs/{graph_id}/nodes/{node_id}."""
+
+AGENT_INSTRUCTIONS = """You are being evaluated on a task in a real browser. Call env_start (with the task_id
+you were given, or a url) to get the instruction and the first page snapshot. Act with browser_* tools,
+referring to elements by the [ref=eN] values of the latest snapshot; take a new browser_snapshot when the
+page changes. When done, call env_answer with your answer (if the task asks for one), then env_close."""
 
 
-def build_server(settings: Settings | None = None) -> FastMCP:
+def _sub(name: str) -> FastMCP:
+    return FastMCP(f"taskloom-{name}", mask_error_details=True)
+
+
+def build_server(settings: Settings | None = None, profile: Profile = "full", enable_desktop: bool = False) -> FastMCP:
     """The Taskloom MCP server over one workspace.
 
-    Each capability is a sub-server mounted under its namespace (``graph_*`` tools);
-    resources are added at the top level; Taskloom errors are translated in one
-    middleware and everything else is masked.
+    ``full`` exposes everything (people, IDEs, task generation); ``agent`` only what an
+    agent under test may use: the ``env_*`` and ``browser_*`` tools (and ``desktop_*``
+    when enabled). Each capability is a sub-server mounted under its namespace;
+    Taskloom errors are translated in one middleware and everything else is masked.
     """
     settings = settings or Settings()
     quiet_expected_errors()
-    graphs = GraphService(settings)
-    server = FastMCP("taskloom", instructions=INSTRUCTIONS, version=__version__, mask_error_details=True)
+    workspace = Workspace(settings.workspace)
+    pool = BrowserPool(settings.chromium)
+    episodes = EpisodeManager(pool, workspace.runs / "episodes", workspace.tasks, settings.record_screenshots, settings.max_episodes)
+    desktops: Any = None
+
+    @asynccontextmanager
+    async def lifespan(_: FastMCP) -> AsyncIterator[dict[str, Any]]:
+        try:
+            yield {}
+        finally:
+            await episodes.close_all()
+            await pool.close()
+            if desktops is not None:
+                desktops.close_all()
+
+    server = FastMCP(
+        "taskloom",
+        instructions=AGENT_INSTRUCTIONS if profile == "agent" else INSTRUCTIONS,
+        version=__version__,
+        mask_error_details=True,
+        lifespan=lifespan,
+    )
     server.add_middleware(TaskloomErrors())
-    graph_server = FastMCP("taskloom-graph", mask_error_details=True)
-    graph_mcp.register(graph_server, graphs)
-    server.mount(graph_server, namespace="graph")
-    register_resources(server, graphs)
+    env_server, browser_server = _sub("env"), _sub("browser")
+    env_mcp.register_env(env_server, episodes)
+    env_mcp.register_browser(browser_server, episodes)
+    server.mount(env_server, namespace="env")
+    server.mount(browser_server, namespace="browser")
+    if enable_desktop:
+        from ..tools.environment import desktop_mcp
+        from ..tools.environment.desktop import DesktopEpisodes
+
+        desktops = DesktopEpisodes(workspace.runs / "episodes")
+        desktop_server = _sub("desktop")
+        desktop_mcp.register(desktop_server, desktops)
+        server.mount(desktop_server, namespace="desktop")
+    if profile == "full":
+        graphs = GraphService(settings, pool)
+        graph_server = _sub("graph")
+        graph_mcp.register(graph_server, graphs)
+        server.mount(graph_server, namespace="graph")
+        register_resources(server, graphs)
     return server

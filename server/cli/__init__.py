@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import sys
 
-from . import demo, graph, ingest, serve
+from . import crawl, demo, graph, ingest, serve
 from .common import app
 
 __all__ = ["app", "main"]
 
 app.command("serve")(serve.serve)
 app.command("ingest")(ingest.ingest)
+app.command("crawl")(crawl.crawl)
 app.command("demo")(demo.demo)
 app.add_typer(graph.app, name="graph")
 

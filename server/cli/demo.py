@@ -1,19 +1,23 @@
 """``taskloom demo``: the main job on the bundled examples.
 
-Today: ingest the bundled documents (PDF, HTML, Markdown) with the real embedder,
-then show what the graphs hold — counts, a semantic search, resolved references.
+Today: ingest the bundled documents (PDF, HTML, Markdown) with the real embedder and
+show what the graphs hold — counts, a semantic search, resolved references — then
+serve the bundled web app on 127.0.0.1 and crawl it into a web graph.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import anyio
 import typer
 from rich.table import Table
 
 from ... import __file__ as package_file
 from ...tools.errors import NotFoundError
+from ...tools.environment.site import EXAMPLE_SITE, serve_static
 from ...tools.graph.service import GraphService
+from ...tools.graph.web.pipeline import WebIngestReport
 from .common import console, errors, run, settings
 
 EXAMPLES = Path(package_file).resolve().parent / "examples" / "documents"
@@ -21,6 +25,7 @@ EXAMPLES = Path(package_file).resolve().parent / "examples" / "documents"
 
 def demo(
     examples: Path = typer.Option(EXAMPLES, "--examples", help="Folder of documents to ingest."),
+    site: Path = typer.Option(EXAMPLE_SITE, "--site", help="Folder of the static web app to serve and crawl."),
     query: str = typer.Option("how often are the sensors calibrated?", "--query", help="Semantic search to run on each graph."),
 ) -> None:
     """Ingest the bundled documents and show their knowledge graphs."""
@@ -55,4 +60,18 @@ def demo(
             target = kg.node(edge.target)
             console.print(f"  refers_to: {edge.attrs.get('label')!r} → {target.id}: {target.text[:60]!r}")
     console.print(summary)
+    with serve_static(site) as served:
+        console.print(f"crawling the example site at {served.url} …")
+        web = run(anyio.run, _crawl, service, f"{served.url}/index.html")
+    console.print(
+        f"  web graph {web.graph_id}: {web.pages} pages, {web.nodes} nodes, {web.edges} edges "
+        f"({', '.join(f'{k} {v}' for k, v in web.edge_types.items())}); {web.blocked} off-site requests blocked"
+    )
     console.print(f"workspace: {service.workspace.root}  (try: taskloom graph list, taskloom serve)")
+
+
+async def _crawl(service: GraphService, url: str) -> WebIngestReport:
+    try:
+        return await service.ingest_website(url, max_pages=25, max_depth=3, contexts=2)
+    finally:
+        await service.browsers.close()

@@ -7,15 +7,24 @@ import typer
 from .common import run, settings
 
 
+def _raise(error: Exception) -> None:
+    raise error
+
+
 def serve(
     http: bool = typer.Option(False, "--http", help="Serve streamable HTTP instead of stdio."),
     host: str = typer.Option("127.0.0.1", "--host", help="HTTP bind address (loopback by default)."),
     port: int = typer.Option(8765, "--port", help="HTTP port."),
+    profile: str = typer.Option("full", "--profile", help="full (everything) or agent (only env_* and browser_* tools, for agents under test)."),
+    enable_desktop: bool = typer.Option(False, "--enable-desktop", help="Add the desktop_* tools (pyautogui under Xvfb)."),
 ) -> None:
     """Run the Taskloom MCP server."""
+    from ...tools.errors import InputError
     from ..app import build_server
 
-    server = run(lambda: build_server(settings()))
+    if profile not in ("full", "agent"):
+        run(_raise, InputError(f"unknown profile {profile!r}; use full or agent"))
+    server = run(lambda: build_server(settings(), profile, enable_desktop))  # type: ignore[arg-type]
     if http:
         server.run(transport="http", host=host, port=port, show_banner=False)
     else:

@@ -6,6 +6,7 @@ the ``graph`` namespace, so ``ingest_document`` is seen as ``graph_ingest_docume
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -18,6 +19,7 @@ from .ingest.pipeline import IngestReport
 from .model import Edge, Node
 from .sampling import SampleSpec
 from .service import GraphService, NeighborHit, SearchHit, write_export
+from .web.pipeline import WebIngestReport
 
 __all__ = ["register", "GraphSummary", "Subgraph"]
 
@@ -84,6 +86,36 @@ def register(mcp: FastMCP, service: GraphService) -> None:
             anyio.from_thread.run(ctx.report_progress, done, total, message)
 
         return await anyio.to_thread.run_sync(lambda: service.ingest_document(path, name, progress))
+
+    @mcp.tool(annotations={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": True, "openWorldHint": True})
+    async def ingest_website(
+        start_url: Annotated[str, Field(description="Where the crawl starts (http/https).")],
+        ctx: Context,
+        max_pages: Annotated[int, Field(ge=1, le=2000)] = 30,
+        max_depth: Annotated[int, Field(ge=0, le=20)] = 3,
+        allowed_domains: Annotated[list[str] | None, Field(description="Hosts the crawl may request (subdomains included); default: the start URL's host.")] = None,
+        contexts: Annotated[int, Field(ge=1, le=16, description="Browser contexts crawling in parallel.")] = 1,
+        name: Annotated[str | None, Field(description="Display name; default: the first page's title.")] = None,
+    ) -> WebIngestReport:
+        """Crawl a website breadth-first in a real browser into a web knowledge graph.
+
+        Stays inside the allowed domains (requests elsewhere are aborted), de-duplicates
+        pages by URL and content, clicks buttons, tabs and menus to find dialogs and
+        panels, and saves a screenshot and a set-of-marks screenshot per page. Reports
+        progress per page.
+        """
+
+        async def report(done: float, total: float, message: str) -> None:
+            await ctx.report_progress(done, total, message)
+
+        pending: list[asyncio.Task[None]] = []
+
+        def on_progress(done: float, total: float, message: str) -> None:
+            pending.append(asyncio.get_running_loop().create_task(report(done, total, message)))
+
+        result = await service.ingest_website(start_url, max_pages, max_depth, allowed_domains, contexts, name, on_progress)
+        await asyncio.gather(*pending)
+        return result
 
     @mcp.tool(name="list", annotations=READ_ONLY)
     def list_graphs() -> list[GraphSummary]:
@@ -156,8 +188,9 @@ def register(mcp: FastMCP, service: GraphService) -> None:
         k_hops: Annotated[int, Field(ge=0, le=5)] = 1,
         max_nodes: Annotated[int, Field(ge=1, le=500)] = 30,
         seed: Annotated[int, Field(ge=0)] = 0,
+        seed_nodes: Annotated[list[str] | None, Field(description="Web mode: start from these nodes and take their k-hop neighbourhood. On a web graph without objective or seeds, a seed is drawn with `seed`.")] = None,
     ) -> Subgraph:
-        """Sample the subgraph relevant to an objective (Graph2Eval Algorithm 1, document mode)."""
+        """Sample a subgraph (Graph2Eval Algorithm 1): by objective and structure for documents, seed-driven k-hop for websites."""
         spec = SampleSpec(
             objective=objective,
             node_types=node_types,
@@ -167,6 +200,7 @@ def register(mcp: FastMCP, service: GraphService) -> None:
             k_hops=k_hops,
             max_nodes=max_nodes,
             seed=seed,
+            seed_nodes=seed_nodes,
         )
         sub = await anyio.to_thread.run_sync(lambda: service.sample(graph_id, spec))
         nodes = [n.model_copy(update={"text": n.text[:500]}) for n in sub.nodes()]

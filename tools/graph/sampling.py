@@ -22,7 +22,10 @@ from taskloom.tools.graph.queries import (
     induced_subgraph,
 )
 
-__all__ = ["SampleSpec", "sample_document_subgraph", "k_hop"]
+__all__ = ["SampleSpec", "sample_document_subgraph", "k_hop", "web_seeds", "WEB_SEED_TYPES"]
+
+#: Task seeds of the web mode (Graph2Eval §3.4): operational nodes a task can start from.
+WEB_SEED_TYPES = ("button", "form", "search_box", "link")
 
 
 class SampleSpec(BaseModel):
@@ -344,3 +347,22 @@ def _result(
         "edges": sub.g.number_of_edges(),
     }
     return sub
+
+
+def web_seeds(kg: KnowledgeGraph, seed: int = 0, count: int = 1, types: Sequence[str] = WEB_SEED_TYPES) -> list[str]:
+    """Pick ``count`` task seed nodes (buttons, forms, search boxes, links) with a seeded RNG.
+
+    Candidates are taken in graph order and chosen with ``numpy.random.default_rng(seed)``,
+    so the same graph and seed give the same seeds.
+
+    Raises
+    ------
+    InputError
+        The graph has no node of the seed types.
+    """
+    candidates = [n.id for n in kg.nodes(*types)]
+    if not candidates:
+        raise InputError(f"graph {kg.id!r} has no {', '.join(types)} nodes to seed a web sample from")
+    rng = np.random.default_rng(seed)
+    picked = rng.choice(len(candidates), size=min(count, len(candidates)), replace=False)
+    return [candidates[int(i)] for i in sorted(picked)]

@@ -12,6 +12,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from ..errors import EmbedderError, InputError
+from ..environment.browser import BrowserPool
 from ..llm.embedders import Embedder, make_embedder
 from ..settings import Settings
 from ..workspace import Workspace, atomic_write_text
@@ -20,7 +21,9 @@ from .ingest.fetch import fetch_document, is_url
 from .ingest.pipeline import IngestReport, ProgressFn, ingest_document
 from .model import Edge, GraphMeta, KnowledgeGraph, Node, NodeType
 from .queries import get_node, graph_stats, neighbors, shortest_path
-from .sampling import SampleSpec, sample_document_subgraph
+from .sampling import SampleSpec, sample_document_subgraph, web_seeds
+from .web.crawl import CrawlOptions
+from .web.pipeline import WebIngestReport, ingest_website
 from .store import GraphStore
 from .vectors import VectorStore
 
@@ -53,8 +56,9 @@ def _snippet(text: str, limit: int = 300) -> str:
 class GraphService:
     """Ingest, store, query and sample knowledge graphs in one workspace."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, browsers: BrowserPool | None = None) -> None:
         self.settings = settings
+        self.browsers = browsers or BrowserPool(settings.chromium)
         self.workspace = Workspace(settings.workspace)
         self.store = GraphStore(self.workspace)
         self.vectors = VectorStore(self.workspace.chroma)
@@ -76,6 +80,28 @@ class GraphService:
             name = name or Path(urlparse(source).path).stem or urlparse(source).netloc
             return ingest_document(path, self.settings, self.store, self.vectors, self.embedder, name, progress, origin=source)
         return ingest_document(Path(source), self.settings, self.store, self.vectors, self.embedder, name, progress)
+
+    async def ingest_website(
+        self,
+        start_url: str,
+        max_pages: int = 30,
+        max_depth: int = 3,
+        allowed_domains: list[str] | None = None,
+        contexts: int = 1,
+        name: str | None = None,
+        progress: ProgressFn | None = None,
+    ) -> WebIngestReport:
+        """Crawl a website in a real browser (inside its allowed domains) into a web graph."""
+        options = CrawlOptions(
+            start_url=start_url,
+            max_pages=max_pages,
+            max_depth=max_depth,
+            allowed_domains=allowed_domains,
+            delay=self.settings.crawl_delay,
+            page_timeout=self.settings.page_timeout,
+            contexts=contexts,
+        )
+        return await ingest_website(options, self.settings, self.store, self.vectors, self.embedder, self.browsers, name, progress)
 
     def list_graphs(self) -> list[GraphMeta]:
         return self.store.list()
@@ -136,6 +162,8 @@ class GraphService:
         _check_node_types(spec.struct_types)
         if spec.objective is not None and not spec.objective.strip():
             raise InputError("objective is blank; pass some words, or leave it out and sample by structure")
+        if kg.meta.kind == "web" and not spec.seed_nodes and not spec.objective and not spec.struct_types:
+            spec = spec.model_copy(update={"seed_nodes": web_seeds(kg, spec.seed)})
         objective = self._query_vector(kg, spec.objective) if spec.objective else None
         vectors = self.vectors.get_embeddings(kg.id) if objective is not None and self.vectors.has(kg.id) else {}
         return sample_document_subgraph(kg, spec, objective, vectors)

@@ -214,7 +214,7 @@ class GraphStore:
                 del _meta_cache[stale]
         return sorted(metas, key=lambda m: (m.created_at, m.id))
 
-    def ids(self) -> "builtins.list[str]":
+    def ids(self) -> builtins.list[str]:
         """Ids of the stored graphs (file stems), sorted."""
         return sorted(p.stem for p in self.dir.glob("*.json") if GRAPH_ID_RE.fullmatch(p.stem))
 

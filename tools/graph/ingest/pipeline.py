@@ -11,12 +11,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import numpy as np
 from pydantic import BaseModel, Field
 
 from ...errors import DocumentError, InputError, NotFoundError
 from ...llm.embedders import Embedder
 from ...settings import Settings
+from ..embedding import embed_graph, type_counts
 from ..model import GraphMeta, KnowledgeGraph, NodeType
 from ..store import GraphStore, make_graph_id
 from ..vectors import VectorStore
@@ -27,7 +27,6 @@ from .html import parse_html
 from .links import link_citations, link_references
 from .markdown import parse_markdown
 from .pdf import parse_pdf
-from .similarity import link_similar
 from .text import parse_text
 
 __all__ = ["IngestReport", "build_document_graph", "ingest_document", "detect_format", "EMBEDDED_TYPES", "SIMILARITY_TYPES"]
@@ -143,13 +142,12 @@ def ingest_document(
     if origin:
         kg.meta.sources = [origin]
     clock = time.perf_counter()
-    embedded = _embed(kg, settings, vectors, embedder, progress)
+    embedded = embed_graph(kg, settings, vectors, embedder, EMBEDDED_TYPES, SIMILARITY_TYPES, progress)
     timings["embed"] = time.perf_counter() - clock
 
-    kg.meta.embedder, kg.meta.embedding_dim = embedder.name, embedder.dim
     kg.meta.stats.update(embedded=embedded, nodes=len(kg), edges=kg.g.number_of_edges())
     store.save(kg)
-    counts = _counts(kg)
+    counts = type_counts(kg)
     return IngestReport(
         graph_id=graph_id,
         name=kg.meta.name,
@@ -162,35 +160,3 @@ def ingest_document(
         edge_types=counts[1],
         seconds={k: round(v, 3) for k, v in timings.items()},
     )
-
-
-def _embed(kg: KnowledgeGraph, settings: Settings, vectors: VectorStore, embedder: Embedder, progress: ProgressFn | None) -> int:
-    """Embed text nodes in batches, add semantic_similar edges, and replace the graph's vectors."""
-    nodes = [n for n in kg.nodes(*EMBEDDED_TYPES) if n.text.strip()]
-    # Sort by length once for the whole graph, so every slice is homogeneous and pads
-    # little; the slices exist only to report progress.
-    order = sorted(range(len(nodes)), key=lambda i: len(nodes[i].text))
-    matrix = np.zeros((len(nodes), embedder.dim), dtype=np.float32)
-    step = max(64, settings.embed_batch_size)
-    for start in range(0, len(order), step):
-        idx = order[start : start + step]
-        matrix[idx] = embedder.embed([nodes[i].text for i in idx])
-        if progress:
-            done = min(start + step, len(nodes))
-            progress(done, len(nodes), f"embedded {done}/{len(nodes)} nodes")
-    similar = [i for i, n in enumerate(nodes) if n.type in SIMILARITY_TYPES and not n.attrs.get("code") and len(n.text.split()) >= 8]
-    link_similar(kg, [nodes[i].id for i in similar], matrix[similar], settings.similarity_threshold, settings.similarity_top_k)
-    vectors.delete(kg.id)
-    if nodes:
-        vectors.upsert(kg.id, [n.id for n in nodes], matrix, [n.text for n in nodes], [n.type.value for n in nodes], embedder.name, embedder.variant)
-    return len(nodes)
-
-
-def _counts(kg: KnowledgeGraph) -> tuple[dict[str, int], dict[str, int]]:
-    nodes: dict[str, int] = {}
-    edges: dict[str, int] = {}
-    for _, data in kg.g.nodes(data=True):
-        nodes[data["type"]] = nodes.get(data["type"], 0) + 1
-    for _, _, key in kg.g.edges(keys=True):
-        edges[key] = edges.get(key, 0) + 1
-    return dict(sorted(nodes.items())), dict(sorted(edges.items()))

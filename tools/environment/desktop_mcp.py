@@ -1,0 +1,117 @@
+"""The desktop environment as MCP tools: a thin layer over :class:`DesktopEpisodes`.
+
+Tools are named ``desktop_click``, ``desktop_write``… and take the episode id first. An
+action the environment refuses is recorded and answered with ``ok=False`` and the reason;
+an unknown episode or a dead display is a tool error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Annotated
+
+import anyio.to_thread
+from fastmcp import FastMCP
+from fastmcp.utilities.types import Image
+from pydantic import BaseModel, Field
+
+from .desktop import DESKTOP_ACTIONS, MAX_WAIT, DesktopActionError, DesktopEnv, DesktopEpisodes
+from .trajectory import ActionRecord
+
+__all__ = ["register", "DesktopActionResult"]
+
+EpisodeId = Annotated[str, Field(description="Id of a running desktop episode.")]
+X = Annotated[int, Field(description="Screen x in pixels, 0 at the left edge (the screen is 1280 wide unless told otherwise).")]
+Y = Annotated[int, Field(description="Screen y in pixels, 0 at the top edge (the screen is 800 high unless told otherwise).")]
+Button = Annotated[str, Field(description="Mouse button: 'left', 'right' or 'middle'.")]
+
+ACTS = {"readOnlyHint": False, "destructiveHint": True, "idempotentHint": False, "openWorldHint": True}
+LOOKS = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True, "openWorldHint": True}
+
+
+class DesktopActionResult(BaseModel):
+    """What became of one desktop action."""
+
+    ok: bool = Field(description="True when the action was carried out.")
+    canonical: str = Field(description="The action as recorded, e.g. click(x='600', y='475', button='left').")
+    error: str | None = Field(None, description="Why the action was refused; None when ok.")
+
+
+def register(mcp: FastMCP, envs: DesktopEpisodes, prefix: str = "desktop_") -> None:
+    """Add the desktop tools to ``mcp`` (names ``prefix`` + action, e.g. ``desktop_click``)."""
+
+    async def run(episode_id: str, action: Callable[[DesktopEnv], ActionRecord]) -> DesktopActionResult:
+        env = envs.get(episode_id)
+        try:
+            record = await anyio.to_thread.run_sync(action, env)
+        except DesktopActionError as exc:
+            return DesktopActionResult(ok=False, canonical=exc.record.canonical, error=str(exc))
+        return DesktopActionResult(ok=True, canonical=record.canonical)
+
+    def doc(name: str) -> str:
+        return DESKTOP_ACTIONS[name].split(": ", 1)[1]
+
+    @mcp.tool(name=f"{prefix}click", description=doc("click"), annotations=ACTS)
+    async def click(episode_id: EpisodeId, x: X, y: Y, button: Button = "left") -> DesktopActionResult:
+        return await run(episode_id, lambda env: env.click(x, y, button))
+
+    @mcp.tool(name=f"{prefix}double_click", description=doc("double_click"), annotations=ACTS)
+    async def double_click(episode_id: EpisodeId, x: X, y: Y) -> DesktopActionResult:
+        return await run(episode_id, lambda env: env.double_click(x, y))
+
+    @mcp.tool(name=f"{prefix}write", description=doc("write"), annotations=ACTS)
+    async def write(
+        episode_id: EpisodeId,
+        text: Annotated[str, Field(description="Text to type; '\\n' presses Enter, '\\t' Tab.")],
+    ) -> DesktopActionResult:
+        return await run(episode_id, lambda env: env.write(text))
+
+    @mcp.tool(name=f"{prefix}press", description=doc("press"), annotations=ACTS)
+    async def press(
+        episode_id: EpisodeId,
+        key: Annotated[str, Field(description="A pyautogui key name ('enter', 'esc', 'pagedown', 'f5'…) or one character.")],
+    ) -> DesktopActionResult:
+        return await run(episode_id, lambda env: env.press(key))
+
+    @mcp.tool(name=f"{prefix}hotkey", description=doc("hotkey"), annotations=ACTS)
+    async def hotkey(
+        episode_id: EpisodeId,
+        keys: Annotated[list[str], Field(description="Keys pressed in order and released in reverse, e.g. ['ctrl', 'shift', 't'].")],
+    ) -> DesktopActionResult:
+        return await run(episode_id, lambda env: env.hotkey(*keys))
+
+    @mcp.tool(name=f"{prefix}scroll", description=doc("scroll"), annotations=ACTS)
+    async def scroll(
+        episode_id: EpisodeId,
+        amount: Annotated[int, Field(description="Mouse-wheel clicks: positive scrolls up, negative down.")],
+        x: Annotated[int | None, Field(description="Scroll at this x (with y); omit both to scroll where the mouse is.")] = None,
+        y: Annotated[int | None, Field(description="Scroll at this y (with x).")] = None,
+    ) -> DesktopActionResult:
+        return await run(episode_id, lambda env: env.scroll(amount, x, y))
+
+    @mcp.tool(name=f"{prefix}move", description=doc("move"), annotations=ACTS)
+    async def move(episode_id: EpisodeId, x: X, y: Y) -> DesktopActionResult:
+        return await run(episode_id, lambda env: env.move(x, y))
+
+    @mcp.tool(name=f"{prefix}drag", description=doc("drag"), annotations=ACTS)
+    async def drag(
+        episode_id: EpisodeId,
+        x: X,
+        y: Y,
+        to_x: Annotated[int, Field(description="Screen x where the drag ends.")],
+        to_y: Annotated[int, Field(description="Screen y where the drag ends.")],
+        button: Button = "left",
+    ) -> DesktopActionResult:
+        return await run(episode_id, lambda env: env.drag(x, y, to_x, to_y, button))
+
+    @mcp.tool(name=f"{prefix}wait", description=doc("wait"), annotations=LOOKS)
+    async def wait(
+        episode_id: EpisodeId,
+        seconds: Annotated[float, Field(description=f"How long to wait, 0..{MAX_WAIT:g} seconds.")] = 5,
+    ) -> DesktopActionResult:
+        return await run(episode_id, lambda env: env.wait(seconds))
+
+    @mcp.tool(name=f"{prefix}screenshot", description=doc("screenshot"), annotations=LOOKS)
+    async def screenshot(episode_id: EpisodeId) -> Image:
+        env = envs.get(episode_id)
+        return Image(data=await anyio.to_thread.run_sync(env.screenshot), format="png")

@@ -1,0 +1,235 @@
+"""Browser episodes: one isolated context each, every action recorded, failures told to the agent.
+
+Actions are shaped like Playwright MCP's tools (snapshot refs ``[ref=eN]``,
+``element`` + ``ref`` arguments), so agents that know Playwright MCP work unchanged.
+A failed action (stale ref, element gone, timeout, blocked domain) is recorded with
+its error and raised as :class:`ActionFailed`; the episode stays usable.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, Literal
+
+from playwright.async_api import Error as PlaywrightError
+from pydantic import BaseModel, Field
+
+from ..errors import InputError, TaskloomError
+from .browser import GuardedContext, host_allowed
+from .canonical import canonical
+from .dom import DESCRIBE_JS, draw_marks
+from .trajectory import Recorder, Target
+
+__all__ = ["ActionFailed", "Observation", "BrowserEpisode"]
+
+_REF = re.compile(r"^e\d+$")
+_INTERACTIVE = re.compile(r"^\s*- (link|button|textbox|searchbox|combobox|checkbox|radio|tab|menuitem|option|switch|slider|spinbutton)\b.*\[ref=(e\d+)\]", re.M)
+
+
+class ActionFailed(TaskloomError):
+    """An action could not be carried out; the message says why and what to try."""
+
+
+class Observation(BaseModel):
+    """What the agent sees after an action: where it is and the page's accessibility snapshot."""
+
+    ok: bool = True
+    action: str | None = Field(None, description="Canonical form of the action just done.")
+    url: str
+    title: str
+    snapshot: str | None = Field(None, description="Accessibility snapshot; act on elements by their [ref=eN].")
+
+
+class BrowserEpisode:
+    """One agent's session in its own browser context."""
+
+    def __init__(self, episode_id: str, guarded: GuardedContext, page: Any, recorder: Recorder, screenshots: bool = True) -> None:
+        self.id = episode_id
+        self.guarded = guarded
+        self.page = page
+        self.recorder = recorder
+        self.screenshots = screenshots
+        self.closed = False
+
+    # -- observation ------------------------------------------------------------------
+
+    async def snapshot(self) -> Observation:
+        """The page's accessibility snapshot (refs ``[ref=eN]``); recorded as an action."""
+        return await self._act("snapshot", {}, canonical("snapshot"), None, None, snapshot_after=True)
+
+    async def observe(self) -> Observation:
+        """URL, title and snapshot, without recording (for tool responses)."""
+        return Observation(url=self.page.url, title=await self.page.title(), snapshot=await self._aria())
+
+    async def screenshot(self, marks: bool = False, full_page: bool = False) -> bytes:
+        """A PNG of the viewport (or full page); with ``marks``, interactive elements boxed and labelled by ref."""
+        png: bytes = await self.page.screenshot(full_page=full_page)
+        if marks:
+            snapshot = await self._aria()
+            boxes = []
+            for _, ref in _INTERACTIVE.findall(snapshot):
+                box = await self.page.locator(f"aria-ref={ref}").bounding_box()
+                if box:
+                    boxes.append((ref, (box["x"], box["y"], box["x"] + box["width"], box["y"] + box["height"])))
+            png = draw_marks(png, boxes)
+        path, relative = self.recorder.screenshot_path("marks" if marks else "screen")
+        path.write_bytes(png)
+        self.recorder.action(
+            name="take_screenshot",
+            args={"marks": marks, "full_page": full_page},
+            canonical=canonical("screenshot", marks="yes" if marks else None),
+            url_before=self.page.url,
+            url_after=self.page.url,
+            t_start=time.time(),
+            t_end=time.time(),
+            screenshot=relative,
+        )
+        return png
+
+    # -- actions ------------------------------------------------------------------------
+
+    async def click(self, element: str, ref: str, double: bool = False, button: Literal["left", "right", "middle"] = "left") -> Observation:
+        async def run(loc: Any) -> None:
+            await (loc.dblclick(button=button) if double else loc.click(button=button))
+
+        return await self._element_action("double_click" if double else "click", {"element": element, "ref": ref, "button": button}, ref, run)
+
+    async def type(self, element: str, ref: str, text: str, submit: bool = False) -> Observation:
+        async def run(loc: Any) -> None:
+            await loc.fill(text)
+            if submit:
+                await loc.press("Enter")
+
+        return await self._element_action("type", {"element": element, "ref": ref, "text": text, "submit": submit}, ref, run, typed=text)
+
+    async def select_option(self, element: str, ref: str, values: list[str]) -> Observation:
+        if not values:
+            raise InputError("values is empty; pass the option label(s) or value(s) to select")
+
+        async def run(loc: Any) -> None:
+            try:
+                await loc.select_option(label=values, timeout=2_000)
+            except PlaywrightError:  # no option with that label: try the values as option values
+                await loc.select_option(values)
+
+        return await self._element_action("select_option", {"element": element, "ref": ref, "values": values}, ref, run, option=", ".join(values))
+
+    async def hover(self, element: str, ref: str) -> Observation:
+        return await self._element_action("hover", {"element": element, "ref": ref}, ref, lambda loc: loc.hover())
+
+    async def press_key(self, key: str) -> Observation:
+        if not key.strip():
+            raise InputError("key is empty; pass a key name such as 'Enter', 'ArrowDown' or 'Control+a'")
+        return await self._act("press_key", {"key": key}, canonical("press", key=key), None, lambda: self.page.keyboard.press(key))
+
+    async def navigate(self, url: str) -> Observation:
+        if self.guarded.allowed is not None and not host_allowed(url, self.guarded.allowed):
+            return await self._fail("navigate", {"url": url}, canonical("navigate", url=url), None, f"{url} is outside this episode's allowed domains ({', '.join(sorted(self.guarded.allowed))})")
+        return await self._act("navigate", {"url": url}, canonical("navigate", url=url), None, lambda: self.page.goto(url, wait_until="domcontentloaded"))
+
+    async def navigate_back(self) -> Observation:
+        return await self._act("navigate_back", {}, canonical("go_back"), None, lambda: self.page.go_back(wait_until="domcontentloaded"))
+
+    async def wait_for(self, seconds: float | None = None, text: str | None = None, text_gone: str | None = None) -> Observation:
+        if seconds is None and text is None and text_gone is None:
+            raise InputError("pass seconds, text or text_gone")
+        if seconds is not None and not 0 <= seconds <= 30:
+            raise InputError("seconds must be between 0 and 30")
+
+        async def run() -> None:
+            if seconds:
+                await self.page.wait_for_timeout(seconds * 1000)
+            if text:
+                await self.page.get_by_text(text).first.wait_for(state="visible", timeout=10_000)
+            if text_gone:
+                await self.page.get_by_text(text_gone).first.wait_for(state="hidden", timeout=10_000)
+
+        args = {"seconds": seconds, "text": text, "text_gone": text_gone}
+        return await self._act("wait_for", args, canonical("wait", text=text, text_gone=text_gone, seconds=seconds), None, run)
+
+    async def scroll(self, direction: Literal["up", "down"] = "down", amount: int = 600) -> Observation:
+        delta = amount if direction == "down" else -amount
+        return await self._act("scroll", {"direction": direction, "amount": amount}, canonical("scroll", direction=direction), None, lambda: self.page.mouse.wheel(0, delta))
+
+    # -- machinery --------------------------------------------------------------------
+
+    async def _aria(self) -> str:
+        snapshot: str = await self.page.locator("body").aria_snapshot(mode="ai")
+        return snapshot
+
+    async def _locate(self, ref: str) -> Any:
+        if not _REF.match(ref or ""):
+            raise InputError(f"ref {ref!r} is not a snapshot ref; use the [ref=eN] value from browser_snapshot, e.g. 'e12'")
+        loc = self.page.locator(f"aria-ref={ref}")
+        if await loc.count() == 0:
+            raise ActionFailed(f"ref {ref} is not on the page any more (the page changed); call browser_snapshot for fresh refs")
+        return loc
+
+    async def _describe(self, loc: Any, ref: str) -> Target:
+        info = await loc.evaluate(DESCRIBE_JS)
+        return Target(role=info["role"] or info["tag"], name=info["name"] or None, text=info["text"][:200] or None, selector=info["selector"], ref=ref)
+
+    async def _element_action(self, name: str, args: dict[str, Any], ref: str, run: Callable[[Any], Awaitable[Any]], **canon: str) -> Observation:
+        try:
+            loc = await self._locate(ref)
+            target = await self._describe(loc, ref)
+        except ActionFailed as exc:
+            return await self._fail(name, args, canonical(name, element=args.get("element")), Target(ref=ref), str(exc))
+        text = target.name or target.text or args.get("element")
+        if name in ("type", "select_option"):
+            form = canonical("type" if name == "type" else "select", text=canon.get("typed"), option=canon.get("option"), element=text)
+        else:
+            form = canonical(name.replace("double_click", "dblclick"), text=text, element=target.role)
+        return await self._act(name, args, form, target, lambda: run(loc))
+
+    async def _fail(self, name: str, args: dict[str, Any], form: str, target: Target | None, error: str) -> Observation:
+        now = time.time()
+        self.recorder.action(name=name, args=args, canonical=form, target=target, url_before=self.page.url, url_after=self.page.url, t_start=now, t_end=now, error=error)
+        raise ActionFailed(error)
+
+    async def _act(
+        self,
+        name: str,
+        args: dict[str, Any],
+        form: str,
+        target: Target | None,
+        run: Callable[[], Awaitable[Any]] | None,
+        snapshot_after: bool = True,
+    ) -> Observation:
+        """Run one action, record it (with its error, if any), and observe the page after it."""
+        if self.closed:
+            raise InputError(f"episode {self.id} is closed; call env_start for a new one")
+        url_before, t_start = self.page.url, time.time()
+        error: str | None = None
+        if run is not None:
+            try:
+                await run()
+                await self.page.wait_for_load_state("domcontentloaded", timeout=5_000)
+            except PlaywrightError as exc:
+                error = _explain(exc)
+        relative = None
+        if self.screenshots and error is None and name != "snapshot":
+            path, relative = self.recorder.screenshot_path(name)
+            try:
+                path.write_bytes(await self.page.screenshot())
+            except PlaywrightError:  # a page mid-navigation cannot always be captured
+                relative = None
+        self.recorder.action(name=name, args=args, canonical=form, target=target, url_before=url_before, url_after=self.page.url, t_start=t_start, t_end=time.time(), screenshot=relative, error=error)
+        if error is not None:
+            raise ActionFailed(error)
+        observation = await self.observe() if snapshot_after else Observation(url=self.page.url, title=await self.page.title())
+        observation.action = form
+        return observation
+
+
+def _explain(exc: PlaywrightError) -> str:
+    """A one-line, agent-readable reason for a Playwright failure."""
+    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    if "Timeout" in type(exc).__name__ or "Timeout" in text:
+        return f"timed out: {text}; the element may be hidden or disabled — take a new browser_snapshot"
+    if "net::ERR_BLOCKED_BY_CLIENT" in text:
+        return f"blocked: {text}; the URL is outside this episode's allowed domains"
+    return text
+

@@ -1,0 +1,138 @@
+"""EpisodeManager: start, find and close browser episodes; one browser process, many contexts.
+
+An episode is found by its id, or through the MCP session it is bound to, so an
+agent that never passes ``episode_id`` still acts in its own episode.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import secrets
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from ..errors import InputError, NotFoundError
+from .browser import BrowserPool, host_of
+from .episodes import BrowserEpisode
+from .trajectory import EpisodeRecord, Recorder
+
+__all__ = ["EpisodeManager", "PublicTask", "StartedEpisode"]
+
+
+class PublicTask(BaseModel):
+    """The part of a stored task an agent under test may see: never gold answers or criteria."""
+
+    id: str
+    kind: str = "web"
+    instruction: str
+    start_url: str | None = None
+    allowed_domains: list[str] = Field(default_factory=list)
+
+
+class StartedEpisode(BaseModel):
+    """What env_start returns."""
+
+    episode_id: str
+    url: str
+    title: str
+    instruction: str | None = None
+    snapshot: str
+    trajectory: str = Field(description="Path of the episode's trajectory file.")
+
+
+class EpisodeManager:
+    """All browser episodes of one server."""
+
+    def __init__(self, pool: BrowserPool, root: Path, tasks: Path, screenshots: bool = True, max_episodes: int = 16) -> None:
+        self.pool = pool
+        self.root = root
+        self.tasks = tasks
+        self.screenshots = screenshots
+        self.max_episodes = max_episodes
+        self.episodes: dict[str, BrowserEpisode] = {}
+        self.sessions: dict[str, str] = {}
+        self._lock = asyncio.Lock()
+
+    def public_task(self, task_id: str) -> PublicTask:
+        """The public fields of a stored task (workspace ``tasks/{id}.json``)."""
+        path = self.tasks / f"{task_id}.json"
+        if not path.is_file():
+            raise NotFoundError(f"no task with id {task_id!r}; generate tasks first or pass a url")
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return PublicTask.model_validate({k: v for k, v in data.items() if k in PublicTask.model_fields})
+
+    async def start(
+        self,
+        url: str | None = None,
+        task_id: str | None = None,
+        agent: str | None = None,
+        model: str | None = None,
+        session: str | None = None,
+        allowed_domains: list[str] | None = None,
+    ) -> tuple[BrowserEpisode, StartedEpisode]:
+        """Open a new episode at ``url`` or at a task's start URL, bound to ``session`` if given."""
+        task = self.public_task(task_id) if task_id else None
+        start = url or (task.start_url if task else None)
+        if not start:
+            raise InputError("pass url or a task_id of a web task")
+        if not start.startswith(("http://", "https://")):
+            raise InputError(f"url {start!r} must start with http:// or https://")
+        allowed = set(allowed_domains or (task.allowed_domains if task else []) or [host_of(start)])
+        async with self._lock:
+            if len(self.episodes) >= self.max_episodes:
+                raise InputError(f"{self.max_episodes} episodes are open; close one with env_close first")
+            episode_id = f"ep-{secrets.token_hex(6)}"
+            guarded = await self.pool.new_context(allowed_hosts=allowed)
+            page = await guarded.context.new_page()
+            page.set_default_timeout(5_000)
+            page.set_default_navigation_timeout(15_000)
+            header = EpisodeRecord(episode_id=episode_id, env="browser", task_id=task_id, agent=agent, model=model, start_url=start)
+            recorder = Recorder(self.root / episode_id, header)
+            episode = BrowserEpisode(episode_id, guarded, page, recorder, self.screenshots)
+            self.episodes[episode_id] = episode
+            if session:
+                self.sessions[session] = episode_id
+        try:
+            observation = await episode.navigate(start)
+        except Exception:
+            await self.close(episode_id, status="error", reason=f"could not open {start}")
+            raise
+        return episode, StartedEpisode(
+            episode_id=episode_id,
+            url=observation.url,
+            title=observation.title,
+            instruction=task.instruction if task else None,
+            snapshot=observation.snapshot or "",
+            trajectory=str(recorder.path),
+        )
+
+    def get(self, episode_id: str | None = None, session: str | None = None) -> BrowserEpisode:
+        """The episode named, else the one bound to ``session``."""
+        chosen = episode_id or (self.sessions.get(session) if session else None)
+        if chosen is None:
+            if session is None and self.episodes:
+                raise InputError("this connection has no session to find your episode by; pass the episode_id env_start returned")
+            raise InputError("no episode: call env_start first (or pass episode_id)")
+        episode = self.episodes.get(chosen)
+        if episode is None:
+            raise NotFoundError(f"no open episode {chosen!r}; it was closed or never started — call env_start")
+        return episode
+
+    async def close(self, episode_id: str, status: str = "closed", reason: str | None = None) -> Path:
+        """Close an episode's context and finish its trajectory; returns the trajectory path."""
+        async with self._lock:
+            episode = self.episodes.pop(episode_id, None)
+            for session in [s for s, e in self.sessions.items() if e == episode_id]:
+                del self.sessions[session]
+        if episode is None:
+            raise NotFoundError(f"no open episode {episode_id!r}")
+        episode.closed = True
+        episode.recorder.close(status=status, reason=reason)  # type: ignore[arg-type]
+        await episode.guarded.context.close()
+        return episode.recorder.path
+
+    async def close_all(self) -> None:
+        for episode_id in list(self.episodes):
+            await self.close(episode_id, status="closed", reason="server shutting down")

@@ -1,0 +1,189 @@
+"""The browser environment as MCP tools: ``env_*`` (episode lifecycle) and ``browser_*`` (Playwright-MCP-shaped actions).
+
+Two thin sub-servers, mounted by the server under the ``env`` and ``browser``
+namespaces. Every tool accepts an optional ``episode_id``; without it the episode
+bound to the caller's MCP session is used.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from fastmcp import Context, FastMCP
+from fastmcp.utilities.types import Image
+from pydantic import BaseModel, Field
+
+from .episodes import Observation
+from .manager import EpisodeManager, StartedEpisode
+
+__all__ = ["register_env", "register_browser"]
+
+EpisodeId = Annotated[str | None, Field(description="Episode to act in; default: the one this session started.")]
+Element = Annotated[str, Field(description="Human-readable description of the element, e.g. 'Search button'.")]
+Ref = Annotated[str, Field(description="The element's ref from the latest browser_snapshot, e.g. 'e12'.")]
+ACTION = {"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False, "openWorldHint": False}
+LOOK = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False}
+
+
+def binding(ctx: Context) -> str | None:
+    """What an episode started from this request is bound to.
+
+    Over stdio and in memory a server process serves one client, so episodes bind to
+    the process. Over HTTP they bind to the ``mcp-session-id`` when the client has one;
+    sessionless HTTP requests (protocol 2026-07-28) must pass ``episode_id``.
+    """
+    if ctx.transport in ("sse", "streamable-http"):
+        request = ctx.request_context.request if ctx.request_context is not None else None
+        session = request.headers.get("mcp-session-id") if request is not None else None
+        return f"http:{session}" if session else None
+    return "process"
+
+
+class Closed(BaseModel):
+    """An episode that has ended."""
+
+    episode_id: str
+    trajectory: str
+
+
+class Answered(BaseModel):
+    """The answer was recorded."""
+
+    episode_id: str
+    answer: str
+
+
+def register_env(mcp: FastMCP, episodes: EpisodeManager) -> None:
+    """Add ``start``, ``answer`` and ``close`` (seen as ``env_start``, …)."""
+
+    @mcp.tool(annotations=ACTION)
+    async def start(
+        ctx: Context,
+        url: Annotated[str | None, Field(description="Page to open (http/https).")] = None,
+        task_id: Annotated[str | None, Field(description="A web task to attempt; its instruction is returned.")] = None,
+    ) -> StartedEpisode:
+        """Start an episode in a fresh, isolated browser and open the page.
+
+        Returns the episode id, the task's instruction (when a task was given) and the
+        page's accessibility snapshot. Later browser_* calls from this session act in it.
+        """
+        _, started = await episodes.start(url=url, task_id=task_id, session=binding(ctx))
+        return started
+
+    @mcp.tool(annotations=ACTION)
+    async def answer(
+        ctx: Context,
+        answer: Annotated[str, Field(description="Your final answer to the task.")],
+        episode_id: EpisodeId = None,
+    ) -> Answered:
+        """Give the final answer of the episode (recorded in its trajectory)."""
+        episode = episodes.get(episode_id, binding(ctx))
+        episode.recorder.answer(answer)
+        return Answered(episode_id=episode.id, answer=answer)
+
+    @mcp.tool(annotations=ACTION)
+    async def close(ctx: Context, episode_id: EpisodeId = None) -> Closed:
+        """End the episode and close its browser context."""
+        episode = episodes.get(episode_id, binding(ctx))
+        path = await episodes.close(episode.id)
+        return Closed(episode_id=episode.id, trajectory=str(path))
+
+
+def register_browser(mcp: FastMCP, episodes: EpisodeManager) -> None:
+    """Add the Playwright-MCP-shaped tools (seen as ``browser_snapshot``, ``browser_click``, …)."""
+
+    @mcp.tool(annotations=LOOK)
+    async def snapshot(ctx: Context, episode_id: EpisodeId = None) -> Observation:
+        """Capture the accessibility snapshot of the current page; act on elements by their [ref=eN]."""
+        return await episodes.get(episode_id, binding(ctx)).snapshot()
+
+    @mcp.tool(annotations=ACTION)
+    async def click(
+        ctx: Context,
+        element: Element,
+        ref: Ref,
+        doubleClick: Annotated[bool, Field(description="Double-click instead.")] = False,
+        button: Literal["left", "right", "middle"] = "left",
+        episode_id: EpisodeId = None,
+    ) -> Observation:
+        """Click an element."""
+        return await episodes.get(episode_id, binding(ctx)).click(element, ref, doubleClick, button)
+
+    @mcp.tool(annotations=ACTION)
+    async def type(
+        ctx: Context,
+        element: Element,
+        ref: Ref,
+        text: Annotated[str, Field(description="Text to type into the element (replaces its content).")],
+        submit: Annotated[bool, Field(description="Press Enter afterwards.")] = False,
+        episode_id: EpisodeId = None,
+    ) -> Observation:
+        """Type text into an editable element."""
+        return await episodes.get(episode_id, binding(ctx)).type(element, ref, text, submit)
+
+    @mcp.tool(annotations=ACTION)
+    async def select_option(
+        ctx: Context,
+        element: Element,
+        ref: Ref,
+        values: Annotated[list[str], Field(description="Option labels (or values) to select.")],
+        episode_id: EpisodeId = None,
+    ) -> Observation:
+        """Select option(s) in a dropdown."""
+        return await episodes.get(episode_id, binding(ctx)).select_option(element, ref, values)
+
+    @mcp.tool(annotations=ACTION)
+    async def hover(ctx: Context, element: Element, ref: Ref, episode_id: EpisodeId = None) -> Observation:
+        """Hover over an element."""
+        return await episodes.get(episode_id, binding(ctx)).hover(element, ref)
+
+    @mcp.tool(annotations=ACTION)
+    async def press_key(
+        ctx: Context,
+        key: Annotated[str, Field(description="Key name, e.g. 'Enter', 'ArrowLeft', 'a', 'Control+a'.")],
+        episode_id: EpisodeId = None,
+    ) -> Observation:
+        """Press a key on the keyboard."""
+        return await episodes.get(episode_id, binding(ctx)).press_key(key)
+
+    @mcp.tool(annotations=ACTION)
+    async def navigate(ctx: Context, url: Annotated[str, Field(description="URL to open.")], episode_id: EpisodeId = None) -> Observation:
+        """Navigate to a URL (within the episode's allowed domains)."""
+        return await episodes.get(episode_id, binding(ctx)).navigate(url)
+
+    @mcp.tool(annotations=ACTION)
+    async def navigate_back(ctx: Context, episode_id: EpisodeId = None) -> Observation:
+        """Go back to the previous page."""
+        return await episodes.get(episode_id, binding(ctx)).navigate_back()
+
+    @mcp.tool(annotations=ACTION)
+    async def wait_for(
+        ctx: Context,
+        time: Annotated[float | None, Field(description="Seconds to wait (at most 30).")] = None,
+        text: Annotated[str | None, Field(description="Wait until this text appears.")] = None,
+        textGone: Annotated[str | None, Field(description="Wait until this text disappears.")] = None,
+        episode_id: EpisodeId = None,
+    ) -> Observation:
+        """Wait for text to appear or disappear, or for some time."""
+        return await episodes.get(episode_id, binding(ctx)).wait_for(time, text, textGone)
+
+    @mcp.tool(annotations=ACTION)
+    async def scroll(
+        ctx: Context,
+        direction: Literal["up", "down"] = "down",
+        amount: Annotated[int, Field(ge=1, le=5000, description="Pixels.")] = 600,
+        episode_id: EpisodeId = None,
+    ) -> Observation:
+        """Scroll the page."""
+        return await episodes.get(episode_id, binding(ctx)).scroll(direction, amount)
+
+    @mcp.tool(annotations=LOOK)
+    async def take_screenshot(
+        ctx: Context,
+        marks: Annotated[bool, Field(description="Draw set-of-marks: boxes labelled with snapshot refs.")] = False,
+        fullPage: bool = False,
+        episode_id: EpisodeId = None,
+    ) -> Image:
+        """Take a screenshot of the page (PNG), optionally with set-of-marks labels."""
+        png = await episodes.get(episode_id, binding(ctx)).screenshot(marks, fullPage)
+        return Image(data=png, format="png")

@@ -1,0 +1,165 @@
+"""Trajectories: what an agent did in an environment, recorded durably as it happens.
+
+A trajectory file is JSON Lines: one ``episode`` header, then ``action`` records
+(each fsynced before the action's result returns to the agent), an optional
+``answer`` and a final ``close``. A crash loses at most the action in flight.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from ..workspace import append_jsonl
+
+__all__ = [
+    "TRAJECTORY_VERSION",
+    "Target",
+    "EpisodeRecord",
+    "ActionRecord",
+    "AnswerRecord",
+    "CloseRecord",
+    "Trajectory",
+    "Recorder",
+    "load_trajectory",
+]
+
+TRAJECTORY_VERSION = 1
+
+
+class Target(BaseModel):
+    """The element an action acted on, as the page described it at the time."""
+
+    role: str | None = Field(None, description="ARIA role, e.g. 'button'.")
+    name: str | None = Field(None, description="Accessible name.")
+    text: str | None = Field(None, description="Visible text (shortened).")
+    selector: str | None = Field(None, description="A CSS selector matching exactly this element.")
+    ref: str | None = Field(None, description="Snapshot ref, e.g. 'e12'.")
+    x: float | None = Field(None, description="Screen x (desktop actions).")
+    y: float | None = Field(None, description="Screen y (desktop actions).")
+
+
+class EpisodeRecord(BaseModel):
+    """First line: which episode, environment, task and agent."""
+
+    kind: Literal["episode"] = "episode"
+    version: int = TRAJECTORY_VERSION
+    episode_id: str
+    env: Literal["browser", "desktop"]
+    task_id: str | None = None
+    agent: str | None = None
+    model: str | None = None
+    start_url: str | None = None
+    t: float = Field(default_factory=time.time, description="Unix time the episode started.")
+
+
+class ActionRecord(BaseModel):
+    """One action, recorded whether it succeeded or failed."""
+
+    kind: Literal["action"] = "action"
+    index: int = Field(description="0-based position in the trajectory.")
+    name: str = Field(description="Tool name without prefix, e.g. 'click', 'type', 'navigate'.")
+    args: dict[str, Any] = Field(default_factory=dict, description="Arguments as the agent gave them.")
+    canonical: str = Field(description="Canonical form, e.g. click(text='Search', element='button').")
+    target: Target | None = None
+    url_before: str | None = None
+    url_after: str | None = None
+    t_start: float
+    t_end: float
+    screenshot: str | None = Field(None, description="Path of a screenshot taken after the action, relative to the episode folder.")
+    error: str | None = Field(None, description="What went wrong, as told to the agent; None on success.")
+    thought: str | None = Field(None, description="The agent's stated reason, when it gave one.")
+
+
+class AnswerRecord(BaseModel):
+    """The agent's final answer."""
+
+    kind: Literal["answer"] = "answer"
+    answer: str
+    t: float = Field(default_factory=time.time)
+
+
+class CloseRecord(BaseModel):
+    """Last line: how the episode ended."""
+
+    kind: Literal["close"] = "close"
+    status: Literal["closed", "timeout", "error"] = "closed"
+    reason: str | None = None
+    t: float = Field(default_factory=time.time)
+
+
+class Trajectory(BaseModel):
+    """A whole trajectory as loaded back from its file."""
+
+    version: int = TRAJECTORY_VERSION
+    episode: EpisodeRecord
+    actions: list[ActionRecord] = Field(default_factory=list)
+    answer: str | None = None
+    closed: CloseRecord | None = None
+
+    @property
+    def id(self) -> str:
+        return self.episode.episode_id
+
+
+class Recorder:
+    """Appends records to one trajectory file, each fsynced before ``append`` returns."""
+
+    def __init__(self, folder: Path, episode: EpisodeRecord) -> None:
+        self.folder = folder
+        self.path = folder / "trajectory.jsonl"
+        self.screenshots = folder / "screenshots"
+        self.screenshots.mkdir(parents=True, exist_ok=True)
+        self.count = 0
+        append_jsonl(self.path, episode.model_dump(mode="json"))
+
+    def action(self, **fields: Any) -> ActionRecord:
+        """Record one action (index assigned here) and return the record."""
+        record = ActionRecord(index=self.count, **fields)
+        append_jsonl(self.path, record.model_dump(mode="json"))
+        self.count += 1
+        return record
+
+    def answer(self, text: str) -> AnswerRecord:
+        record = AnswerRecord(answer=text)
+        append_jsonl(self.path, record.model_dump(mode="json"))
+        return record
+
+    def close(self, status: Literal["closed", "timeout", "error"] = "closed", reason: str | None = None) -> CloseRecord:
+        record = CloseRecord(status=status, reason=reason)
+        append_jsonl(self.path, record.model_dump(mode="json"))
+        return record
+
+    def screenshot_path(self, label: str) -> tuple[Path, str]:
+        """(absolute path, path relative to the episode folder) for the next screenshot."""
+        name = f"{self.count:04d}-{label}.png"
+        return self.screenshots / name, f"screenshots/{name}"
+
+
+def load_trajectory(path: Path) -> Trajectory:
+    """Read a trajectory file; a torn last line (crash mid-write) is ignored."""
+    episode: EpisodeRecord | None = None
+    actions: list[ActionRecord] = []
+    answer: str | None = None
+    closed: CloseRecord | None = None
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        kind = data.get("kind")
+        if kind == "episode":
+            episode = EpisodeRecord.model_validate(data)
+        elif kind == "action":
+            actions.append(ActionRecord.model_validate(data))
+        elif kind == "answer":
+            answer = AnswerRecord.model_validate(data).answer
+        elif kind == "close":
+            closed = CloseRecord.model_validate(data)
+    if episode is None:
+        raise ValueError(f"{path} has no episode header; not a trajectory file")
+    return Trajectory(episode=episode, actions=actions, answer=answer, closed=closed)
