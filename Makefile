@@ -15,8 +15,8 @@ export ANONYMIZED_TELEMETRY := False
 all: test
 
 ## System packages (Debian), installed only when missing: chromium for the browser layer,
-## Xvfb + xauth (+ x11-utils, python3-tk for the desktop tests) for the opt-in desktop environment.
-APT_NEEDS := chromium:chromium Xvfb:xvfb xauth:xauth xdpyinfo:x11-utils
+## Xvfb + xauth + x11-utils for the opt-in desktop environment, npm to fetch TodoMVC for the crawl tests.
+APT_NEEDS := chromium:chromium Xvfb:xvfb xauth:xauth xdpyinfo:x11-utils npm:npm
 system:
 	@missing=""; for pair in $(APT_NEEDS); do command -v $${pair%%:*} >/dev/null 2>&1 || missing="$$missing $${pair##*:}"; done; \
 	if [ -n "$$missing" ]; then \
@@ -48,6 +48,7 @@ demo: setup
 
 bench: setup test-data
 	$(BIN)/python bench/ingest.py
+	$(BIN)/python bench/crawl.py
 
 clean:
 	rm -rf $(VENV) .taskloom tests/data/cache .pytest_cache

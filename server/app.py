@@ -14,7 +14,9 @@ from fastmcp import FastMCP  # noqa: E402
 
 from .. import __version__  # noqa: E402
 from ..resources import register_resources  # noqa: E402
+from ..tools.environment import desktop_mcp  # noqa: E402
 from ..tools.environment import mcp as env_mcp  # noqa: E402
+from ..tools.environment.desktop import DesktopEpisodes  # noqa: E402
 from ..tools.environment.browser import BrowserPool  # noqa: E402
 from ..tools.environment.manager import EpisodeManager  # noqa: E402
 from ..tools.graph import mcp as graph_mcp  # noqa: E402
@@ -57,7 +59,7 @@ def build_server(settings: Settings | None = None, profile: Profile = "full", en
     workspace = Workspace(settings.workspace)
     pool = BrowserPool(settings.chromium)
     episodes = EpisodeManager(pool, workspace.runs / "episodes", workspace.tasks, settings.record_screenshots, settings.max_episodes)
-    desktops: Any = None
+    desktops: DesktopEpisodes | None = None
 
     @asynccontextmanager
     async def lifespan(_: FastMCP) -> AsyncIterator[dict[str, Any]]:
@@ -77,18 +79,16 @@ def build_server(settings: Settings | None = None, profile: Profile = "full", en
         lifespan=lifespan,
     )
     server.add_middleware(TaskloomErrors())
+    if enable_desktop:
+        desktops = DesktopEpisodes(workspace.runs / "episodes", settings.record_screenshots)
+        desktop_server = _sub("desktop")
+        desktop_mcp.register(desktop_server, desktops)
     env_server, browser_server = _sub("env"), _sub("browser")
-    env_mcp.register_env(env_server, episodes)
+    env_mcp.register_env(env_server, episodes, desktops)
     env_mcp.register_browser(browser_server, episodes)
     server.mount(env_server, namespace="env")
     server.mount(browser_server, namespace="browser")
-    if enable_desktop:
-        from ..tools.environment import desktop_mcp
-        from ..tools.environment.desktop import DesktopEpisodes
-
-        desktops = DesktopEpisodes(workspace.runs / "episodes")
-        desktop_server = _sub("desktop")
-        desktop_mcp.register(desktop_server, desktops)
+    if desktops is not None:
         server.mount(desktop_server, namespace="desktop")
     if profile == "full":
         graphs = GraphService(settings, pool)

@@ -9,6 +9,7 @@ import contextlib
 import difflib
 import io
 import os
+import re
 import secrets
 import shutil
 import subprocess
@@ -31,10 +32,10 @@ __all__ = ["EnvironmentUnavailable", "DesktopActionError", "VirtualDisplay", "De
 
 T = TypeVar("T")
 
-BUTTONS = ("left", "right", "middle")
 MAX_WAIT = 30.0
 MAX_TEXT = 2000
 MAX_SCROLL = 50
+_KEY_EXAMPLES = "enter, tab, esc, backspace, delete, space, up, down, left, right, home, end, pageup, pagedown, ctrl, alt, shift, win, f1..f12"
 
 DESKTOP_ACTIONS: dict[str, str] = {
     "click": "click(x, y, button='left'): click at screen position (x, y) with the left, right or middle button.",
@@ -184,10 +185,7 @@ class VirtualDisplay:
 
 
 class DesktopEnv:
-    """AgentSynth's action space on one X display; each action validates, acts and appends an :class:`ActionRecord`.
-
-    A refused action is recorded, then raises :class:`DesktopActionError`; the env stays usable.
-    """
+    """AgentSynth's action space on one X display; a refused action is recorded, then raises :class:`DesktopActionError`."""
 
     def __init__(self, recorder: Recorder, display: str | None = None, screenshot_after: bool = False) -> None:
         name = display or os.environ.get("DISPLAY")
@@ -195,10 +193,12 @@ class DesktopEnv:
             raise EnvironmentUnavailable("no X display: start a VirtualDisplay first")
         self.recorder, self.display, self.screenshot_after = recorder, name, screenshot_after
         with _INPUT_LOCK, _environ({"DISPLAY": name}):
-            import pyautogui  # its import connects to $DISPLAY
-            from pyautogui import _pyautogui_x11 as x11
-
-            self._conn = Xlib.display.Display(name)
+            try:
+                import pyautogui  # its import connects to $DISPLAY
+                from pyautogui import _pyautogui_x11 as x11
+                self._conn = Xlib.display.Display(name)
+            except _X_ERRORS as exc:
+                raise EnvironmentUnavailable(f"cannot connect to X display {name}: {exc}") from exc
         pyautogui.FAILSAFE, pyautogui.PAUSE = False, 0
         self._gui, self._x11 = pyautogui, x11
         screen = self._conn.screen()
@@ -218,8 +218,8 @@ class DesktopEnv:
 
     @staticmethod
     def _button(button: Any) -> str:
-        if button not in BUTTONS:
-            raise InputError(f"button={button!r} is not one of {', '.join(BUTTONS)}")
+        if button not in ("left", "right", "middle"):
+            raise InputError(f"button={button!r} is not one of left, right, middle")
         return str(button)
 
     def _key(self, key: Any) -> str:
@@ -229,10 +229,7 @@ class DesktopEnv:
         if name not in self._keys:
             close = difflib.get_close_matches(name, sorted(self._keys), n=3)
             hint = f"; did you mean {', '.join(close)}?" if close else ""
-            raise InputError(
-                f"unknown key {key!r}: use a pyautogui key name such as enter, tab, esc, backspace, delete, space, up, down, "
-                f"left, right, home, end, pageup, pagedown, ctrl, alt, shift, win, f1..f12, or one printable character{hint}"
-            )
+            raise InputError(f"unknown key {key!r}: use a pyautogui key name such as {_KEY_EXAMPLES}, or one printable character{hint}")
         return name
 
     def _text(self, text: Any, interval: Any) -> str:
@@ -343,27 +340,31 @@ class DesktopEnv:
 
 
 class DesktopEpisodes:
-    """Running desktop episodes by id, all on one shared :class:`VirtualDisplay`.
+    """Running desktop episodes by id, all on one shared :class:`VirtualDisplay`; each records into ``root/<episode_id>``.
 
-    Without ``display`` the manager starts its own with the first episode and stops it after the
-    last one closes. Episodes share one mouse and keyboard: run them one at a time for clean trajectories.
+    Without ``display`` the manager starts its own with the first episode and stops it after the last
+    one closes. Episodes share one mouse and keyboard: run them one at a time for clean trajectories.
     """
 
-    def __init__(self, screenshot_after: bool = True, display: VirtualDisplay | None = None) -> None:
-        self.screenshot_after, self._owned = screenshot_after, display is None
-        self.display = display
+    def __init__(self, root: Path | None = None, screenshot_after: bool = True, display: VirtualDisplay | None = None) -> None:
+        self.root, self.screenshot_after, self.display, self._owned = root, screenshot_after, display, display is None
         self._envs: dict[str, DesktopEnv] = {}
         self._lock = threading.Lock()
 
-    def start(self, episode_id: str, folder: Path, *, task_id: str | None = None, agent: str | None = None, model: str | None = None) -> DesktopEnv:
-        """Open an episode recording into ``folder``/trajectory.jsonl."""
+    def start(self, episode_id: str, folder: Path | None = None, *, task_id: str | None = None, agent: str | None = None, model: str | None = None) -> DesktopEnv:
+        """Open an episode recording into ``folder`` (default ``root/<episode_id>``)/trajectory.jsonl."""
+        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}", episode_id):
+            raise InputError(f"episode_id={episode_id!r}: use 1..100 letters, digits, '.', '_' or '-', starting with a letter or digit")
+        folder = Path(folder) if folder is not None else self.root / episode_id if self.root is not None else None
+        if folder is None:
+            raise InputError("give the episode a folder: this manager has no root")
         with self._lock:
             if episode_id in self._envs:
                 raise InputError(f"desktop episode {episode_id!r} is already running")
             if self.display is None:
                 self.display = VirtualDisplay().start()
             episode = EpisodeRecord(episode_id=episode_id, env="desktop", task_id=task_id, agent=agent, model=model)
-            env = DesktopEnv(Recorder(Path(folder), episode), display=self.display.name, screenshot_after=self.screenshot_after)
+            env = DesktopEnv(Recorder(folder, episode), display=self.display.name, screenshot_after=self.screenshot_after)
             self._envs[episode_id] = env
             return env
 
@@ -385,7 +386,7 @@ class DesktopEpisodes:
                 self._stop_display()
             return record
 
-    def shutdown(self, reason: str = "server shutting down") -> None:
+    def close_all(self, reason: str = "server shutting down") -> None:
         """Close every running episode (status ``error``) and stop the display."""
         for episode_id in list(self._envs):
             self.close(episode_id, "error", reason)

@@ -1,8 +1,10 @@
 """The desktop environment as MCP tools: a thin layer over :class:`DesktopEpisodes`.
 
-Tools are named ``desktop_click``, ``desktop_write``… and take the episode id first. An
-action the environment refuses is recorded and answered with ``ok=False`` and the reason;
-an unknown episode or a dead display is a tool error.
+Registered as ``click``, ``write``… on a sub-server that the server mounts under the
+``desktop`` namespace, so agents see ``desktop_click``, ``desktop_write``… (or pass
+``prefix="desktop_"`` to register on a server directly). Every tool takes the episode id
+first. A refused action is recorded with its reason and raised, so the agent gets a
+tool error saying why — the same convention as the browser tools.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from fastmcp import FastMCP
 from fastmcp.utilities.types import Image
 from pydantic import BaseModel, Field
 
-from .desktop import DESKTOP_ACTIONS, MAX_WAIT, DesktopActionError, DesktopEnv, DesktopEpisodes
+from .desktop import DESKTOP_ACTIONS, MAX_WAIT, DesktopEnv, DesktopEpisodes
 from .trajectory import ActionRecord
 
 __all__ = ["register", "DesktopActionResult"]
@@ -37,15 +39,12 @@ class DesktopActionResult(BaseModel):
     error: str | None = Field(None, description="Why the action was refused; None when ok.")
 
 
-def register(mcp: FastMCP, envs: DesktopEpisodes, prefix: str = "desktop_") -> None:
-    """Add the desktop tools to ``mcp`` (names ``prefix`` + action, e.g. ``desktop_click``)."""
+def register(mcp: FastMCP, envs: DesktopEpisodes, prefix: str = "") -> None:
+    """Add the desktop tools to ``mcp``, named ``prefix`` + action (``click``, or ``desktop_click`` with ``prefix="desktop_"``)."""
 
     async def run(episode_id: str, action: Callable[[DesktopEnv], ActionRecord]) -> DesktopActionResult:
         env = envs.get(episode_id)
-        try:
-            record = await anyio.to_thread.run_sync(action, env)
-        except DesktopActionError as exc:
-            return DesktopActionResult(ok=False, canonical=exc.record.canonical, error=str(exc))
+        record = await anyio.to_thread.run_sync(action, env)  # DesktopActionError (recorded) reaches the agent as a tool error
         return DesktopActionResult(ok=True, canonical=record.canonical)
 
     def doc(name: str) -> str:

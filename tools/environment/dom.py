@@ -97,5 +97,5 @@ def draw_marks(png: bytes, marks: list[tuple[str, tuple[float, float, float, flo
         draw.rectangle([tx, ty, tx + width, ty + 12], fill=colour)
         draw.text((tx + 2, ty), label, fill="white")
     out = io.BytesIO()
-    image.save(out, format="PNG")
+    image.save(out, format="PNG", compress_level=1)
     return out.getvalue()

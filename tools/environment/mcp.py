@@ -7,12 +7,17 @@ bound to the caller's MCP session is used.
 
 from __future__ import annotations
 
+import secrets
 from typing import Annotated, Literal
+
+import anyio.to_thread
 
 from fastmcp import Context, FastMCP
 from fastmcp.utilities.types import Image
 from pydantic import BaseModel, Field
 
+from ..errors import InputError
+from .desktop import DesktopEpisodes
 from .episodes import Observation
 from .manager import EpisodeManager, StartedEpisode
 
@@ -53,21 +58,44 @@ class Answered(BaseModel):
     answer: str
 
 
-def register_env(mcp: FastMCP, episodes: EpisodeManager) -> None:
-    """Add ``start``, ``answer`` and ``close`` (seen as ``env_start``, …)."""
+def register_env(mcp: FastMCP, episodes: EpisodeManager, desktops: DesktopEpisodes | None = None) -> None:
+    """Add ``start``, ``answer`` and ``close`` (seen as ``env_start``, …) for browser and desktop episodes."""
+    latest: dict[str, str] = {}
+
+    def chosen(ctx: Context, episode_id: str | None) -> str:
+        key = binding(ctx)
+        found = episode_id or (latest.get(key) if key else None)
+        return found or episodes.get(None, key).id
 
     @mcp.tool(annotations=ACTION)
     async def start(
         ctx: Context,
         url: Annotated[str | None, Field(description="Page to open (http/https).")] = None,
-        task_id: Annotated[str | None, Field(description="A web task to attempt; its instruction is returned.")] = None,
+        task_id: Annotated[str | None, Field(description="A task to attempt; its instruction is returned.")] = None,
+        environment: Annotated[Literal["browser", "desktop"], Field(description="browser (default) or desktop (when the server runs with --enable-desktop).")] = "browser",
     ) -> StartedEpisode:
-        """Start an episode in a fresh, isolated browser and open the page.
+        """Start an episode and return its id, the task's instruction and what the agent sees first.
 
-        Returns the episode id, the task's instruction (when a task was given) and the
-        page's accessibility snapshot. Later browser_* calls from this session act in it.
+        browser: a fresh, isolated browser context at the URL (or the task's start page);
+        the accessibility snapshot is returned and later browser_* calls from this
+        session act in it. desktop: a recorded session on the virtual display; act with
+        desktop_* tools, passing the episode id.
         """
-        _, started = await episodes.start(url=url, task_id=task_id, session=binding(ctx))
+        key = binding(ctx)
+        if environment == "desktop":
+            if desktops is None:
+                raise InputError("the desktop environment is off; start the server with --enable-desktop")
+            task = episodes.public_task(task_id) if task_id else None
+            episode_id = f"desk-{secrets.token_hex(6)}"
+            env = await anyio.to_thread.run_sync(lambda: desktops.start(episode_id, task_id=task_id))
+            started = StartedEpisode(
+                episode_id=episode_id, url="", title="desktop", instruction=task.instruction if task else None,
+                snapshot="(desktop: call desktop_screenshot to see the screen)", trajectory=str(env.recorder.path),
+            )
+        else:
+            _, started = await episodes.start(url=url, task_id=task_id, session=key)
+        if key:
+            latest[key] = started.episode_id
         return started
 
     @mcp.tool(annotations=ACTION)
@@ -77,16 +105,21 @@ def register_env(mcp: FastMCP, episodes: EpisodeManager) -> None:
         episode_id: EpisodeId = None,
     ) -> Answered:
         """Give the final answer of the episode (recorded in its trajectory)."""
-        episode = episodes.get(episode_id, binding(ctx))
-        episode.recorder.answer(answer)
-        return Answered(episode_id=episode.id, answer=answer)
+        found = chosen(ctx, episode_id)
+        recorder = desktops.get(found).recorder if desktops and found.startswith("desk-") else episodes.get(found).recorder
+        recorder.answer(answer)
+        return Answered(episode_id=found, answer=answer)
 
     @mcp.tool(annotations=ACTION)
     async def close(ctx: Context, episode_id: EpisodeId = None) -> Closed:
-        """End the episode and close its browser context."""
-        episode = episodes.get(episode_id, binding(ctx))
-        path = await episodes.close(episode.id)
-        return Closed(episode_id=episode.id, trajectory=str(path))
+        """End the episode and close its browser context (or desktop session)."""
+        found = chosen(ctx, episode_id)
+        if desktops and found.startswith("desk-"):
+            path = desktops.get(found).recorder.path
+            await anyio.to_thread.run_sync(lambda: desktops.close(found))
+        else:
+            path = await episodes.close(found)
+        return Closed(episode_id=found, trajectory=str(path))
 
 
 def register_browser(mcp: FastMCP, episodes: EpisodeManager) -> None:

@@ -1,6 +1,6 @@
 """The desktop environment on a real Xvfb display, acting on a tiny Tk program that logs what it sees.
 
-Needs ``Xvfb`` and ``xauth`` (``apt-get install xvfb xauth``); skipped without them.
+Needs ``Xvfb`` and ``xauth`` (``apt-get install xvfb xauth``) and tkinter; skipped without them.
 """
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ import io
 import json
 import os
 import shutil
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -33,6 +34,7 @@ from taskloom.tools.environment.desktop import (
 from taskloom.tools.environment.trajectory import EpisodeRecord, Recorder, load_trajectory
 from taskloom.tools.errors import InputError, NotFoundError
 
+HAS_TK = subprocess.run([sys.executable, "-c", "import tkinter"], capture_output=True).returncode == 0
 pytestmark = [
     pytest.mark.integration,
     pytest.mark.skipif(not (shutil.which("Xvfb") and shutil.which("xauth")), reason="needs Xvfb and xauth"),
@@ -110,6 +112,8 @@ def display() -> Iterator[VirtualDisplay]:
 
 @pytest.fixture(scope="module")
 def app(display: VirtualDisplay, tmp_path_factory: pytest.TempPathFactory) -> App:
+    if not HAS_TK:
+        pytest.skip("needs tkinter in this Python (Debian: python3-tk)")
     folder = tmp_path_factory.mktemp("tkapp")
     display.spawn([sys.executable, "-c", TK_APP, str(folder)])
     assert wait_until(lambda: (folder / "ready.json").exists(), 10), "the Tk program did not come up"
@@ -255,18 +259,20 @@ def test_a_second_display_restores_the_environment(display: VirtualDisplay) -> N
 
 
 def test_episodes_share_a_display_and_close_it_last(display: VirtualDisplay, tmp_path: Path) -> None:
-    episodes = DesktopEpisodes(screenshot_after=True)
-    first = episodes.start("ep-1", tmp_path / "ep-1", task_id="t1")
+    episodes = DesktopEpisodes(tmp_path, screenshot_after=True)
+    first = episodes.start("ep-1", task_id="t1")
     second = episodes.start("ep-2", tmp_path / "ep-2")
     assert episodes.display is not None and first.display == second.display != display.name
     with pytest.raises(InputError, match="already running"):
         episodes.start("ep-1", tmp_path / "again")
+    with pytest.raises(InputError, match="letters, digits"):
+        episodes.start("../escape")
     with pytest.raises(NotFoundError, match="ep-1, ep-2"):
         episodes.get("nope")
     first.move(3, 3)
     episodes.close("ep-1")
     assert episodes.display is not None
-    episodes.shutdown()
+    episodes.close_all()
     assert episodes.display is None and os.environ["DISPLAY"] == display.name
     one, two = load_trajectory(tmp_path / "ep-1" / "trajectory.jsonl"), load_trajectory(tmp_path / "ep-2" / "trajectory.jsonl")
     assert one.episode.task_id == "t1" and one.actions[0].screenshot and one.closed and one.closed.status == "closed"
@@ -275,10 +281,11 @@ def test_episodes_share_a_display_and_close_it_last(display: VirtualDisplay, tmp
 
 @pytest.mark.anyio
 async def test_mcp_tools_act_record_and_show(display: VirtualDisplay, app: App, tmp_path: Path) -> None:
-    episodes = DesktopEpisodes(screenshot_after=False, display=display)
-    server = FastMCP("desktop-test")
-    desktop_mcp.register(server, episodes)
-    episodes.start("mcp", tmp_path / "mcp")
+    episodes = DesktopEpisodes(tmp_path, screenshot_after=False, display=display)
+    server, desktop = FastMCP("test"), FastMCP("test-desktop")
+    desktop_mcp.register(desktop, episodes)
+    server.mount(desktop, namespace="desktop")  # as server/app.py does
+    episodes.start("mcp")
     try:
         async with Client(server) as client:
             names = {t.name for t in await client.list_tools()}
@@ -297,7 +304,7 @@ async def test_mcp_tools_act_record_and_show(display: VirtualDisplay, app: App, 
             assert unknown.is_error
         assert app.saw("button") and app.saw("ctrl-k")
     finally:
-        episodes.shutdown()
+        episodes.close_all()
     assert display.number is not None  # a display passed in is not the manager's to stop
     actions = load_trajectory(tmp_path / "mcp" / "trajectory.jsonl").actions
     assert [a.name for a in actions] == ["click", "press", "hotkey", "screenshot"]

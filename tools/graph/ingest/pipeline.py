@@ -26,7 +26,6 @@ from .entities import link_entities
 from .html import parse_html
 from .links import link_citations, link_references
 from .markdown import parse_markdown
-from .pdf import parse_pdf
 from .text import parse_text
 
 __all__ = ["IngestReport", "build_document_graph", "ingest_document", "detect_format", "EMBEDDED_TYPES", "SIMILARITY_TYPES"]
@@ -75,6 +74,8 @@ def detect_format(path: Path) -> str:
 
 def _parse(path: Path, fmt: str, settings: Settings, progress: ProgressFn | None) -> ParsedDocument:
     if fmt == "pdf":
+        from .pdf import parse_pdf  # pymupdf is heavy to import; load it only for PDFs
+
         return parse_pdf(path, progress=progress, max_pages=settings.max_pages)
     parsers = {"html": parse_html, "markdown": parse_markdown, "text": parse_text}
     parsed = parsers[fmt](path)

@@ -38,6 +38,7 @@ def element_id(kind: str, info: ElementInfo) -> str:
     link target; containers (regions, forms, dialogs, menus…) by type, selector and
     aria-label only, since their text changes with what they contain.
     """
+    key: tuple[str, ...]
     if kind in _CONTAINERS:
         key = (kind, info.selector, info.aria_label or "")
     else:
@@ -129,10 +130,10 @@ class _WebBuilder:
             if kind == "filter":
                 for target in result_lists:
                     self.edge(node_id, target, EdgeType.FILTERS)
-            if kind == "link" and (target := self.page_of(info.href)):
-                self.edge(node_id, target, EdgeType.NAVIGATES_TO)
-            if kind == "form" and (target := self.page_of(info.action)):
-                self.edge(node_id, target, EdgeType.SUBMITS)
+            if kind == "link" and (linked := self.page_of(info.href)):
+                self.edge(node_id, linked, EdgeType.NAVIGATES_TO)
+            if kind == "form" and (submitted := self.page_of(info.action)):
+                self.edge(node_id, submitted, EdgeType.SUBMITS)
         for effect in page.clicks:
             trigger = ids.get(effect.trigger)
             if trigger is None:
@@ -140,8 +141,8 @@ class _WebBuilder:
             for opened in effect.opened:
                 if opened in ids:
                     self.edge(trigger, ids[opened], EdgeType.OPENS, verified="click")
-            if target := self.page_of(effect.navigated_to):
-                self.edge(trigger, target, EdgeType.NAVIGATES_TO, verified="click")
+            if reached := self.page_of(effect.navigated_to):
+                self.edge(trigger, reached, EdgeType.NAVIGATES_TO, verified="click")
 
 
 def build_web_graph(result: CrawlResult, meta: GraphMeta) -> KnowledgeGraph:

@@ -55,6 +55,7 @@ class ClickEffect(BaseModel):
     trigger: str = Field(description="Selector of the clicked element.")
     opened: list[str] = Field(default_factory=list, description="Selectors of dialogs/menus/panels/toasts it revealed.")
     navigated_to: str | None = None
+    error: str | None = Field(None, description="Why the click failed (hidden, covered, timed out).")
 
 
 class PageCapture(BaseModel):
@@ -121,7 +122,7 @@ class _Crawl:
         self.result = CrawlResult(start_url=normalize_url(options.start_url), allowed_domains=sorted(self.allowed), pages=[])
         self.hashes: dict[str, str] = {}
         self.seen: set[str] = set()
-        self.effects: dict[tuple[str, str], ClickEffect] = {}
+        self.effects: dict[tuple[str, str], asyncio.Future[ClickEffect]] = {}
 
     async def run(self) -> CrawlResult:
         start = time.perf_counter()
@@ -223,7 +224,7 @@ class _Crawl:
                 label = str(len(marks) + 1)
                 capture.marks[label] = e.selector
                 marks.append((label, e.bbox))
-        (self.shots / f"{name}-marks.png").write_bytes(draw_marks(png, marks))
+        (self.shots / f"{name}-marks.png").write_bytes(await asyncio.to_thread(draw_marks, png, marks))
         capture.screenshot, capture.marks_screenshot = f"{name}.png", f"{name}-marks.png"
 
     async def _clicks(self, page: Any, capture: PageCapture) -> list[ClickEffect]:
@@ -231,7 +232,7 @@ class _Crawl:
 
         A trigger seen before on another page (same selector and name: a site-wide
         menu button, the tabs of every detail page) is not clicked again; its recorded
-        effect is reused.
+        effect is reused — or awaited, when another context is clicking it right now.
         """
         triggers = [
             e
@@ -247,27 +248,31 @@ class _Crawl:
         for trigger in triggers:
             key = (trigger.selector, trigger.name)
             if key in self.effects:
-                effects.append(self.effects[key])
+                effects.append(await self.effects[key])
                 continue
-            if dirty:
-                await self._load(page, capture.final_url)
-            before = set(await page.evaluate(VISIBLE_CONTAINERS_JS))
-            try:
-                await page.locator(trigger.selector).first.click(timeout=2_000)
-            except PlaywrightError:
-                dirty = True
-                continue
-            now = normalize_url(page.url)
-            if now != capture.final_url:
-                effect = ClickEffect(trigger=trigger.selector, navigated_to=now)
-            else:
-                await _settle(page)
-                after = await page.evaluate(VISIBLE_CONTAINERS_JS)
-                effect = ClickEffect(trigger=trigger.selector, opened=[s for s in after if s not in before])
-            self.effects[key] = effect
+            pending: asyncio.Future[ClickEffect] = asyncio.get_running_loop().create_future()
+            self.effects[key] = pending
+            effect = await self._click(page, capture, trigger, dirty)
+            pending.set_result(effect)
             effects.append(effect)
             dirty = True
         return effects
+
+    async def _click(self, page: Any, capture: PageCapture, trigger: ElementInfo, dirty: bool) -> ClickEffect:
+        """Click one trigger (on a fresh load if an earlier click changed the page); never raises."""
+        try:
+            if dirty:
+                await self._load(page, capture.final_url)
+            before = set(await page.evaluate(VISIBLE_CONTAINERS_JS))
+            await page.locator(trigger.selector).first.click(timeout=2_000)
+            now = normalize_url(page.url)
+            if now != capture.final_url:
+                return ClickEffect(trigger=trigger.selector, navigated_to=now)
+            await _settle(page)
+            after = await page.evaluate(VISIBLE_CONTAINERS_JS)
+        except PlaywrightError as exc:
+            return ClickEffect(trigger=trigger.selector, error=str(exc).splitlines()[0])
+        return ClickEffect(trigger=trigger.selector, opened=[s for s in after if s not in before])
 
 
 def _track_requests(page: Any) -> None:
