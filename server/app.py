@@ -84,7 +84,7 @@ def build_server(settings: Settings | None = None, profile: Profile = "full", en
         desktop_server = _sub("desktop")
         desktop_mcp.register(desktop_server, desktops)
     env_server, browser_server = _sub("env"), _sub("browser")
-    env_mcp.register_env(env_server, episodes, desktops)
+    env_mcp.register_env(env_server, episodes, desktops, reveal_paths=profile == "full")
     env_mcp.register_browser(browser_server, episodes)
     server.mount(env_server, namespace="env")
     server.mount(browser_server, namespace="browser")

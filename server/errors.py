@@ -34,9 +34,15 @@ def _taskloom_cause(exc: BaseException) -> TaskloomError | None:
 
 
 class _ExpectedErrorFilter(logging.Filter):
-    """Log a tool call that failed with a TaskloomError as one warning line, not a crash with a traceback."""
+    """Log a tool call that failed with a TaskloomError as one warning line, not a crash with a traceback.
+
+    The parent server repeats every mounted tool's failure as a bare "Error calling
+    tool" line with no detail; that echo is dropped.
+    """
 
     def filter(self, record: logging.LogRecord) -> bool:
+        if not record.exc_info and record.levelno >= logging.ERROR and record.getMessage().startswith("Error calling tool"):
+            return False  # the parent server's echo of a mounted tool's error, already logged by the sub-server
         if record.exc_info and record.exc_info[1] is not None and _taskloom_cause(record.exc_info[1]):
             record.msg = f"{record.getMessage()}: {_taskloom_cause(record.exc_info[1])}"
             record.args = ()

@@ -173,8 +173,8 @@ async def test_agent_profile_over_stdio_runs_an_episode(tmp_path: Path, site_url
     assert 'searchbox "Search the catalogue"' in looked["snapshot"]
     assert closed["episode_id"] == started["episode_id"]
     assert after.is_error and "env_start" in after.content[0].text
-    path = Path(closed["trajectory"])
-    assert path.is_relative_to(workspace.resolve())  # TASKLOOM_WORKSPACE chose the workspace
+    assert closed["trajectory"] is None  # the agent profile names no workspace path
+    path = workspace.resolve() / "runs" / "episodes" / closed["episode_id"] / "trajectory.jsonl"  # TASKLOOM_WORKSPACE chose the workspace
     trajectory = load_trajectory(path)
     assert [a.name for a in trajectory.actions] == ["navigate", "snapshot"]
     assert trajectory.closed is not None and trajectory.closed.status == "closed"

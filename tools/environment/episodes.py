@@ -24,8 +24,9 @@ from .trajectory import Recorder, Target
 
 __all__ = ["ActionFailed", "Observation", "BrowserEpisode"]
 
-_REF = re.compile(r"^e\d+$")
-_INTERACTIVE = re.compile(r"^\s*- (link|button|textbox|searchbox|combobox|checkbox|radio|tab|menuitem|option|switch|slider|spinbutton)\b.*\[ref=(e\d+)\]", re.M)
+# Playwright numbers refs e1, e2… on a tab's first page and f1e1, f2e7… after it navigates.
+_REF = re.compile(r"^(?:f\d+)?e\d+$")
+_INTERACTIVE = re.compile(r"^\s*- (link|button|textbox|searchbox|combobox|checkbox|radio|tab|menuitem|option|switch|slider|spinbutton)\b.*\[ref=((?:f\d+)?e\d+)\]", re.M)
 
 
 class ActionFailed(TaskloomError):
@@ -109,10 +110,14 @@ class BrowserEpisode:
             raise InputError("values is empty; pass the option label(s) or value(s) to select")
 
         async def run(loc: Any) -> None:
-            try:
-                await loc.select_option(label=values, timeout=2_000)
-            except PlaywrightError:  # no option with that label: try the values as option values
-                await loc.select_option(values)
+            options: list[dict[str, str]] = await loc.evaluate("(s) => Array.from(s.options || []).map(o => ({label: o.label || o.text, value: o.value}))")
+            chosen = []
+            for wanted in values:
+                match = next((o["value"] for o in options if wanted in (o["label"], o["value"])), None)
+                if match is None:
+                    raise ActionFailed(f"no option {wanted!r}; the options are {[o['label'] for o in options]}")
+                chosen.append(match)
+            await loc.select_option(chosen)
 
         return await self._element_action("select_option", {"element": element, "ref": ref, "values": values}, ref, run, option=", ".join(values))
 
@@ -125,6 +130,8 @@ class BrowserEpisode:
         return await self._act("press_key", {"key": key}, canonical("press", key=key), None, lambda: self.page.keyboard.press(key))
 
     async def navigate(self, url: str) -> Observation:
+        if not url.startswith(("http://", "https://")):
+            return await self._fail("navigate", {"url": url}, canonical("navigate", url=url), None, f"{url!r} is not an http(s) URL; pass a full address such as http://host/path")
         if self.guarded.allowed is not None and not host_allowed(url, self.guarded.allowed):
             return await self._fail("navigate", {"url": url}, canonical("navigate", url=url), None, f"{url} is outside this episode's allowed domains ({', '.join(sorted(self.guarded.allowed))})")
         return await self._act("navigate", {"url": url}, canonical("navigate", url=url), None, lambda: self.page.goto(url, wait_until="domcontentloaded"))
@@ -141,10 +148,14 @@ class BrowserEpisode:
         async def run() -> None:
             if seconds:
                 await self.page.wait_for_timeout(seconds * 1000)
-            if text:
-                await self.page.get_by_text(text).first.wait_for(state="visible", timeout=10_000)
-            if text_gone:
-                await self.page.get_by_text(text_gone).first.wait_for(state="hidden", timeout=10_000)
+            try:
+                if text:
+                    await self.page.get_by_text(text).first.wait_for(state="visible", timeout=10_000)
+                if text_gone:
+                    await self.page.get_by_text(text_gone).first.wait_for(state="hidden", timeout=10_000)
+            except PlaywrightError:
+                what = f"text {text!r} did not appear" if text else f"text {text_gone!r} did not disappear"
+                raise ActionFailed(f"{what} within 10 s; take a browser_snapshot to see the page") from None
 
         args = {"seconds": seconds, "text": text, "text_gone": text_gone}
         return await self._act("wait_for", args, canonical("wait", text=text, text_gone=text_gone, seconds=seconds), None, run)
@@ -154,6 +165,20 @@ class BrowserEpisode:
         return await self._act("scroll", {"direction": direction, "amount": amount}, canonical("scroll", direction=direction), None, lambda: self.page.mouse.wheel(0, delta))
 
     # -- machinery --------------------------------------------------------------------
+
+    async def _capture(self, path: Any) -> bool:
+        """Screenshot to ``path``; a page caught mid-navigation is retried once after it loads."""
+        for attempt in range(2):
+            try:
+                path.write_bytes(await self.page.screenshot())
+                return True
+            except PlaywrightError:
+                if attempt == 0:
+                    try:
+                        await self.page.wait_for_load_state("load", timeout=5_000)
+                    except PlaywrightError:
+                        return False
+        return False
 
     async def _aria(self) -> str:
         snapshot: str = await self.page.locator("body").aria_snapshot(mode="ai")
@@ -177,6 +202,8 @@ class BrowserEpisode:
             target = await self._describe(loc, ref)
         except ActionFailed as exc:
             return await self._fail(name, args, canonical(name, element=args.get("element")), Target(ref=ref), str(exc))
+        except PlaywrightError as exc:
+            return await self._fail(name, args, canonical(name, element=args.get("element")), Target(ref=ref), _explain(exc))
         text = target.name or target.text or args.get("element")
         if name in ("type", "select_option"):
             form = canonical("type" if name == "type" else "select", text=canon.get("typed"), option=canon.get("option"), element=text)
@@ -206,16 +233,19 @@ class BrowserEpisode:
         if run is not None:
             try:
                 await run()
+                await self.page.wait_for_timeout(50)  # let a navigation the action set off begin
                 await self.page.wait_for_load_state("domcontentloaded", timeout=5_000)
+            except ActionFailed as exc:
+                error = str(exc)
             except PlaywrightError as exc:
                 error = _explain(exc)
+            if error is None and self.page.url.startswith("chrome-error://"):
+                error = "the page could not be loaded: it is outside this episode's allowed domains or unreachable; went back"
+                await self.page.go_back(wait_until="domcontentloaded")
         relative = None
         if self.screenshots and error is None and name != "snapshot":
             path, relative = self.recorder.screenshot_path(name)
-            try:
-                path.write_bytes(await self.page.screenshot())
-            except PlaywrightError:  # a page mid-navigation cannot always be captured
-                relative = None
+            relative = relative if await self._capture(path) else None
         self.recorder.action(name=name, args=args, canonical=form, target=target, url_before=url_before, url_after=self.page.url, t_start=t_start, t_end=time.time(), screenshot=relative, error=error)
         if error is not None:
             raise ActionFailed(error)

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import secrets
 from pathlib import Path
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from ..errors import InputError, NotFoundError
 from .browser import BrowserPool, host_of
@@ -19,6 +20,8 @@ from .episodes import BrowserEpisode
 from .trajectory import EpisodeRecord, Recorder
 
 __all__ = ["EpisodeManager", "PublicTask", "StartedEpisode"]
+
+_TASK_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
 
 
 class PublicTask(BaseModel):
@@ -39,7 +42,7 @@ class StartedEpisode(BaseModel):
     title: str
     instruction: str | None = None
     snapshot: str
-    trajectory: str = Field(description="Path of the episode's trajectory file.")
+    trajectory: str | None = Field(None, description="Path of the episode's trajectory file (full profile only).")
 
 
 class EpisodeManager:
@@ -56,12 +59,19 @@ class EpisodeManager:
         self._lock = asyncio.Lock()
 
     def public_task(self, task_id: str) -> PublicTask:
-        """The public fields of a stored task (workspace ``tasks/{id}.json``)."""
+        """The public fields of a stored task (workspace ``tasks/{id}.json``); nothing else is read out."""
+        if not _TASK_ID.fullmatch(task_id or ""):
+            raise InputError(f"task_id {task_id!r} is not a task id (letters, digits, '.', '_', '-')")
         path = self.tasks / f"{task_id}.json"
         if not path.is_file():
             raise NotFoundError(f"no task with id {task_id!r}; generate tasks first or pass a url")
-        data = json.loads(path.read_text(encoding="utf-8"))
-        return PublicTask.model_validate({k: v for k, v in data.items() if k in PublicTask.model_fields})
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            if not isinstance(data, dict):
+                raise ValueError("not a JSON object")
+            return PublicTask.model_validate({"id": task_id, **{k: v for k, v in data.items() if k in PublicTask.model_fields}})
+        except (ValueError, ValidationError) as exc:
+            raise InputError(f"task {task_id!r} is stored in an unreadable form ({str(exc).splitlines()[0]}); regenerate it") from None
 
     async def start(
         self,

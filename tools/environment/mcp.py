@@ -48,7 +48,7 @@ class Closed(BaseModel):
     """An episode that has ended."""
 
     episode_id: str
-    trajectory: str
+    trajectory: str | None = Field(None, description="Path of the trajectory file (full profile only).")
 
 
 class Answered(BaseModel):
@@ -58,8 +58,12 @@ class Answered(BaseModel):
     answer: str
 
 
-def register_env(mcp: FastMCP, episodes: EpisodeManager, desktops: DesktopEpisodes | None = None) -> None:
-    """Add ``start``, ``answer`` and ``close`` (seen as ``env_start``, …) for browser and desktop episodes."""
+def register_env(mcp: FastMCP, episodes: EpisodeManager, desktops: DesktopEpisodes | None = None, reveal_paths: bool = True) -> None:
+    """Add ``start``, ``answer`` and ``close`` (seen as ``env_start``, …) for browser and desktop episodes.
+
+    With ``reveal_paths=False`` (the agent profile) no workspace path is returned: an agent
+    with file access must not be pointed at the folder that holds the tasks.
+    """
     latest: dict[str, str] = {}
 
     def chosen(ctx: Context, episode_id: str | None) -> str:
@@ -96,7 +100,7 @@ def register_env(mcp: FastMCP, episodes: EpisodeManager, desktops: DesktopEpisod
             _, started = await episodes.start(url=url, task_id=task_id, session=key)
         if key:
             latest[key] = started.episode_id
-        return started
+        return started if reveal_paths else started.model_copy(update={"trajectory": None})
 
     @mcp.tool(annotations=ACTION)
     async def answer(
@@ -119,7 +123,7 @@ def register_env(mcp: FastMCP, episodes: EpisodeManager, desktops: DesktopEpisod
             await anyio.to_thread.run_sync(lambda: desktops.close(found))
         else:
             path = await episodes.close(found)
-        return Closed(episode_id=found, trajectory=str(path))
+        return Closed(episode_id=found, trajectory=str(path) if reveal_paths else None)
 
 
 def register_browser(mcp: FastMCP, episodes: EpisodeManager) -> None:

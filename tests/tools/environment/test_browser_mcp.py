@@ -168,8 +168,13 @@ def _text(result: CallToolResult) -> str:
     return "\n".join(c.text for c in result.content if isinstance(c, TextContent))
 
 
-def _trajectory(path: str) -> Trajectory:
-    return load_trajectory(Path(path))
+def _path(settings: Settings, episode_id: str) -> Path:
+    """Where the recorder put an episode's trajectory (the agent profile does not say)."""
+    return Path(settings.workspace).resolve() / "runs" / "episodes" / episode_id / "trajectory.jsonl"
+
+
+def _trajectory(settings: Settings, episode_id: str) -> Trajectory:
+    return load_trajectory(_path(settings, episode_id))
 
 
 def _pixels(png: bytes) -> bytes:
@@ -182,18 +187,13 @@ def _pixels(png: bytes) -> bytes:
 # them with the document's sequence number), but tools/environment/episodes.py:27 accepts only
 # ``e\d+`` and :28 (set-of-marks) finds only ``e\d+``: no element can be acted on after any
 # navigation. Remove the marker once fixed (strict: an unexpected pass fails the run).
-REFS_AFTER_NAVIGATION_BUG = pytest.mark.xfail(
-    strict=True,
-    reason="product bug: refs like 'f1e34' from snapshots after a navigation are rejected as 'not a snapshot ref' (episodes.py:27-28)",
-)
 
 
 # -- a full episode -------------------------------------------------------------------------
 
 
-@REFS_AFTER_NAVIGATION_BUG
 @pytest.mark.anyio
-async def test_full_episode_is_acted_and_recorded(server: Any, site: Site) -> None:
+async def test_full_episode_is_acted_and_recorded(server: Any, site: Site, settings: Settings) -> None:
     base = site.base
     async with Client(server) as client:
         started = await act(client, "env_start", url=base + "index.html")
@@ -288,11 +288,11 @@ async def test_full_episode_is_acted_and_recorded(server: Any, site: Site) -> No
         assert answered == {"episode_id": episode_id, "answer": "3 books"}
         closed = await act(client, "env_close")
         assert closed["episode_id"] == episode_id
-        assert closed["trajectory"] == started["trajectory"]
+        assert closed["trajectory"] is None and started["trajectory"] is None  # no workspace paths for agents
         assert "call env_start" in await refused(client, "browser_snapshot")
 
-    trajectory = _trajectory(closed["trajectory"])
-    folder = Path(closed["trajectory"]).parent
+    trajectory = _trajectory(settings, episode_id)
+    folder = _path(settings, episode_id).parent
     assert trajectory.id == episode_id
     assert trajectory.episode.env == "browser"
     assert trajectory.episode.start_url == base + "index.html"
@@ -346,7 +346,6 @@ async def test_full_episode_is_acted_and_recorded(server: Any, site: Site) -> No
     assert trajectory.closed is not None and trajectory.closed.status == "closed"
 
 
-@REFS_AFTER_NAVIGATION_BUG
 @pytest.mark.anyio
 async def test_refs_from_a_snapshot_after_navigation_are_accepted(server: Any, site: Site) -> None:
     """The minimal repro: the second page's snapshot gives refs that must work (and be marked)."""
@@ -368,7 +367,7 @@ async def test_refs_from_a_snapshot_after_navigation_are_accepted(server: Any, s
 
 
 @pytest.mark.anyio
-async def test_stale_refs_fail_readably_and_the_episode_goes_on(server: Any, site: Site) -> None:
+async def test_stale_refs_fail_readably_and_the_episode_goes_on(server: Any, site: Site, settings: Settings) -> None:
     base = site.base
     async with Client(server) as client:
         started = await act(client, "env_start", url=base + "index.html")
@@ -390,7 +389,7 @@ async def test_stale_refs_fail_readably_and_the_episode_goes_on(server: Any, sit
         assert back["url"] == base + "index.html"
         closed = await act(client, "env_close")
 
-    actions = _trajectory(closed["trajectory"]).actions
+    actions = _trajectory(settings, closed["episode_id"]).actions
     assert [(a.name, a.error is not None) for a in actions] == [
         ("navigate", False),
         ("click", True),
@@ -426,7 +425,7 @@ async def test_malformed_ref_names_the_expected_form(server: Any, site: Site) ->
 
 
 @pytest.mark.anyio
-async def test_other_domains_are_refused_and_nothing_leaves_loopback(server: Any, site: Site) -> None:
+async def test_other_domains_are_refused_and_nothing_leaves_loopback(server: Any, site: Site, settings: Settings) -> None:
     base, canary = site.base, site.canary.base
     site.site.requests.clear()
     site.canary.requests.clear()
@@ -442,9 +441,11 @@ async def test_other_domains_are_refused_and_nothing_leaves_loopback(server: Any
         here = await act(client, "browser_snapshot")
         assert here["url"] == base + "index.html"
 
-        # the footer's external link: the click may land on an error page, but nothing is fetched
-        await act(client, "browser_click", element="Example.org footer link", ref=ref_of(started["snapshot"], "link", "Example.org"))
-        await act(client, "browser_navigate", url=base + "index.html")
+        # the footer's external link: the click is refused (nothing is fetched) and the page goes back
+        message = await refused(client, "browser_click", element="Example.org footer link", ref=ref_of(started["snapshot"], "link", "Example.org"))
+        assert "outside this episode's allowed domains" in message
+        back = await act(client, "browser_snapshot")
+        assert back["url"] == base + "index.html"
 
         # a page on the allowed host that tries to load images, frames and fetches from elsewhere
         probe = await act(client, "browser_navigate", url=base + "probe.html")
@@ -465,7 +466,7 @@ async def test_other_domains_are_refused_and_nothing_leaves_loopback(server: Any
         local = path.split("?")[0].lstrip("/")
         assert local == "probe.html" or (SITE / local).is_file() or local == "favicon.ico", path
 
-    actions = _trajectory(closed["trajectory"]).actions
+    actions = _trajectory(settings, closed["episode_id"]).actions
     refusals = [a for a in actions if a.name == "navigate" and a.error]
     assert [a.args["url"] for a in refusals] == ["https://example.org/", canary + "secret.html"]
     assert refusals[0].error == outside
@@ -504,13 +505,12 @@ async def _request_loan(client: Client, episode_id: str, snapshot: str) -> dict[
 
 
 @pytest.mark.anyio
-async def test_two_episodes_are_isolated(server: Any, site: Site) -> None:
+async def test_two_episodes_are_isolated(server: Any, site: Site, settings: Settings) -> None:
     book = site.base + "book.html?id=b02"
     async with Client(server) as client:
         a = await act(client, "env_start", url=book)
         b = await act(client, "env_start", url=book)
         assert a["episode_id"] != b["episode_id"]
-        assert a["trajectory"] != b["trajectory"]
 
         requested = await _request_loan(client, a["episode_id"], a["snapshot"])
         assert "Loan requested: Salt on the Stairwell — pick up at Northgate" in requested["snapshot"]
@@ -529,15 +529,15 @@ async def test_two_episodes_are_isolated(server: Any, site: Site) -> None:
         implicit = await act(client, "browser_snapshot")
         assert implicit["url"] == b_search["url"]
 
-        closed_a = await act(client, "env_close", episode_id=a["episode_id"])
+        await act(client, "env_close", episode_id=a["episode_id"])
         still_b = await act(client, "browser_snapshot", episode_id=b["episode_id"])
         assert still_b["url"] == b_search["url"]
         gone = await refused(client, "browser_snapshot", episode_id=a["episode_id"])
         assert a["episode_id"] in gone
-        closed_b = await act(client, "env_close", episode_id=b["episode_id"])
+        await act(client, "env_close", episode_id=b["episode_id"])
 
-    ta, tb = _trajectory(closed_a["trajectory"]), _trajectory(closed_b["trajectory"])
-    assert Path(closed_a["trajectory"]) != Path(closed_b["trajectory"])
+    ta, tb = _trajectory(settings, a["episode_id"]), _trajectory(settings, b["episode_id"])
+    assert _path(settings, a["episode_id"]) != _path(settings, b["episode_id"])
     assert (ta.id, tb.id) == (a["episode_id"], b["episode_id"])
     assert [x.name for x in ta.actions] == ["navigate", "click", "type", "type", "select_option", "click", "navigate"]
     assert [x.name for x in tb.actions] == ["navigate", "navigate", "navigate", "snapshot", "snapshot"]
@@ -602,6 +602,6 @@ async def test_task_start_shows_instruction_but_no_gold(server: Any, site: Site,
             text = json.dumps(later.structured_content, ensure_ascii=False) + _text(later)
             assert not any(secret in text for secret in secrets)
 
-    trajectory = _trajectory(closed.structured_content["trajectory"])
+    trajectory = _trajectory(settings, closed.structured_content["episode_id"])
     assert trajectory.episode.task_id == "web-sea-nature"
     assert trajectory.episode.start_url == site.base + "search.html?q=sea"

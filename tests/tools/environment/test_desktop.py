@@ -293,9 +293,9 @@ async def test_mcp_tools_act_record_and_show(display: VirtualDisplay, app: App, 
             x, y = app.spots["button"]
             done = await client.call_tool("desktop_click", {"episode_id": "mcp", "x": x, "y": y})
             assert done.structured_content == {"ok": True, "canonical": f"click(x='{x}', y='{y}', button='left')", "error": None}
-            refused = await client.call_tool("desktop_press", {"episode_id": "mcp", "key": "nokey"})
-            assert refused.structured_content and refused.structured_content["ok"] is False
-            assert "unknown key" in refused.structured_content["error"]
+            refused = await client.call_tool("desktop_press", {"episode_id": "mcp", "key": "nokey"}, raise_on_error=False)
+            assert refused.is_error  # refused like a browser action: a tool error saying why
+            assert "unknown key" in refused.content[0].text
             hot = await client.call_tool("desktop_hotkey", {"episode_id": "mcp", "keys": ["ctrl", "k"]})
             assert hot.structured_content and hot.structured_content["canonical"] == "hotkey(keys='ctrl+k')"
             shot = await client.call_tool("desktop_screenshot", {"episode_id": "mcp"})
