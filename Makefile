@@ -40,7 +40,8 @@ test-data:
 
 test: setup test-data
 	$(BIN)/ruff check --quiet .
-	$(BIN)/mypy server tools resources
+	@mkdir -p $(VENV)/typecheck && ln -sfn $(CURDIR) $(VENV)/typecheck/taskloom
+	MYPYPATH=$(VENV)/typecheck $(BIN)/mypy -p taskloom.server -p taskloom.tools -p taskloom.resources
 	$(BIN)/pytest -n 2 --dist loadfile -q
 
 demo: setup

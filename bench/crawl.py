@@ -31,7 +31,6 @@ import argparse
 import asyncio
 import contextvars
 import functools
-import http.server
 import json
 import os
 import platform
@@ -40,7 +39,6 @@ import shutil
 import statistics
 import sys
 import tempfile
-import threading
 import time
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Iterator
@@ -78,22 +76,13 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
 # -- the example site ---------------------------------------------------------------------
 
 
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - signature from the base class
-        pass
-
 
 @contextmanager
 def _serve(folder: Path) -> Iterator[str]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(folder)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}/"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
+    from taskloom.tools.environment.site import serve_static
+
+    with serve_static(folder) as site:
+        yield site.url + "/"
 
 
 # -- where the crawl's time goes ----------------------------------------------------------

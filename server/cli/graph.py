@@ -65,11 +65,12 @@ def sample(
     objective: str | None = typer.Option(None, "--objective"),
     node_type: list[str] = typer.Option(None, "--type"),
     struct_type: list[str] = typer.Option(None, "--struct-type"),
-    k_hops: int = typer.Option(1, "--hops"),
+    k_hops: int | None = typer.Option(None, "--hops", help="Default: 2 on web graphs, 1 on documents."),
     max_nodes: int = typer.Option(30, "--max-nodes"),
     seed: int = typer.Option(0, "--seed"),
+    seed_node: list[str] = typer.Option(None, "--seed-node", help="Web mode: start from this node (repeatable)."),
 ) -> None:
-    """Sample a subgraph for an objective (Graph2Eval Algorithm 1)."""
+    """Sample a subgraph (Graph2Eval Algorithm 1): by objective for documents, seed-driven k-hop for websites."""
     service = _service()
 
     def go() -> dict[str, object]:
@@ -78,9 +79,10 @@ def sample(
             node_types=node_type or None,
             struct_types=struct_type or None,
             tau=service.settings.similarity_threshold,
-            k_hops=k_hops,
+            k_hops=service.default_hops(graph_id) if k_hops is None else k_hops,
             max_nodes=max_nodes,
             seed=seed,
+            seed_nodes=seed_node or None,
         )
         sub = service.sample(graph_id, spec)
         return {"nodes": [n.model_dump(mode="json") for n in sub.nodes()], "edges": [e.model_dump(mode="json") for e in sub.edges()]}

@@ -7,12 +7,9 @@ can run a browser episode on the example site.
 
 from __future__ import annotations
 
-import functools
-import http.server
 import os
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,6 +21,7 @@ from fastmcp.client.transports import StdioTransport
 from taskloom.server.app import build_server
 from taskloom.tools.environment.trajectory import load_trajectory
 from taskloom.tools.settings import Settings
+from taskloom.tools.environment.site import serve_static
 
 ROOT = Path(__file__).resolve().parents[2]
 SITE = ROOT / "examples" / "site"
@@ -69,22 +67,11 @@ def server_env(workspace: Path) -> dict[str, str]:
     return env
 
 
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - signature from the base class
-        pass
-
 
 @pytest.fixture(scope="module")
 def site_url() -> Iterator[str]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(SITE)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}/"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
+    with serve_static(SITE) as site:
+        yield site.url + "/"
 
 
 @pytest.fixture

@@ -168,6 +168,10 @@ class GraphService:
         vectors = self.vectors.get_embeddings(kg.id) if objective is not None and self.vectors.has(kg.id) else {}
         return sample_document_subgraph(kg, spec, objective, vectors)
 
+    def default_hops(self, graph_id: str) -> int:
+        """k of the k-hop expansion when none is given: 2 for websites (seed-driven), 1 for documents."""
+        return 2 if self.load(graph_id).meta.kind == "web" else 1
+
     def export(self, graph_id: str, fmt: Literal["json", "graphml"] = "json") -> str:
         return export_graph(self.load(graph_id), fmt)
 

@@ -7,16 +7,14 @@ breadcrumbs, and that no request ever leaves 127.0.0.1 (the footer's external li
 
 from __future__ import annotations
 
-import functools
-import http.server
 import json
 import re
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+from taskloom.tools.environment.site import serve_static
 
 sync_api = pytest.importorskip("playwright.sync_api")
 expect = sync_api.expect
@@ -37,23 +35,11 @@ PAGES = ["index.html", "search.html", "search.html?q=sea", "book.html?id=b01", "
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium")
 
 
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - signature from the base class
-        pass
-
 
 @pytest.fixture(scope="module")
 def base_url() -> Iterator[str]:
-    handler = functools.partial(_QuietHandler, directory=str(SITE))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}/"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
+    with serve_static(SITE) as site:
+        yield site.url + "/"
 
 
 @pytest.fixture(scope="module")

@@ -183,6 +183,7 @@ def test_web_sampling_is_seed_driven_k_hop(crawled: tuple) -> None:
     sub = service.sample(report.graph_id, SampleSpec(seed_nodes=[box], k_hops=2, max_nodes=40))
     assert box in sub
     assert any(n.type.value == "form" for n in sub.nodes())
+    assert service.default_hops(report.graph_id) == 2
     drawn = service.sample(report.graph_id, SampleSpec(k_hops=2, max_nodes=40, seed=3))
     again = service.sample(report.graph_id, SampleSpec(k_hops=2, max_nodes=40, seed=3))
     assert list(drawn.g.nodes) == list(again.g.nodes) and len(drawn) > 1

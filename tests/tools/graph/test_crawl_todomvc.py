@@ -10,11 +10,8 @@ toggle-all checkbox and "Clear completed" are extracted with ``visible`` False.
 from __future__ import annotations
 
 import asyncio
-import functools
-import http.server
 import shutil
 import subprocess
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +24,7 @@ from taskloom.tools.graph.service import GraphService
 from taskloom.tools.graph.web.crawl import normalize_url
 from taskloom.tools.graph.web.pipeline import WebIngestReport
 from taskloom.tools.settings import Settings
+from taskloom.tools.environment.site import serve_static
 
 sync_api = pytest.importorskip("playwright.sync_api")
 
@@ -46,10 +44,6 @@ CHROMIUM = _chromium()
 pytestmark = [pytest.mark.integration, pytest.mark.skipif(CHROMIUM is None, reason="needs Chromium (Debian's chromium package)")]
 
 
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - signature from the base class
-        pass
-
 
 @pytest.fixture(scope="module")
 def todomvc() -> Path:
@@ -63,16 +57,8 @@ def todomvc() -> Path:
 
 @pytest.fixture(scope="module")
 def base_url(todomvc: Path) -> Iterator[str]:
-    handler = functools.partial(_QuietHandler, directory=str(todomvc))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}/"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
+    with serve_static(todomvc) as site:
+        yield site.url + "/"
 
 
 @dataclass

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import functools
-import threading
 from collections.abc import Iterator
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
+from taskloom.tools.environment.site import serve_static
 from taskloom.tools.errors import DocumentError
 from taskloom.tools.graph.service import GraphService
 from taskloom.tools.settings import Settings
@@ -17,22 +15,10 @@ from taskloom.tools.settings import Settings
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "documents"
 
 
-class _Quiet(SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-
 @pytest.fixture
 def site() -> Iterator[str]:
-    handler = functools.partial(_Quiet, directory=str(EXAMPLES))
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serve_static(EXAMPLES) as served:
+        yield served.url
 
 
 def test_ingest_pdf_by_url_records_the_url(site: str, settings: Settings) -> None:
