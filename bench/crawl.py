@@ -405,15 +405,9 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     root = args.workspace or Path(tempfile.mkdtemp(prefix="bench-crawl-"))
     root.mkdir(parents=True, exist_ok=True)
-    import playwright
+    from importlib.metadata import version
 
-    versions = {"python": platform.python_version(), "playwright": getattr(playwright, "__version__", "?")}
-    try:
-        from importlib.metadata import version
-
-        versions["playwright"] = version("playwright")
-    except Exception:  # noqa: BLE001 - version lookup is best effort
-        pass
+    versions = {"python": platform.python_version(), "playwright": version("playwright")}
     load = os.getloadavg()
     print(
         f"cpus {os.cpu_count()}, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}, python {versions['python']}, playwright {versions['playwright']}",

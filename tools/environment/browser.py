@@ -91,13 +91,14 @@ class BrowserPool:
         """The running browser, launched on first call."""
         async with self._lock:
             if self._browser is None or not self._browser.is_connected():
+                from playwright.async_api import Error as PlaywrightError
                 from playwright.async_api import async_playwright
 
                 path = find_chromium(self.executable)
                 self._playwright = self._playwright or await async_playwright().start()
                 try:
                     self._browser = await self._playwright.chromium.launch(executable_path=path, headless=self.headless, args=CHROMIUM_ARGS)
-                except Exception as exc:  # playwright raises its own untyped launch errors
+                except PlaywrightError as exc:
                     raise EnvironmentUnavailable(f"Chromium at {path} did not start: {exc}") from exc
             return self._browser
 
