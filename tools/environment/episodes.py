@@ -233,7 +233,6 @@ class BrowserEpisode:
         if run is not None:
             try:
                 await run()
-                await self.page.wait_for_timeout(50)  # let a navigation the action set off begin
                 await self.page.wait_for_load_state("domcontentloaded", timeout=5_000)
             except ActionFailed as exc:
                 error = str(exc)
