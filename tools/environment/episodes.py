@@ -185,6 +185,11 @@ class BrowserEpisode:
         return snapshot
 
     async def _locate(self, ref: str) -> Any:
+        if ref.startswith("css="):  # gold-step replay acts by selector through the same recorded path
+            loc = self.page.locator(ref[4:])
+            if await loc.count() != 1:
+                raise ActionFailed(f"selector {ref[4:]!r} matches {await loc.count()} elements, not exactly one")
+            return loc
         if not _REF.match(ref or ""):
             raise InputError(f"ref {ref!r} is not a snapshot ref; use the [ref=eN] value from browser_snapshot, e.g. 'e12'")
         loc = self.page.locator(f"aria-ref={ref}")

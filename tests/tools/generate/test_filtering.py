@@ -1,0 +1,63 @@
+"""Filtering stages and coverage selection on small hand-built graphs and tasks."""
+
+from __future__ import annotations
+
+from taskloom.tools.generate.filtering import GenerationReport, deduplicate, filter_reachable, mmr_select, reachable
+from taskloom.tools.graph.model import Edge, GraphMeta, KnowledgeGraph, Node
+from taskloom.tools.llm.embedders import HashingEmbedder
+from taskloom.tools.tasks.model import Provenance, Task
+
+
+def _graph() -> KnowledgeGraph:
+    kg = KnowledgeGraph(GraphMeta(id="g"))
+    for i in range(6):
+        kg.add_node(Node(id=f"p{i}", type="paragraph", text=f"paragraph {i}"))
+    kg.add_node(Node(id="t", type="table", text="table"))
+    for a, b in [("p0", "p1"), ("p1", "p2"), ("p2", "p3"), ("p3", "p4")]:
+        kg.add_edge(Edge(source=a, target=b, type="next"))
+    kg.add_edge(Edge(source="t", target="p0", type="refers_to"))
+    return kg
+
+
+def _task(task_id: str, evidence: list[str], instruction: str = "Q?", template: str = "tpl", difficulty: str = "easy") -> Task:
+    return Task(
+        id=task_id, kind="document", type="extraction", difficulty=difficulty, instruction=instruction, gold_answer="A",
+        evidence=evidence, provenance=Provenance(graph_id="g", template=template, generator="template"),
+    )
+
+
+def test_reachable_counts_hops_in_both_directions() -> None:
+    kg = _graph()
+    assert reachable(kg, "p2", ["p0", "p4", "t"], 2) == ["t"]
+    assert reachable(kg, "p2", ["t"], 3) == []
+    assert reachable(kg, "p5", ["p0"], 5) == ["p0"]
+
+
+def test_unreachable_evidence_is_dropped_with_its_reason() -> None:
+    kg = _graph()
+    report = GenerationReport()
+    kept = filter_reachable(kg, [_task("near", ["p0", "p2"]), _task("far", ["p0", "p4"]), _task("island", ["p0", "p5"])], {"tpl": 2}, report)
+    assert [t.id for t in kept] == ["near"]
+    reasons = {d.task_id: d.reason for d in report.dropped}
+    assert set(reasons) == {"far", "island"} and "beyond 2 hops" in reasons["far"]
+    assert report.stages["reachability"] == {"in": 3, "kept": 1}
+
+
+def test_near_duplicates_collapse_to_one() -> None:
+    report = GenerationReport()
+    tasks = [
+        _task("a", ["p0"], "What is the rainfall at station S01 in March?"),
+        _task("b", ["p0"], "What is the rainfall at station S01 in March?"),
+        _task("c", ["p0"], "Which sensor is checked every twelve months?"),
+    ]
+    kept = deduplicate(tasks, HashingEmbedder(), 0.95, report)
+    assert [t.id for t in kept] == ["a", "c"]
+    assert report.dropped[0].task_id == "b" and "near-duplicate of a" in report.dropped[0].reason
+
+
+def test_mmr_prefers_coverage_and_is_deterministic() -> None:
+    kg = _graph()
+    tasks = [_task("a", ["p0"], template="t1"), _task("b", ["p1"], template="t1"), _task("c", ["t"], template="t2", difficulty="hard")]
+    picked = mmr_select(kg, tasks, 2)
+    assert [t.id for t in picked] == ["a", "c"]
+    assert [t.id for t in mmr_select(kg, tasks, 2)] == ["a", "c"]

@@ -1,0 +1,1 @@
+"""Task generation from knowledge graphs: templates, meta-paths, generators, filtering, coverage."""

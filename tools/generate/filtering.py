@@ -1,0 +1,195 @@
+"""Multi-stage filtering of generated tasks, and coverage selection by MMR.
+
+Stage 1, reachability: the task's evidence (documents) or step targets (web) are
+reachable from its start within the hop limit. Stage 2, LLM quality score 1–5 (only
+when an LLM is configured; an unparsable score rejects, never passes). Stage 3,
+embedding de-duplication, keeping the best-scored task of each cluster. Then
+maximal marginal relevance picks a subset that covers node types, edge types,
+templates, pages and difficulties.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from ..errors import TaskloomError
+from ..graph.model import KnowledgeGraph
+from ..llm.embedders import Embedder
+from ..tasks.model import Task
+
+__all__ = ["Dropped", "GenerationReport", "QualityScore", "reachable", "filter_reachable", "score_quality", "deduplicate", "mmr_select", "task_features"]
+
+
+class Dropped(BaseModel):
+    """A candidate that did not make it, and why."""
+
+    task_id: str
+    stage: str
+    reason: str
+
+
+class GenerationReport(BaseModel):
+    """Candidates, and what each stage kept and dropped."""
+
+    candidates: int = 0
+    kept: int = 0
+    stages: dict[str, dict[str, int]] = Field(default_factory=dict, description="stage → {'in': n, 'kept': n}.")
+    dropped: list[Dropped] = Field(default_factory=list)
+    generator: dict[str, Any] = Field(default_factory=dict, description="What the generator itself reported (per type/pattern).")
+
+    def stage(self, name: str, before: int, after: int) -> None:
+        self.stages[name] = {"in": before, "kept": after}
+
+
+class QualityScore(BaseModel):
+    """An LLM's 1–5 judgement of a task."""
+
+    clarity: int = Field(ge=1, le=5)
+    difficulty_fit: int = Field(ge=1, le=5)
+    correctness: int = Field(ge=1, le=5)
+    overall: int = Field(ge=1, le=5)
+    reason: str = ""
+
+
+def reachable(kg: KnowledgeGraph, start: str, targets: Sequence[str], max_hops: int) -> list[str]:
+    """Targets not reachable from ``start`` within ``max_hops`` (edges in either direction)."""
+    if start not in kg:
+        return list(targets)
+    frontier, seen = {start}, {start}
+    for _ in range(max_hops):
+        nxt: set[str] = set()
+        for node in frontier:
+            nxt.update(v for v in kg.g.successors(node) if v not in seen)
+            nxt.update(v for v in kg.g.predecessors(node) if v not in seen)
+        seen |= nxt
+        frontier = nxt
+    return [t for t in targets if t not in seen]
+
+
+def _start_and_targets(kg: KnowledgeGraph, task: Task) -> tuple[str | None, list[str]]:
+    if task.kind == "web":
+        nodes = [s.node_id for s in task.gold_steps if s.node_id]
+        pages = [n.id for n in kg.nodes("page") if n.attrs.get("url") == task.start_url]
+        return (pages[0] if pages else None), nodes
+    return (task.evidence[0] if task.evidence else None), task.evidence[1:]
+
+
+def filter_reachable(kg: KnowledgeGraph, tasks: list[Task], max_hops: dict[str, int], report: GenerationReport, default_hops: int = 4) -> list[Task]:
+    """Stage 1: keep tasks whose targets are reachable from their start within the template's hop limit."""
+    kept = []
+    for task in tasks:
+        start, targets = _start_and_targets(kg, task)
+        hops = max_hops.get(task.provenance.template or "", default_hops)
+        missing = [t for t in targets if t not in kg] if start is None else reachable(kg, start, targets, hops)
+        if start is None or missing:
+            why = "no start node in the graph" if start is None else f"{len(missing)} target(s) beyond {hops} hops: {missing[:3]}"
+            report.dropped.append(Dropped(task_id=task.id, stage="reachability", reason=why))
+            continue
+        task.quality["reachability"] = {"ok": True, "hops": hops}
+        kept.append(task)
+    report.stage("reachability", len(tasks), len(kept))
+    return kept
+
+
+def _quality_prompt(kg: KnowledgeGraph, task: Task) -> list[dict[str, str]]:
+    evidence = "\n".join(f"[{nid}] {kg.node(nid).text[:600]}" for nid in task.evidence if nid in kg)
+    answer = task.gold_answer or "; ".join(s.canonical or s.action for s in task.gold_steps)
+    return [
+        {"role": "system", "content": "You rate generated agent tasks. Score 1-5: clarity of the instruction, fit to the stated difficulty, correctness of the gold answer given the evidence, and overall."},
+        {"role": "user", "content": f"Difficulty: {task.difficulty}\nType: {task.type}\nInstruction: {task.instruction}\nGold answer or steps: {answer}\nEvidence:\n{evidence or '(web task: the steps above)'}"},
+    ]
+
+
+async def score_quality(kg: KnowledgeGraph, tasks: list[Task], llm: Any, report: GenerationReport, threshold: int = 3) -> list[Task]:
+    """Stage 2: an LLM scores each task 1–5; keep overall ≥ threshold. Unparsable scores reject the task."""
+    kept = []
+    for task in tasks:
+        try:
+            completion = await llm.complete(_quality_prompt(kg, task), schema=QualityScore, tag=task.id)
+            score = completion.parsed
+        except TaskloomError as exc:  # the LLM layer's errors (unavailable, unparsable after retries, transport)
+            report.dropped.append(Dropped(task_id=task.id, stage="llm_score", reason=f"no usable score: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"))
+            continue
+        if not isinstance(score, QualityScore):
+            report.dropped.append(Dropped(task_id=task.id, stage="llm_score", reason="the reply did not parse as a score"))
+            continue
+        task.quality["llm_score"] = score.model_dump()
+        if score.overall < threshold:
+            report.dropped.append(Dropped(task_id=task.id, stage="llm_score", reason=f"overall {score.overall} < {threshold}: {score.reason}"))
+            continue
+        kept.append(task)
+    report.stage("llm_score", len(tasks), len(kept))
+    return kept
+
+
+def _score(task: Task) -> float:
+    llm = task.quality.get("llm_score", {})
+    return float(llm.get("overall", 0)) if isinstance(llm, dict) else 0.0
+
+
+def deduplicate(tasks: list[Task], embedder: Embedder, threshold: float, report: GenerationReport) -> list[Task]:
+    """Stage 3: cluster tasks whose instruction + answer embeddings have cosine ≥ threshold; keep each cluster's best.
+
+    Best = highest LLM overall score, then earliest in the candidate order.
+    """
+    if len(tasks) < 2:
+        report.stage("dedup", len(tasks), len(tasks))
+        return tasks
+    texts = [f"{t.instruction}\n{t.gold_answer or ''}" for t in tasks]
+    vectors = embedder.embed(texts)
+    sims = vectors @ vectors.T
+    order = sorted(range(len(tasks)), key=lambda i: (-_score(tasks[i]), i))
+    kept_idx: list[int] = []
+    for i in order:
+        twin = next((j for j in kept_idx if sims[i, j] >= threshold), None)
+        if twin is None:
+            kept_idx.append(i)
+        else:
+            report.dropped.append(Dropped(task_id=tasks[i].id, stage="dedup", reason=f"near-duplicate of {tasks[twin].id} (cosine {sims[i, twin]:.3f})"))
+    kept = [tasks[i] for i in sorted(kept_idx)]
+    report.stage("dedup", len(tasks), len(kept))
+    return kept
+
+
+def task_features(kg: KnowledgeGraph, task: Task) -> set[str]:
+    """What a task covers: its type, template, difficulty, evidence node types, path edge types and pages."""
+    nodes = task.evidence + [s.node_id for s in task.gold_steps if s.node_id]
+    features = {f"type:{task.type}", f"template:{task.provenance.template}", f"difficulty:{task.difficulty}"}
+    for node_id in nodes:
+        if node_id in kg:
+            node = kg.node(node_id)
+            features.add(f"node:{node.type.value}")
+            page = node.source.page or node.source.url
+            if page is not None:
+                features.add(f"page:{page}")
+    features.update(f"edge:{edge}" for _, edge, _ in task.reasoning_path)
+    return features
+
+
+def mmr_select(kg: KnowledgeGraph, tasks: list[Task], count: int, lam: float = 0.6) -> list[Task]:
+    """Pick ``count`` tasks by maximal marginal relevance over their coverage features.
+
+    Relevance is the LLM overall score scaled to [0, 1] (1 without an LLM);
+    similarity is the Jaccard overlap of feature sets. Ties go to the earlier
+    candidate, so the selection is deterministic.
+    """
+    if count >= len(tasks):
+        return list(tasks)
+    features = [task_features(kg, t) for t in tasks]
+    relevance = np.array([(_score(t) / 5.0) if _score(t) else 1.0 for t in tasks])
+    chosen: list[int] = []
+    while len(chosen) < count:
+        best, best_value = -1, -np.inf
+        for i in range(len(tasks)):
+            if i in chosen:
+                continue
+            overlap = max((len(features[i] & features[j]) / len(features[i] | features[j]) for j in chosen), default=0.0)
+            value = lam * relevance[i] - (1 - lam) * overlap
+            if value > best_value + 1e-12:
+                best, best_value = i, value
+        chosen.append(best)
+    return [tasks[i] for i in sorted(chosen)]

@@ -1,0 +1,218 @@
+"""Web tasks from web graphs: a meta-path match becomes gold steps, an instruction and success criteria.
+
+Template path (no LLM): every edge of the matched path maps to a browser action —
+a link or button that ``navigates_to`` a page is clicked, a search box that ``fills``
+a form which ``submits`` is typed into and submitted, a trigger that ``opens`` a
+dialog, menu or tab panel is clicked, a filter that ``filters`` a result list gets
+an option. Success criteria come from the graph: the final page's URL, the state of
+the last element opened, and the key actions. Solvability is verified, not assumed:
+:func:`verify_web_tasks` replays the gold steps in a fresh browser episode, checks
+the criteria, and keeps the replay as the task's gold trajectory.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+from urllib.parse import quote_plus, urlparse
+
+import numpy as np
+
+from ..environment.canonical import canonical
+from ..environment.checks import check_criteria
+from ..environment.episodes import ActionFailed
+from ..environment.manager import EpisodeManager
+from ..environment.trajectory import load_trajectory
+from ..errors import TaskloomError
+from ..graph.model import KnowledgeGraph, Node
+from ..tasks.model import Difficulty, GoldStep, Provenance, SuccessCriterion, Task
+from .filtering import Dropped, GenerationReport
+
+__all__ = ["PathEdge", "task_from_path", "verify_web_tasks", "search_terms"]
+
+PathEdge = tuple[str, str, str]
+_WORD = re.compile(r"[A-Za-z][A-Za-z'-]{3,}")
+_STOP = {"with", "from", "that", "this", "their", "about", "into", "over", "under", "after", "before", "where", "which"}
+
+
+def search_terms(kg: KnowledgeGraph) -> list[str]:
+    """Words worth searching for: the first long word of each content item's text, in graph order."""
+    terms: list[str] = []
+    for node in kg.nodes("business_data"):
+        for word in _WORD.findall(node.text):
+            if word.lower() not in _STOP:
+                if word not in terms:
+                    terms.append(word)
+                break
+    return terms
+
+
+def _name(node: Node) -> str:
+    return str(node.attrs.get("name") or node.text or node.type.value).strip()[:80]
+
+
+def _page_url(kg: KnowledgeGraph, node_id: str) -> str | None:
+    node = kg.node(node_id)
+    return str(node.attrs["url"]) if node.type.value == "page" else None
+
+
+def _url_pattern(url: str) -> str:
+    parts = urlparse(url)
+    tail = parts.path + (f"?{parts.query}" if parts.query else "")
+    return re.escape(tail) + "$"
+
+
+def _difficulty(steps: int) -> Difficulty:
+    return "easy" if steps <= 1 else "medium" if steps <= 3 else "hard" if steps <= 5 else "expert"
+
+
+class _Builder:
+    """Accumulates steps, phrases and criteria while walking a path."""
+
+    def __init__(self, kg: KnowledgeGraph, rng: np.random.Generator) -> None:
+        self.kg = kg
+        self.rng = rng
+        self.steps: list[GoldStep] = []
+        self.phrases: list[str] = []
+        self.final_url: str | None = None
+        self.opened: Node | None = None
+        self.search: tuple[str | None, str] | None = None
+
+    def click(self, node: Node, phrase: str) -> None:
+        role = str(node.attrs.get("role") or node.type.value)
+        self.steps.append(GoldStep(action="click", selector=node.attrs.get("selector"), node_id=node.id, canonical=canonical("click", text=_name(node), element=role)))
+        self.phrases.append(phrase)
+
+    def edge(self, u: Node, kind: str, v: Node) -> bool:
+        """Turn one path edge into steps; False when the edge cannot be acted on."""
+        if kind == "navigates_to" and u.type.value in ("link", "button"):
+            if not u.attrs.get("selector"):
+                return False
+            self.click(u, f"open “{_name(u)}”")
+            self.final_url, self.opened = _page_url(self.kg, v.id), None
+        elif kind == "opens":
+            self.click(u, f"open “{_name(u)}”" if u.type.value != "tab" else f"switch to the “{_name(u)}” tab")
+            self.opened = v
+        elif kind == "fills" and u.type.value in ("search_box", "input"):
+            terms = search_terms(self.kg)
+            if not terms:
+                return False
+            query = terms[int(self.rng.integers(len(terms)))]
+            self.steps.append(GoldStep(action="type", selector=u.attrs.get("selector"), text=query, node_id=u.id, canonical=canonical("type", text=query, element=_name(u))))
+            self.phrases.append(f"search for “{query}”")
+            field = u.attrs.get("field_name")
+            self.final_url = None
+            self.search = (field, query)
+        elif kind == "submits":
+            if not self.steps or self.steps[-1].action != "type":
+                return False
+            self.steps[-1].submit = True
+            self.final_url = None
+        elif kind == "filters" and u.type.value == "filter":
+            options = [o for o in u.attrs.get("options") or [] if not o.lower().startswith(("all", "any"))]
+            if not options:
+                return False
+            option = options[int(self.rng.integers(len(options)))]
+            self.steps.append(GoldStep(action="select_option", selector=u.attrs.get("selector"), text=option, node_id=u.id, canonical=canonical("select", option=option, element=_name(u))))
+            self.phrases.append(f"filter by {_name(u)} “{option}”")
+            self.final_url = None
+        elif kind == "contains":
+            pass
+        else:
+            return False
+        return True
+
+    def criteria(self) -> list[SuccessCriterion]:
+        found: list[SuccessCriterion] = []
+        if self.final_url:
+            found.append(SuccessCriterion(kind="url_matches", value=_url_pattern(self.final_url)))
+        elif self.search is not None and self.search[0]:
+            field, query = self.search
+            found.append(SuccessCriterion(kind="url_matches", value=f"[?&]{re.escape(field)}={re.escape(quote_plus(query))}"))
+        if self.opened is not None and self.opened.attrs.get("selector"):
+            found.append(SuccessCriterion(kind="element_state", value=str(self.opened.attrs["selector"]), state="visible"))
+        for step in self.steps:
+            if step.action == "select_option" and step.selector:
+                found.append(SuccessCriterion(kind="element_state", value=step.selector, state=f"label={step.text}"))
+        if self.steps and self.steps[-1].canonical and self.steps[-1].action == "click":
+            found.append(SuccessCriterion(kind="action_performed", value=self.steps[-1].canonical))
+        return found
+
+
+def task_from_path(kg: KnowledgeGraph, edges: Sequence[PathEdge], pattern_id: str, task_type: str, seed: int, start_page: str | None = None) -> Task | None:
+    """A candidate web task for one matched path, or None when the path cannot be acted on.
+
+    ``start_page`` is the page node the agent starts on; by default the first page
+    on the path, or the page that contains the path's first node.
+    """
+    rng = np.random.default_rng([seed, int(hashlib.sha1("|".join(f"{u}>{k}>{v}" for u, k, v in edges).encode()).hexdigest()[:8], 16)])
+    start = start_page or next((n for e in edges for n in (e[0], e[2]) if kg.node_type(n) == "page"), None)
+    if start is None and edges:
+        first = edges[0][0]
+        start = next((u for u, _, k in kg.g.in_edges(first, keys=True) if k == "contains" and kg.node_type(u) == "page"), None)
+        if start is None:
+            pages = kg.node(first).attrs.get("pages") or []
+            start = next((n.id for n in kg.nodes("page") if n.attrs.get("url") in pages[:1]), None)
+    if start is None:
+        return None
+    builder = _Builder(kg, rng)
+    for u, kind, v in edges:
+        if kind == "contains" and kg.node_type(u) == "page" and u != start and not builder.steps:
+            return None
+        if not builder.edge(kg.node(u), kind, kg.node(v)):
+            return None
+    if not builder.steps:
+        return None
+    start_node = kg.node(start)
+    url = str(start_node.attrs["url"])
+    title = str(start_node.attrs.get("title") or url)
+    instruction = f"On the page “{title}”, " + ", then ".join(builder.phrases) + "."
+    digest = hashlib.sha1(f"{kg.id}|{pattern_id}|{url}|{[s.model_dump_json() for s in builder.steps]}".encode()).hexdigest()[:12]
+    return Task(
+        id=f"web-{digest}",
+        kind="web",
+        type=task_type,
+        difficulty=_difficulty(len(builder.steps)),
+        instruction=instruction,
+        start_url=url,
+        allowed_domains=list(kg.meta.stats.get("allowed_domains") or [urlparse(url).hostname or ""]),
+        gold_steps=builder.steps,
+        success=builder.criteria(),
+        reasoning_path=[tuple(e) for e in edges],  # type: ignore[misc]
+        provenance=Provenance(graph_id=kg.id, template=pattern_id, generator="template", model="none", seed=seed),
+    )
+
+
+async def verify_web_tasks(tasks: list[Task], episodes: EpisodeManager, report: GenerationReport) -> list[Task]:
+    """Replay each task's gold steps in a fresh episode; keep the tasks whose criteria all hold."""
+    kept: list[Task] = []
+    for task in tasks:
+        episode, _ = await episodes.start(url=task.start_url, task_id=None, agent="gold-replay")
+        reason: str | None = None
+        try:
+            for step in task.gold_steps:
+                ref = f"css={step.selector}"
+                name = step.canonical or step.action
+                if step.action == "click":
+                    await episode.click(name, ref)
+                elif step.action == "type":
+                    await episode.type(name, ref, step.text or "", step.submit)
+                elif step.action == "select_option":
+                    await episode.select_option(name, ref, [step.text or ""])
+            results = await check_criteria(episode.page, task.success, load_trajectory(episode.recorder.path).actions)
+            failed = [r for r in results if not r.ok]
+            if failed:
+                reason = "; ".join(f"{r.criterion.kind} {r.criterion.value!r}: {r.observed}" for r in failed)
+        except (ActionFailed, TaskloomError) as exc:
+            reason = f"a gold step failed: {exc}"
+        path = await episodes.close(episode.id, status="closed" if reason is None else "error", reason=reason)
+        if reason is not None:
+            report.dropped.append(Dropped(task_id=task.id, stage="replay", reason=reason))
+            continue
+        task.gold_trajectory = str(path)
+        task.quality["replay"] = {"ok": True, "criteria": len(task.success)}
+        kept.append(task)
+    report.stage("replay", len(tasks), len(kept))
+    return kept
+
