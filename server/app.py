@@ -19,6 +19,8 @@ from ..tools.environment import mcp as env_mcp  # noqa: E402
 from ..tools.environment.desktop import DesktopEpisodes  # noqa: E402
 from ..tools.environment.browser import BrowserPool  # noqa: E402
 from ..tools.environment.manager import EpisodeManager  # noqa: E402
+from ..tools.generate import mcp as tasks_mcp  # noqa: E402
+from ..tools.generate.service import TaskService  # noqa: E402
 from ..tools.graph import mcp as graph_mcp  # noqa: E402
 from ..tools.graph.service import GraphService  # noqa: E402
 from ..tools.settings import Settings  # noqa: E402
@@ -96,4 +98,7 @@ def build_server(settings: Settings | None = None, profile: Profile = "full", en
         graph_mcp.register(graph_server, graphs)
         server.mount(graph_server, namespace="graph")
         register_resources(server, graphs)
+        tasks_server = _sub("tasks")
+        tasks_mcp.register(tasks_server, TaskService(graphs, episodes))
+        server.mount(tasks_server, namespace="tasks")
     return server

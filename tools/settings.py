@@ -37,6 +37,7 @@ class Settings(BaseSettings):
     similarity_top_k: int = Field(5, ge=0, le=100, description="At most this many semantic_similar edges per node.")
     chunk_chars: int = Field(1000, ge=100, le=20000, description="Target size of a chunk node, in characters (1000 fits MiniLM's 256-token window).")
     chunk_overlap: int = Field(150, ge=0, le=5000, description="Characters shared by consecutive chunks.")
+    dedup_threshold: float = Field(0.92, ge=0.0, le=1.0, description="Tasks whose instruction+answer embeddings reach this cosine are duplicates.")
     max_pages: int = Field(2000, ge=1, description="Documents with more pages are refused.")
     chromium: str | None = Field(None, description="Chromium binary; default: `chromium` on PATH (Debian's package).")
     record_screenshots: bool = Field(True, description="Save a screenshot after every recorded browser action.")

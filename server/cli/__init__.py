@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from . import crawl, demo, graph, ingest, serve
+from . import crawl, demo, graph, ingest, serve, tasks
 from .common import app
 
 __all__ = ["app", "main"]
@@ -14,6 +14,8 @@ app.command("ingest")(ingest.ingest)
 app.command("crawl")(crawl.crawl)
 app.command("demo")(demo.demo)
 app.add_typer(graph.app, name="graph")
+app.command("generate")(tasks.generate)
+app.add_typer(tasks.app, name="tasks")
 
 
 def main() -> None:

@@ -1,0 +1,66 @@
+"""``taskloom generate`` and ``taskloom tasks …``: generate, list, show and export tasks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import anyio
+import typer
+
+from .common import echo_json, run, settings
+
+app = typer.Typer(help="List, show and export generated tasks.", no_args_is_help=True)
+
+
+def _service() -> Any:
+    from ...tools.environment.manager import EpisodeManager
+    from ...tools.generate.service import TaskService
+    from ...tools.graph.service import GraphService
+
+    graphs = run(lambda: GraphService(settings()))
+    episodes = EpisodeManager(graphs.browsers, graphs.workspace.runs / "episodes", graphs.workspace.tasks, screenshots=False)
+    return run(TaskService, graphs, episodes)
+
+
+def generate(
+    graph_id: str = typer.Argument(..., help="Graph to generate from."),
+    count: int = typer.Option(10, "--count", "-n"),
+    type_: list[str] = typer.Option(None, "--type", help="Task type or web pattern id (repeatable)."),
+    difficulty: str | None = typer.Option(None, "--difficulty"),
+    seed: int = typer.Option(0, "--seed"),
+    no_llm: bool = typer.Option(False, "--no-llm", help="Do not score tasks with the configured LLM."),
+    no_verify: bool = typer.Option(False, "--no-verify", help="Web: keep candidates without replaying them."),
+) -> None:
+    """Generate tasks from a knowledge graph and print the ids and the filtering report."""
+    service = _service()
+
+    async def go() -> Any:
+        try:
+            return await service.generate(graph_id, count, type_ or None, difficulty, seed, not no_llm, not no_verify)
+        finally:
+            await service.graphs.browsers.close()
+
+    echo_json(run(anyio.run, go))
+
+
+@app.command("list")
+def list_tasks(kind: str | None = typer.Option(None, "--kind"), graph_id: str | None = typer.Option(None, "--graph")) -> None:
+    """List stored tasks."""
+    echo_json([{"id": t.id, "kind": t.kind, "type": t.type, "difficulty": t.difficulty, "instruction": t.instruction} for t in run(_service().list, kind, graph_id)])
+
+
+@app.command()
+def get(task_id: str) -> None:
+    """Show one task in full (gold included)."""
+    echo_json(run(_service().get, task_id))
+
+
+@app.command()
+def export(output: Path | None = typer.Option(None, "--output", "-o"), kind: str | None = typer.Option(None, "--kind")) -> None:
+    """Export tasks as JSON Lines (stdout, or a file with -o)."""
+    text = run(_service().export, output.expanduser().resolve() if output else None, kind)
+    if output is None:
+        typer.echo(text, nl=False)
+    else:
+        typer.echo(str(output))

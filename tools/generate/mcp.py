@@ -1,0 +1,83 @@
+"""Task generation as MCP tools (full profile only): ``tasks_generate``, ``tasks_list``, ``tasks_get``, ``tasks_export``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Literal
+
+from fastmcp import FastMCP
+from pydantic import BaseModel, Field
+
+from ..tasks.model import Task
+from .service import GenerateResult, TaskService
+
+__all__ = ["register", "TaskSummary"]
+
+READ_ONLY = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False}
+
+
+class TaskSummary(BaseModel):
+    """A stored task, briefly."""
+
+    id: str
+    kind: str
+    type: str
+    difficulty: str
+    instruction: str
+    graph_id: str
+
+
+class Exported(BaseModel):
+    """Tasks exported as JSON Lines: written to ``path``, or inline in ``content``."""
+
+    count: int
+    path: str | None = None
+    content: str | None = None
+
+
+def register(mcp: FastMCP, tasks: TaskService) -> None:
+    """Add the task tools to ``mcp`` (mounted under the ``tasks`` namespace)."""
+
+    @mcp.tool(annotations={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False})
+    async def generate(
+        graph_id: Annotated[str, Field(description="Graph to generate from (graph_list).")],
+        count: Annotated[int, Field(ge=1, le=1000, description="How many tasks to keep.")] = 10,
+        types: Annotated[list[str] | None, Field(description="Document task types (e.g. table_qa, cross_reference) or web pattern ids / task types.")] = None,
+        difficulty: Annotated[Literal["easy", "medium", "hard", "expert"] | None, Field(description="Only this difficulty.")] = None,
+        seed: Annotated[int, Field(ge=0)] = 0,
+        use_llm: Annotated[bool, Field(description="Score tasks with the configured LLM (skipped when none is configured).")] = True,
+        verify: Annotated[bool, Field(description="Web: replay every candidate's gold steps in a real browser and keep only those that succeed.")] = True,
+    ) -> GenerateResult:
+        """Generate tasks from a knowledge graph: document questions with grounded gold answers, or web tasks verified by replay.
+
+        Same graph, settings and seed give the same tasks. The report says what each
+        filter stage (reachability, replay, LLM score, de-duplication, coverage) kept and dropped.
+        """
+        return await tasks.generate(graph_id, count, types, difficulty, seed, use_llm, verify)
+
+    @mcp.tool(name="list", annotations=READ_ONLY)
+    def list_tasks(
+        kind: Annotated[Literal["document", "web", "composite"] | None, Field(description="Only tasks of this kind.")] = None,
+        graph_id: Annotated[str | None, Field(description="Only tasks from this graph.")] = None,
+    ) -> list[TaskSummary]:
+        """List stored tasks (id, kind, type, difficulty, instruction)."""
+        return [
+            TaskSummary(id=t.id, kind=t.kind, type=t.type, difficulty=t.difficulty, instruction=t.instruction, graph_id=t.provenance.graph_id)
+            for t in tasks.list(kind, graph_id)
+        ]
+
+    @mcp.tool(annotations=READ_ONLY)
+    def get(task_id: Annotated[str, Field(description="A task id from tasks_list.")]) -> Task:
+        """One task in full, gold answer, steps and success criteria included (never exposed to agents under test)."""
+        return tasks.get(task_id)
+
+    @mcp.tool(annotations={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False})
+    def export(
+        path: Annotated[str | None, Field(description="Write the JSONL here instead of returning it.")] = None,
+        kind: Annotated[Literal["document", "web", "composite"] | None, Field(description="Only tasks of this kind.")] = None,
+    ) -> Exported:
+        """Export tasks as JSON Lines, one full task per line."""
+        target = Path(path).expanduser().resolve() if path else None
+        text = tasks.export(target, kind)
+        count = text.count("\n")
+        return Exported(count=count, path=str(target) if target else None, content=None if target else text)

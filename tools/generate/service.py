@@ -1,0 +1,132 @@
+"""TaskService: generate, store, list and export tasks — what the CLI and the ``tasks_*`` tools call.
+
+The pipeline for one graph: candidates (document templates, or web meta-path
+matches) → stage 1 reachability → (web) replay in a real browser → stage 2 LLM
+score when an LLM is configured → stage 3 embedding de-duplication → MMR coverage
+selection of ``count`` tasks → the task store. A :class:`GenerationReport` says what
+each stage kept and dropped, and why.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from ..environment.manager import EpisodeManager
+from ..errors import InputError
+from ..graph.service import GraphService
+from ..llm.client import LLM, make_llm
+from ..tasks.model import Task
+from ..tasks.store import TaskStore
+from ..workspace import atomic_write_text
+from .filtering import GenerationReport, deduplicate, filter_reachable, mmr_select, score_quality
+from .web import task_from_path, verify_web_tasks
+
+__all__ = ["TaskService", "GenerateResult"]
+
+
+class GenerateResult(BaseModel):
+    """What a generation run stored, and its report."""
+
+    graph_id: str
+    kind: str
+    task_ids: list[str]
+    report: GenerationReport
+    llm: str = Field("none", description="The LLM that scored the tasks, or 'none'.")
+
+
+class TaskService:
+    """Task generation and storage over one workspace."""
+
+    def __init__(self, graphs: GraphService, episodes: EpisodeManager, llm: LLM | None = None) -> None:
+        self.graphs = graphs
+        self.settings = graphs.settings
+        self.store = TaskStore(graphs.workspace)
+        self.episodes = episodes
+        self.llm = llm if llm is not None else make_llm(self.settings, graphs.workspace.cache / "llm")
+
+    async def generate(
+        self,
+        graph_id: str,
+        count: int = 10,
+        types: list[str] | None = None,
+        difficulty: str | None = None,
+        seed: int = 0,
+        use_llm: bool = True,
+        verify: bool = True,
+    ) -> GenerateResult:
+        """Generate up to ``count`` tasks from a graph (document or web, by the graph's kind)."""
+        if not 1 <= count <= 1000:
+            raise InputError(f"count={count} is out of range; use 1 to 1000")
+        kg = self.graphs.load(graph_id)
+        report = GenerationReport()
+        pool = max(count * 4, 20)
+        if kg.meta.kind == "web":
+            tasks, hops = self._web_candidates(kg, pool, types, seed, report)
+        else:
+            tasks, hops = self._document_candidates(kg, pool, types, difficulty, seed, report)
+        if difficulty:
+            tasks = [t for t in tasks if t.difficulty == difficulty]
+        report.candidates = len(tasks)
+        tasks = filter_reachable(kg, tasks, hops, report)
+        if kg.meta.kind == "web" and verify:
+            tasks = await verify_web_tasks(tasks, self.episodes, report)
+        scored = use_llm and getattr(self.llm, "available", False)
+        if scored:
+            tasks = await score_quality(kg, tasks, self.llm, report)
+        tasks = deduplicate(tasks, self.graphs.embedder, self.settings.dedup_threshold, report)
+        chosen = mmr_select(kg, tasks, count)
+        report.stage("coverage", len(tasks), len(chosen))
+        report.kept = len(chosen)
+        for task in chosen:
+            self.store.save(task)
+        return GenerateResult(graph_id=kg.id, kind=kg.meta.kind, task_ids=[t.id for t in chosen], report=report, llm=self.llm.name if scored else "none")
+
+    def _document_candidates(self, kg: Any, pool: int, types: list[str] | None, difficulty: str | None, seed: int, report: GenerationReport) -> tuple[list[Task], dict[str, int]]:
+        from .document import generate_document_tasks
+        from .templates import templates_by_id
+
+        tasks, generator_report = generate_document_tasks(kg, types, pool, seed, difficulty)
+        report.generator = generator_report
+        return tasks, {tid: t.max_hops for tid, t in templates_by_id().items()}
+
+    def _web_candidates(self, kg: Any, pool: int, types: list[str] | None, seed: int, report: GenerationReport) -> tuple[list[Task], dict[str, int]]:
+        from .patterns import patterns_by_priority
+
+        rng = np.random.default_rng(seed)
+        tasks: list[Task] = []
+        seen: set[str] = set()
+        found: dict[str, int] = {}
+        hops: dict[str, int] = {}
+        for pattern in patterns_by_priority():
+            if types and pattern.task_type not in types and pattern.id not in types:
+                continue
+            from .metapath import match
+
+            matches = match(kg, pattern.pattern, limit=200)
+            found[pattern.id] = len(matches)
+            hops[pattern.id] = max(2, 2 * (len(pattern.pattern.split("->")) + 1))
+            for index in rng.permutation(len(matches))[: max(2, pool // 4)]:
+                task = task_from_path(kg, matches[int(index)].edges, pattern.id, pattern.task_type, seed)
+                if task is not None and task.id not in seen:
+                    seen.add(task.id)
+                    tasks.append(task)
+        report.generator = {"matches_per_pattern": found}
+        return tasks, hops
+
+    def list(self, kind: str | None = None, graph_id: str | None = None) -> list[Task]:
+        return self.store.list(kind, graph_id)
+
+    def get(self, task_id: str) -> Task:
+        return self.store.load(task_id)
+
+    def export(self, path: Path | None = None, kind: str | None = None, fmt: Literal["jsonl"] = "jsonl") -> str:
+        """Tasks as JSON Lines (one full task per line), written to ``path`` when given."""
+        text = "".join(json.dumps(t.model_dump(mode="json"), ensure_ascii=False) + "\n" for t in self.list(kind))
+        if path is not None:
+            atomic_write_text(Path(path), text)
+        return text
