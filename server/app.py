@@ -13,6 +13,7 @@ os.environ.setdefault("FASTMCP_CHECK_FOR_UPDATES", "off")
 from fastmcp import FastMCP  # noqa: E402
 
 from .. import __version__  # noqa: E402
+from ..prompts import register_prompts  # noqa: E402
 from ..resources import register_resources  # noqa: E402
 from ..tools.environment import desktop_mcp  # noqa: E402
 from ..tools.environment import mcp as env_mcp  # noqa: E402
@@ -101,4 +102,5 @@ def build_server(settings: Settings | None = None, profile: Profile = "full", en
         tasks_server = _sub("tasks")
         tasks_mcp.register(tasks_server, TaskService(graphs, episodes))
         server.mount(tasks_server, namespace="tasks")
+        register_prompts(server)
     return server

@@ -9,6 +9,7 @@ from fastmcp import FastMCP
 from pydantic import BaseModel, Field
 
 from ..tasks.model import Task
+from .draft import Draft, Submission, Verdict
 from .service import GenerateResult, TaskService
 
 __all__ = ["register", "TaskSummary"]
@@ -54,6 +55,32 @@ def register(mcp: FastMCP, tasks: TaskService) -> None:
         filter stage (reachability, replay, LLM score, de-duplication, coverage) kept and dropped.
         """
         return await tasks.generate(graph_id, count, types, difficulty, seed, use_llm, verify)
+
+    @mcp.tool(annotations=READ_ONLY)
+    def draft(
+        graph_id: Annotated[str, Field(description="Document graph to write a task from.")],
+        template_id: Annotated[str | None, Field(description="Template to follow (default: drawn with the seed).")] = None,
+        seed: Annotated[int, Field(ge=0)] = 0,
+    ) -> Draft:
+        """Get a sampled subgraph and instructions for writing ONE task yourself; then call tasks_submit.
+
+        For callers that are models (IDE assistants, agents): you write the question and
+        the gold answer from the nodes given, citing the evidence node ids.
+        """
+        return tasks.draft(graph_id, template_id, seed)
+
+    @mcp.tool(annotations={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False})
+    def submit(
+        graph_id: Annotated[str, Field(description="The draft's graph_id.")],
+        template_id: Annotated[str, Field(description="The draft's template_id.")],
+        question: Annotated[str, Field(description="The task's question or instruction.")],
+        answer: Annotated[str, Field(description="The gold answer, copied or computed from the evidence.")],
+        evidence: Annotated[list[str], Field(description="Ids of the nodes the answer rests on.")],
+        difficulty: Annotated[Literal["easy", "medium", "hard", "expert"] | None, Field(description="Default: the template's.")] = None,
+    ) -> Verdict:
+        """Submit a task you wrote from a draft. It is checked (evidence exists, the answer is grounded in it,
+        the evidence is within the template's hop limit, not a near-duplicate) and stored, or refused with the reasons."""
+        return tasks.submit(graph_id, template_id, Submission(question=question, answer=answer, evidence=evidence, difficulty=difficulty))
 
     @mcp.tool(name="list", annotations=READ_ONLY)
     def list_tasks(

@@ -23,6 +23,7 @@ from ..llm.client import LLM, make_llm
 from ..tasks.model import Task
 from ..tasks.store import TaskStore
 from ..workspace import atomic_write_text
+from .draft import Draft, Submission, Verdict, check_submission, make_draft
 from .filtering import GenerationReport, deduplicate, filter_reachable, mmr_select, score_quality
 from .web import task_from_path, verify_web_tasks
 
@@ -117,6 +118,19 @@ class TaskService:
                     tasks.append(task)
         report.generator = {"matches_per_pattern": found}
         return tasks, hops
+
+    def draft(self, graph_id: str, template_id: str | None = None, seed: int = 0) -> Draft:
+        """A subgraph and instructions for a calling model to write one task from."""
+        return make_draft(self.graphs.load(graph_id), template_id, seed)
+
+    def submit(self, graph_id: str, template_id: str, submission: Submission, model: str = "caller") -> Verdict:
+        """Check a client-written task and store it when it passes."""
+        kg = self.graphs.load(graph_id)
+        existing = self.store.list(graph_id=kg.id)
+        verdict = check_submission(kg, template_id, submission, self.graphs.embedder, existing, self.settings.dedup_threshold, model)
+        if verdict.task is not None:
+            self.store.save(verdict.task)
+        return verdict
 
     def list(self, kind: str | None = None, graph_id: str | None = None) -> list[Task]:
         return self.store.list(kind, graph_id)
