@@ -1,4 +1,5 @@
-"""Language-model helpers: sentence embedders (see :mod:`taskloom.tools.llm.embedders`)."""
+"""Language-model helpers: sentence embedders (:mod:`taskloom.tools.llm.embedders`) and the
+one LLM interface (:mod:`taskloom.tools.llm.client`, disk cache in :mod:`taskloom.tools.llm.cache`)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,20 @@ from taskloom.tools.llm.embedders import (
     Embedder,
     HashingEmbedder,
     MiniLMEmbedder,
+    OpenAIEmbedder,
     make_embedder,
+)
+from taskloom.tools.llm.cache import LLMCache
+from taskloom.tools.llm.client import (
+    LLM,
+    Completion,
+    LLMError,
+    LLMUnavailable,
+    NoneLLM,
+    OpenAILLM,
+    TokenUsage,
+    UsageTotals,
+    make_llm,
 )
 
 __all__ = [
@@ -18,4 +32,15 @@ __all__ = [
     "make_embedder",
     "MINILM_SHA256",
     "MINILM_PACKAGE",
+    "OpenAIEmbedder",
+    "LLM",
+    "Completion",
+    "TokenUsage",
+    "UsageTotals",
+    "LLMError",
+    "LLMUnavailable",
+    "NoneLLM",
+    "OpenAILLM",
+    "make_llm",
+    "LLMCache",
 ]

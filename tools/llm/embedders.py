@@ -28,6 +28,7 @@ __all__ = [
     "Embedder",
     "MiniLMEmbedder",
     "HashingEmbedder",
+    "OpenAIEmbedder",
     "make_embedder",
     "MINILM_SHA256",
     "MINILM_PACKAGE",
@@ -265,6 +266,96 @@ class HashingEmbedder:
         if len(texts) == 0:
             return np.zeros((0, self.dim), dtype=np.float32)
         return _l2_normalise(np.stack([self._vector(t) for t in texts]))
+
+
+class OpenAIEmbedder:
+    """Embeddings from any OpenAI-compatible ``/embeddings`` endpoint (``openai`` package, sync client).
+
+    Parameters
+    ----------
+    base_url : str
+        Endpoint base URL, e.g. ``http://localhost:8000/v1``.
+    model : str
+        Embedding model name at that endpoint.
+    api_key : str or None
+        API key; ``None`` sends ``"none"``.
+    dim : int or None
+        Vector length; when ``None`` it is learned from the first response: the
+        constructor sends one short probe request, so :attr:`dim` is a plain attribute
+        (``isinstance(x, Embedder)`` never does I/O) and a down endpoint fails here.
+    batch_size : int
+        Texts per request.
+    max_retries : int
+        Retries of the ``openai`` client on connection errors, 429 and 5xx.
+
+    Notes
+    -----
+    Vectors are requested as floats, reordered by their ``index`` and L2-normalised.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        api_key: str | None = None,
+        dim: int | None = None,
+        batch_size: int = 64,
+        *,
+        max_retries: int = 2,
+        timeout: float = 120.0,
+    ) -> None:
+        if batch_size < 1:
+            raise EmbedderError(f"batch_size must be at least 1, got {batch_size}")
+        if dim is not None and dim < 1:
+            raise EmbedderError(f"dim must be at least 1 or None, got {dim}")
+        import openai
+
+        self._openai = openai
+        self._client = openai.OpenAI(base_url=base_url, api_key=api_key or "none", max_retries=max_retries, timeout=timeout)
+        self.name = model
+        self.variant = f"openai-compatible {base_url}"
+        self.base_url = base_url
+        self.batch_size = batch_size
+        self._dim = dim
+        if self._dim is None:
+            self._request(["dimension probe"])
+        assert self._dim is not None
+        self.dim: int = self._dim
+
+    def _request(self, batch: list[str]) -> np.ndarray:
+        """Raw vectors of one batch, in input order, checked for shape."""
+        try:
+            response = self._client.embeddings.create(model=self.name, input=batch, encoding_format="float")
+        except self._openai.OpenAIError as exc:
+            raise EmbedderError(
+                f"The embedding endpoint {self.base_url} failed for model {self.name!r}: {type(exc).__name__}: {exc}"
+            ) from exc
+        data = sorted(response.data, key=lambda d: d.index)
+        if len(data) != len(batch):
+            raise EmbedderError(f"The embedding endpoint {self.base_url} returned {len(data)} vectors for {len(batch)} texts")
+        try:
+            vectors = np.asarray([d.embedding for d in data], dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise EmbedderError(f"The embedding endpoint {self.base_url} returned vectors of unequal length or non-numbers") from exc
+        if vectors.ndim != 2:
+            raise EmbedderError(f"The embedding endpoint {self.base_url} returned malformed vectors")
+        if self._dim is None:
+            self._dim = int(vectors.shape[1])
+        elif vectors.shape[1] != self._dim:
+            raise EmbedderError(
+                f"The embedding endpoint {self.base_url} returned {vectors.shape[1]}-d vectors for model {self.name!r}, expected {self._dim}"
+            )
+        return vectors
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed texts; float32 ``(len(texts), dim)`` with unit rows, in the order of ``texts``."""
+        if isinstance(texts, str):
+            raise EmbedderError("embed() takes a sequence of texts, not a single string")
+        items = list(texts)
+        if not items:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        parts = [self._request(items[i : i + self.batch_size]) for i in range(0, len(items), self.batch_size)]
+        return _l2_normalise(np.concatenate(parts, axis=0))
 
 
 def make_embedder(settings: Settings) -> Embedder:
