@@ -91,7 +91,8 @@ class TaskService:
         from .document import generate_document_tasks
         from .templates import templates_by_id
 
-        tasks, generator_report = generate_document_tasks(kg, types, pool, seed, difficulty)
+        per_type = max(2, -(-pool // len(types or range(12))))  # generate_document_tasks counts per type
+        tasks, generator_report = generate_document_tasks(kg, types, per_type, seed, difficulty)
         report.generator = generator_report
         return tasks, {tid: t.max_hops for tid, t in templates_by_id().items()}
 

@@ -1,0 +1,638 @@
+"""Template-only document task generation: real questions with gold answers taken from the graph.
+
+For every task type, :func:`generate_document_tasks` enumerates the subgraphs that fit
+the type's templates (in graph insertion order), renders each candidate's prompt and
+gold answer, and keeps a seeded random selection. Every gold answer is text of, or a
+count over, the task's evidence nodes; the reasoning path lists the graph edges that
+lead from the question to the answer. No LLM and no global random state: the same graph,
+arguments and seed give the same tasks.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..errors import InputError
+from ..graph.model import KnowledgeGraph, Node
+from ..tasks.model import Provenance, Task
+from .templates import DOCUMENT_TASK_TYPES, DOCUMENT_TEMPLATES, TaskTemplate
+
+__all__ = ["generate_document_tasks", "normalise", "split_sentences"]
+
+_DIFFICULTIES = ("easy", "medium", "hard", "expert")
+_MAX_CELL_CHARS = 100
+_CAPTION_PREFIX = re.compile(r"^\s*(?:figure|fig\.?|table)\s*\d+[a-z]?\s*[.:]\s*", re.IGNORECASE)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(“\"])")
+_MERGED_NUMBERS = re.compile(r"^[-−+\d.,()%\s]*\d[-−+\d.,()%]*\s+[-−+(]*\d[-−+\d.,()%\s]*$")
+_NUMBER = re.compile(r"(?<![\w.,])\d+(?:\.\d+)?(?![\w]|\.\d)")
+
+
+# --- text helpers -------------------------------------------------------------------------
+
+
+def normalise(text: str) -> str:
+    """NFC, collapsed whitespace, stripped; case and symbols (ℓ, ⊤, …) kept as printed."""
+    return " ".join(unicodedata.normalize("NFC", text).split())
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences of normalised text; each one is a verbatim substring of ``normalise(text)``."""
+    return [s for s in _SENTENCE_END.split(normalise(text)) if s]
+
+
+def _opening(text: str, words: int = 8) -> str:
+    parts = normalise(text).split()
+    return " ".join(parts[:words]) + ("…" if len(parts) > words else "")
+
+
+def _is_prose(text: str, min_chars: int = 60) -> bool:
+    text = normalise(text)
+    if len(text) < min_chars:
+        return False
+    letters = sum(ch.isalpha() for ch in text)
+    return letters / len(text) >= 0.6 and len(text.split()) >= 8
+
+
+def _good_sentence(s: str, lo: int = 30, hi: int = 320) -> bool:
+    """A whole sentence of prose: starts like a sentence (not a fragment continued from a page break)."""
+    return lo <= len(s) <= hi and (s[0].isupper() or s[0] in "(“\"") and _is_prose(s, lo)
+
+
+def _whole_word(term: str) -> re.Pattern[str]:
+    return re.compile(r"(?<![\w])" + re.escape(term) + r"(?![\w])")
+
+
+def _has_label(text: str, label: str) -> bool:
+    return normalise(label).lower() in normalise(text).lower()
+
+
+# --- graph index ----------------------------------------------------------------------------
+
+
+class _Index:
+    """Lookups over one graph, all in insertion order."""
+
+    def __init__(self, kg: KnowledgeGraph) -> None:
+        self.kg = kg
+        self.nodes: dict[str, Node] = {n.id: n for n in kg.nodes()}
+        self.by_type: dict[str, list[Node]] = {}
+        for n in self.nodes.values():
+            self.by_type.setdefault(n.type.value, []).append(n)
+        self.edge_types = {e.type.value for e in kg.edges()}
+        self.children: dict[str, list[str]] = {}
+        self.parent: dict[str, str] = {}
+        self.caption_of: dict[str, str] = {}  # target -> caption node
+        self.refers: list[tuple[str, str, str]] = []  # (source, target, label)
+        self.cites: dict[str, list[str]] = {}
+        self.mentions: dict[str, list[str]] = {}
+        for e in kg.edges():
+            t = e.type.value
+            if t == "contains":
+                self.children.setdefault(e.source, []).append(e.target)
+                self.parent.setdefault(e.target, e.source)
+            elif t == "caption_of":
+                self.caption_of.setdefault(e.target, e.source)
+            elif t == "refers_to":
+                self.refers.append((e.source, e.target, str(e.attrs.get("label", ""))))
+            elif t == "cites":
+                self.cites.setdefault(e.source, []).append(e.target)
+            elif t == "mentions":
+                self.mentions.setdefault(e.source, []).append(e.target)
+        doc_text = " ".join(normalise(n.text) for n in self.nodes.values() if n.type.value in ("paragraph", "list", "caption", "footnote"))
+        self.doc_text = doc_text
+
+    def of(self, *types: str) -> list[Node]:
+        return [n for t in types for n in self.by_type.get(t, [])] if len(types) > 1 else list(self.by_type.get(types[0], []))
+
+    def kids(self, nid: str, *types: str) -> list[Node]:
+        return [self.nodes[c] for c in self.children.get(nid, []) if not types or self.nodes[c].type.value in types]
+
+    def section_of(self, nid: str) -> Node | None:
+        p = self.parent.get(nid)
+        return self.nodes[p] if p is not None and self.nodes[p].type.value == "section" else None
+
+    def caption_text(self, target: str) -> str:
+        cap = self.caption_of.get(target)
+        if cap is not None:
+            return normalise(self.nodes[cap].text)
+        return ""
+
+    def label(self, node: Node) -> str:
+        kind = {"table": "Table", "figure": "Figure"}.get(node.type.value, "Section")
+        number = node.attrs.get("number")
+        return f"{kind} {number}" if number else ""
+
+    def descendants(self, nid: str) -> Iterator[str]:
+        stack = list(reversed(self.children.get(nid, [])))
+        while stack:
+            cur = stack.pop()
+            yield cur
+            stack.extend(reversed(self.children.get(cur, [])))
+
+    def table_cells(self, table_id: str) -> list[Node]:
+        return self.kids(table_id, "table_cell")
+
+    def valid_cells(self, table_id: str) -> list[Node]:
+        """Data cells addressable by a unique (row header, column header) pair."""
+        cells = self.table_cells(table_id)
+        rows_of_header: dict[str, set[int]] = {}
+        pairs: dict[tuple[str, str], int] = {}
+        for c in cells:
+            rh, ch = normalise(str(c.attrs.get("row_header", ""))), normalise(str(c.attrs.get("column_header", "")))
+            if rh:
+                rows_of_header.setdefault(rh, set()).add(int(c.attrs.get("row", -1)))
+            if rh and ch:
+                pairs[(rh, ch)] = pairs.get((rh, ch), 0) + 1
+        out = []
+        for c in cells:
+            rh, ch, text = normalise(str(c.attrs.get("row_header", ""))), normalise(str(c.attrs.get("column_header", ""))), normalise(c.text)
+            if c.attrs.get("header") or not (rh and ch and text) or len(text) > _MAX_CELL_CHARS:
+                continue
+            if text == rh or rh == ch or len(rows_of_header.get(rh, ())) != 1 or pairs[(rh, ch)] != 1:
+                continue
+            if "; " in text or "\n" in text or len(ch) > 40 or len(rh) > 60:
+                continue
+            if _MERGED_NUMBERS.match(text):  # "0.248 0.248": two columns the parser merged
+                continue
+            out.append(c)
+        return out
+
+
+# --- candidates -----------------------------------------------------------------------------
+
+
+@dataclass
+class _Cand:
+    template: TaskTemplate
+    variables: dict[str, Any]
+    evidence: list[str]
+    path: list[tuple[str, str, str]]
+    answer_kind: str = "text"
+    key: str = field(default="")
+
+
+Builder = Callable[[_Index, TaskTemplate, np.random.Generator], Iterator[_Cand]]
+
+
+def _table_ctx(ix: _Index, table: Node) -> tuple[str, str, list[str], list[tuple[str, str, str]]]:
+    """(label, caption, caption evidence, caption path) of a table."""
+    cap = ix.caption_of.get(table.id)
+    caption = ix.caption_text(table.id) or normalise(str(table.attrs.get("caption", "")))
+    caption = (split_sentences(caption) or [""])[0]  # the first sentence names the table; the rest is detail
+    label = ix.label(table) or "the table"
+    ev = [cap] if cap else []
+    path = [(cap, "caption_of", table.id)] if cap else []
+    return label, caption, ev, path
+
+
+def _b_extraction(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> Iterator[_Cand]:
+    for para in ix.of("paragraph"):
+        if not _is_prose(para.text):
+            continue
+        for eid in ix.mentions.get(para.id, []):
+            ent = ix.nodes[eid]
+            kind = ent.attrs.get("kind")
+            if kind not in ("quantity", "acronym"):
+                continue
+            term = normalise(ent.text)
+            pat = _whole_word(term)
+            for s in split_sentences(para.text):
+                if _good_sentence(s) and len(pat.findall(s)) == 1:
+                    cloze = pat.sub("____", s)
+                    yield _Cand(t, {"opening": _opening(para.text), "kind_label": "quantity" if kind == "quantity" else "acronym",
+                                    "cloze": cloze, "answer": term}, [para.id, ent.id], [(para.id, "mentions", ent.id)])
+                    break
+
+
+def _b_summarization(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> Iterator[_Cand]:
+    for sec in ix.of("section"):
+        paras = [p for p in ix.kids(sec.id, "paragraph") if _is_prose(p.text, 120)][:3]
+        keys = []
+        for p in paras:
+            first = next((s for s in split_sentences(p.text) if _good_sentence(s, 25, 400)), None)
+            if first:
+                keys.append((p, first))
+        if len(keys) < 2:
+            continue
+        yield _Cand(t, {"section": normalise(sec.text), "n": len(keys), "key_sentences": [s for _, s in keys]},
+                    [sec.id] + [p.id for p, _ in keys], [(sec.id, "contains", p.id) for p, _ in keys])
+
+
+def _b_comprehension(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> Iterator[_Cand]:
+    for para in ix.of("paragraph"):
+        sec = ix.section_of(para.id)
+        if sec is None or not _is_prose(para.text, 150):
+            continue
+        sents = split_sentences(para.text)
+        made = 0
+        for i in range(len(sents) - 1):
+            if made >= 3:
+                break
+            if _good_sentence(sents[i], 25) and _good_sentence(sents[i + 1], 25) and sents[i] != sents[i + 1]:
+                made += 1
+                yield _Cand(t, {"section": normalise(sec.text), "opening": _opening(para.text), "sentence": sents[i], "answer": sents[i + 1]},
+                            [para.id, sec.id], [(sec.id, "contains", para.id)], key=str(i))
+
+
+def _b_comparison_rows(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> Iterator[_Cand]:
+    for table in ix.of("table"):
+        label, caption, cev, cpath = _table_ctx(ix, table)
+        by_col: dict[str, list[Node]] = {}
+        for c in ix.valid_cells(table.id):
+            by_col.setdefault(normalise(c.attrs["column_header"]), []).append(c)
+        for col, cells in by_col.items():
+            for a, b in zip(cells, cells[1:]):
+                yield _Cand(t, {"label": label, "caption": caption, "column": col,
+                                "row_a": normalise(a.attrs["row_header"]), "row_b": normalise(b.attrs["row_header"]),
+                                "value_a": normalise(a.text), "value_b": normalise(b.text)},
+                            [a.id, b.id, table.id] + cev, [(table.id, "contains", a.id), (table.id, "contains", b.id)] + cpath, "list")
+
+
+def _first_sentence(ix: _Index, sec: Node) -> tuple[Node, str] | None:
+    for p in ix.kids(sec.id, "paragraph"):
+        if _is_prose(p.text, 80):
+            s = next((s for s in split_sentences(p.text) if _good_sentence(s, 25, 400)), None)
+            if s:
+                return p, s
+    return None
+
+
+def _b_comparison_sections(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> Iterator[_Cand]:
+    for parent in ix.of("section"):
+        subs = [(s, _first_sentence(ix, s)) for s in ix.kids(parent.id, "section")]
+        subs = [(s, f) for s, f in subs if f is not None and normalise(s.text)]
+        for (sa, (pa, xa)), (sb, (pb, xb)) in zip(subs, subs[1:]):
+            yield _Cand(t, {"parent": normalise(parent.text), "section_a": normalise(sa.text), "section_b": normalise(sb.text),
+                            "sentence_a": xa, "sentence_b": xb},
+                        [sa.id, pa.id, sb.id, pb.id, parent.id],
+                        [(parent.id, "contains", sa.id), (sa.id, "contains", pa.id), (parent.id, "contains", sb.id), (sb.id, "contains", pb.id)])
+
+
+def _b_analysis(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> Iterator[_Cand]:
+    seen = set()
+    for src, tgt, ref in ix.refers:
+        target, para = ix.nodes[tgt], ix.nodes[src]
+        if para.type.value != "paragraph" or target.type.value not in ("table", "figure") or tgt not in ix.caption_of:
+            continue
+        if (src, tgt) in seen or not ref or not ix.label(target):
+            continue
+        seen.add((src, tgt))
+        sents = [s for s in split_sentences(para.text) if _has_label(s, ref)][:3]
+        if not sents:
+            continue
+        cap = ix.caption_of[tgt]
+        yield _Cand(t, {"label": ix.label(target), "opening": _opening(para.text), "caption": normalise(ix.nodes[cap].text), "sentences": sents},
+                    [tgt, cap, src], [(src, "refers_to", tgt), (cap, "caption_of", tgt)])
+
+
+def _b_reasoning_cell(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> Iterator[_Cand]:
+    tables_of: dict[str, list[str]] = {}
+    for src, tgt, _ in ix.refers:
+        if ix.nodes[tgt].type.value == "table" and tgt not in tables_of.setdefault(src, []):
+            tables_of[src].append(tgt)
+    for src, tables in tables_of.items():
+        para = ix.nodes[src]
+        if len(tables) != 1 or para.type.value != "paragraph":
+            continue
+        for cell in ix.valid_cells(tables[0]):
+            yield _Cand(t, {"opening": _opening(para.text), "column": normalise(cell.attrs["column_header"]),
+                            "row": normalise(cell.attrs["row_header"]), "answer": normalise(cell.text)},
+                        [src, tables[0], cell.id], [(src, "refers_to", tables[0]), (tables[0], "contains", cell.id)])
+
+
+def _b_reasoning_section_caption(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> Iterator[_Cand]:
+    seen = set()
+    for src, tgt, ref in ix.refers:
+        if ix.nodes[tgt].type.value != "section" or ix.nodes[src].type.value != "paragraph" or (src, tgt) in seen or not ref:
+            continue
+        seen.add((src, tgt))
+        if not _has_label(ix.nodes[src].text, ref):
+            continue
+        caps = [d for d in ix.descendants(tgt) if ix.nodes[d].type.value == "caption"]
+        if len(caps) != 1 or ix.parent.get(caps[0]) != tgt:
+            continue
+        cap = caps[0]
+        obj = next((e.target for e in ix.kg.edges("caption_of") if e.source == cap), None)
+        if obj is None:
+            continue
+        yield _Cand(t, {"opening": _opening(ix.nodes[src].text), "ref_label": ref, "object_kind": ix.nodes[obj].type.value,
+                        "answer": normalise(ix.nodes[cap].text)},
+                    [src, tgt, cap, obj], [(src, "refers_to", tgt), (tgt, "contains", cap), (cap, "caption_of", obj)])
+
+
+def _b_agg_rows(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> Iterator[_Cand]:
+    for table in ix.of("table"):
+        cells = ix.table_cells(table.id)
+        header_rows = {int(c.attrs.get("row", -1)) for c in cells if c.attrs.get("header")}
+        if header_rows != {0}:
+            continue
+        first_of_row: dict[int, Node] = {}
+        for c in cells:
+            r = int(c.attrs.get("row", -1))
+            if not c.attrs.get("header") and r not in first_of_row:
+                first_of_row[r] = c
+        if not first_of_row:
+            continue
+        label, caption, cev, cpath = _table_ctx(ix, table)
+        rows = [first_of_row[r] for r in sorted(first_of_row)]
+        yield _Cand(t, {"label": label, "caption": caption, "answer": str(len(rows))},
+                    [table.id] + cev + [c.id for c in rows], [(table.id, "contains", c.id) for c in rows] + cpath, "number")
+
+
+def _b_agg_citations(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> Iterator[_Cand]:
+    for sec in ix.of("section"):
+        paras, refs, path = [], [], []
+        for p in ix.kids(sec.id, "paragraph", "list"):
+            cited = [r for r in ix.cites.get(p.id, []) if ix.nodes[r].type.value == "reference"]
+            if not cited:
+                continue
+            paras.append(p.id)
+            path.append((sec.id, "contains", p.id))
+            for r in cited:
+                if r not in refs:
+                    refs.append(r)
+                    path.append((p.id, "cites", r))
+        if len(refs) >= 2 and normalise(sec.text):
+            yield _Cand(t, {"section": normalise(sec.text), "answer": str(len(refs))}, [sec.id] + paras + refs, path, "number")
+
+
+def _b_agg_objects(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> Iterator[_Cand]:
+    for kind, plural in (("figure", "figures"), ("table", "tables")):
+        objs = ix.of(kind)
+        if objs:
+            path = [(ix.parent[o.id], "contains", o.id) for o in objs if o.id in ix.parent]
+            yield _Cand(t, {"plural": plural, "answer": str(len(objs))}, [o.id for o in objs], path, "number", key=kind)
+
+
+def _b_synthesis(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> Iterator[_Cand]:
+    by_target: dict[str, list[tuple[str, str]]] = {}
+    for src, tgt, ref in ix.refers:
+        if ix.nodes[src].type.value == "paragraph" and ix.nodes[tgt].type.value in ("table", "figure", "section") and ref:
+            lst = by_target.setdefault(tgt, [])
+            if src not in [s for s, _ in lst]:
+                lst.append((src, ref))
+    for tgt, refs in by_target.items():
+        target = ix.nodes[tgt]
+        picked = []
+        for src, ref in refs:
+            s = next((s for s in split_sentences(ix.nodes[src].text) if _has_label(s, ref) and len(s) >= 25), None)
+            if s and s not in [x for _, x in picked]:
+                picked.append((src, s))
+        picked = picked[:3]
+        if len(picked) < 2:
+            continue
+        cap = ix.caption_of.get(tgt)
+        first_ref = refs[0][1]
+        if target.type.value == "section":
+            title = normalise(target.text)
+            label = first_ref if not first_ref.lower().startswith("sections") else ix.label(target)
+        elif cap is not None and ix.label(target):
+            title, label = normalise(ix.nodes[cap].text), ix.label(target)
+        else:
+            continue
+        if not title or not label:
+            continue
+        ev = [tgt] + ([cap] if cap and target.type.value != "section" else []) + [s for s, _ in picked]
+        path = [(s, "refers_to", tgt) for s, _ in picked] + ([(cap, "caption_of", tgt)] if cap and target.type.value != "section" else [])
+        yield _Cand(t, {"label": label, "openings": [_opening(ix.nodes[s].text) for s, _ in picked], "title": title,
+                        "sentences": [x for _, x in picked]}, ev, path)
+
+
+def _b_table_qa(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> Iterator[_Cand]:
+    for table in ix.of("table"):
+        label, caption, cev, cpath = _table_ctx(ix, table)
+        for cell in ix.valid_cells(table.id):
+            yield _Cand(t, {"label": label, "caption": caption, "column": normalise(cell.attrs["column_header"]),
+                            "row": normalise(cell.attrs["row_header"]), "answer": normalise(cell.text)},
+                        [cell.id, table.id] + cev, [(table.id, "contains", cell.id)] + cpath)
+
+
+def _b_figure(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> Iterator[_Cand]:
+    for fig in ix.of("figure"):
+        cap = ix.caption_of.get(fig.id)
+        if cap is None or not ix.label(fig):
+            continue
+        body = _CAPTION_PREFIX.sub("", normalise(ix.nodes[cap].text))
+        if len(body) >= 10:
+            yield _Cand(t, {"label": ix.label(fig), "answer": body}, [fig.id, cap], [(cap, "caption_of", fig.id)])
+
+
+def _b_xref_caption(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> Iterator[_Cand]:
+    seen = set()
+    for src, tgt, ref in ix.refers:
+        para, target = ix.nodes[src], ix.nodes[tgt]
+        if para.type.value != "paragraph" or target.type.value not in ("table", "figure") or tgt not in ix.caption_of:
+            continue
+        if (src, tgt) in seen or not ref or not _has_label(para.text, ref):
+            continue
+        seen.add((src, tgt))
+        cap = ix.caption_of[tgt]
+        yield _Cand(t, {"object_kind": target.type.value, "opening": _opening(para.text), "ref_label": ref, "caption": normalise(ix.nodes[cap].text)},
+                    [src, tgt, cap], [(src, "refers_to", tgt), (cap, "caption_of", tgt)])
+
+
+def _b_xref_section(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> Iterator[_Cand]:
+    seen = set()
+    for src, tgt, ref in ix.refers:
+        para, target = ix.nodes[src], ix.nodes[tgt]
+        if para.type.value != "paragraph" or target.type.value != "section" or (src, tgt) in seen:
+            continue
+        seen.add((src, tgt))
+        # Plural labels ("Sections 2") name a range; only a singular one names exactly this section.
+        if not ref or ref.lower().startswith("sections") or not _has_label(para.text, ref) or not normalise(target.text):
+            continue
+        yield _Cand(t, {"opening": _opening(para.text), "ref_label": ref, "answer": normalise(target.text)}, [src, tgt], [(src, "refers_to", tgt)])
+
+
+def _falsify(ix: _Index, para: Node, sentence: str, acronyms: list[str], rng: np.random.Generator) -> tuple[str, str] | None:
+    """A changed copy of ``sentence`` (one number or acronym replaced) and the entity id swapped in, if any."""
+    options: list[tuple[str, Any]] = [("number", m) for m in _NUMBER.finditer(sentence)]
+    mentioned = [normalise(ix.nodes[e].text) for e in ix.mentions.get(para.id, []) if ix.nodes[e].attrs.get("kind") == "acronym"]
+    for term in mentioned:
+        if len(_whole_word(term).findall(sentence)) == 1:
+            options.append(("acronym", term))
+    if not options:
+        return None
+    kind, what = options[int(rng.integers(len(options)))]
+    if kind == "number":
+        text = what.group(0)
+        decimals = len(text.split(".")[1]) if "." in text else 0
+        value = round(float(text) * 10**decimals)
+        delta = int(rng.integers(1, 4))
+        new_value = value - delta if value - delta >= 0 and rng.random() < 0.5 else value + delta
+        new = f"{new_value / 10**decimals:.{decimals}f}" if decimals else str(new_value)
+        changed = sentence[: what.start()] + new + sentence[what.end():]
+        return changed, ""
+    others = [a for a in acronyms if a != what and not _whole_word(a).search(sentence)]
+    if not others:
+        return None
+    new = others[int(rng.integers(len(others)))]
+    changed = _whole_word(what).sub(new, sentence, count=1)
+    ent = next((e for e in ix.of("entity") if normalise(e.text) == new and e.attrs.get("kind") == "acronym"), None)
+    return changed, ent.id if ent else ""
+
+
+def _b_fact(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> Iterator[_Cand]:
+    acronyms = sorted({normalise(e.text) for e in ix.of("entity") if e.attrs.get("kind") == "acronym" and normalise(e.text)})
+    for para in ix.of("paragraph"):
+        sec = ix.section_of(para.id)
+        if sec is None or not _is_prose(para.text, 80):
+            continue
+        made = 0
+        for i, s in enumerate(split_sentences(para.text)):
+            if made >= 2:
+                break
+            if not _good_sentence(s, 40, 300):
+                continue
+            false = _falsify(ix, para, s, acronyms, rng)
+            if false is None or normalise(false[0]) in ix.doc_text:
+                continue
+            made += 1
+            truth = bool(rng.random() < 0.5)
+            statement = s if truth else false[0]
+            evidence = [para.id, sec.id] + ([false[1]] if not truth and false[1] else [])
+            yield _Cand(t, {"section": normalise(sec.text), "statement": statement, "answer": "true" if truth else "false"},
+                        evidence, [(sec.id, "contains", para.id)], "boolean", key=str(i))
+
+
+_BUILDERS: dict[str, Builder] = {
+    "extraction_cloze": _b_extraction,
+    "summarization_section": _b_summarization,
+    "comprehension_next_sentence": _b_comprehension,
+    "comparison_table_rows": _b_comparison_rows,
+    "comparison_sections": _b_comparison_sections,
+    "analysis_referenced_object": _b_analysis,
+    "reasoning_ref_table_cell": _b_reasoning_cell,
+    "reasoning_ref_section_caption": _b_reasoning_section_caption,
+    "aggregation_table_rows": _b_agg_rows,
+    "aggregation_section_citations": _b_agg_citations,
+    "aggregation_document_objects": _b_agg_objects,
+    "synthesis_multi_reference": _b_synthesis,
+    "table_qa_cell": _b_table_qa,
+    "figure_interpretation_caption": _b_figure,
+    "cross_reference_caption": _b_xref_caption,
+    "cross_reference_section": _b_xref_section,
+    "fact_verification_statement": _b_fact,
+}
+
+#: Why a template found nothing, when its graph requirements were met.
+_EMPTY_REASON = {
+    "extraction_cloze": "no paragraph sentence states a mentioned quantity or acronym exactly once",
+    "summarization_section": "no section has two or more prose paragraphs",
+    "comprehension_next_sentence": "no prose paragraph inside a section has two consecutive usable sentences",
+    "comparison_table_rows": "no table column has two rows addressable by unique row headers",
+    "comparison_sections": "no section has two subsections that open with prose",
+    "analysis_referenced_object": "no paragraph refers to a captioned table or figure in a quotable sentence",
+    "reasoning_ref_table_cell": "no paragraph refers to exactly one table with addressable cells",
+    "reasoning_ref_section_caption": "no referenced section contains exactly one caption",
+    "aggregation_table_rows": "no table has exactly one header row",
+    "aggregation_section_citations": "no section cites two or more references",
+    "aggregation_document_objects": "the document has no figures or tables",
+    "synthesis_multi_reference": "no table, figure or section is referred to by two or more paragraphs",
+    "table_qa_cell": "no table cell has a unique row header and column header",
+    "figure_interpretation_caption": "no numbered figure has a caption",
+    "cross_reference_caption": "no paragraph refers to a captioned table or figure",
+    "cross_reference_section": "no paragraph refers to a single titled section",
+    "fact_verification_statement": "no paragraph sentence has a number or acronym to verify",
+}
+
+
+def _task_id(graph_id: str, template_id: str, evidence: list[str], key: str) -> str:
+    raw = "\x1f".join([graph_id, template_id, ",".join(evidence), key])
+    return "doc-" + hashlib.sha1(raw.encode("utf-8")).hexdigest()[:12]
+
+
+def _to_task(kg: KnowledgeGraph, cand: _Cand, seed: int) -> Task:
+    t = cand.template
+    instruction = t.render_prompt(cand.variables)
+    return Task(
+        id=_task_id(kg.id, t.id, cand.evidence, cand.key or instruction),
+        kind="document",
+        type=t.type,
+        difficulty=t.difficulty,
+        instruction=instruction,
+        gold_answer=t.render_answer(cand.variables),
+        answer_kind=cand.answer_kind,  # type: ignore[arg-type]
+        evidence=list(cand.evidence),
+        reasoning_path=list(cand.path),
+        metrics=list(t.metrics),
+        provenance=Provenance(graph_id=kg.id, template=t.id, generator="template", model="none", seed=seed),
+    )
+
+
+def _missing(ix: _Index, t: TaskTemplate) -> str | None:
+    for nt in t.required_node_types:
+        if not ix.by_type.get(nt):
+            return f"graph has no {nt} nodes"
+    for et in t.required_edge_types:
+        if et not in ix.edge_types:
+            return f"graph has no {et} edges"
+    return None
+
+
+def generate_document_tasks(
+    kg: KnowledgeGraph,
+    types: list[str] | None = None,
+    count: int = 5,
+    seed: int = 0,
+    difficulty: str | None = None,
+) -> tuple[list[Task], dict[str, Any]]:
+    """Generate up to ``count`` tasks per type from a document graph, template-only.
+
+    Returns ``(tasks, report)``; the report has, per type, the templates tried, the
+    number of candidates, how many were kept, and why a type (or template) produced
+    nothing. Tasks come out grouped by type in :data:`DOCUMENT_TASK_TYPES` order.
+    Each type draws from its own generator ``default_rng([seed, type index])``, so a
+    type's tasks do not depend on which other types were asked for.
+    """
+    wanted = list(DOCUMENT_TASK_TYPES) if not types else list(dict.fromkeys(types))
+    unknown = [t for t in wanted if t not in DOCUMENT_TASK_TYPES]
+    if unknown:
+        raise InputError(f"unknown document task type(s) {unknown}; choose from {list(DOCUMENT_TASK_TYPES)}")
+    if difficulty is not None and difficulty not in _DIFFICULTIES:
+        raise InputError(f"unknown difficulty {difficulty!r}; choose from {list(_DIFFICULTIES)}")
+    if count < 1:
+        raise InputError(f"count must be at least 1, got {count}")
+
+    ix = _Index(kg)
+    tasks: list[Task] = []
+    report: dict[str, Any] = {"graph_id": kg.id, "seed": seed, "count_per_type": count, "difficulty": difficulty, "types": {}}
+    for ttype in [t for t in DOCUMENT_TASK_TYPES if t in wanted]:
+        rng = np.random.default_rng([seed, DOCUMENT_TASK_TYPES.index(ttype)])
+        entry: dict[str, Any] = {"templates": {}, "candidates": 0, "kept": 0, "skipped": None}
+        report["types"][ttype] = entry
+        pool: dict[str, Task] = {}
+        for tpl in DOCUMENT_TEMPLATES:
+            if tpl.type != ttype:
+                continue
+            if difficulty is not None and tpl.difficulty != difficulty:
+                entry["templates"][tpl.id] = {"candidates": 0, "skipped": f"template difficulty is {tpl.difficulty}"}
+                continue
+            reason = _missing(ix, tpl)
+            n = 0
+            if reason is None:
+                for cand in _BUILDERS[tpl.id](ix, tpl, rng):
+                    task = _to_task(kg, cand, seed)
+                    if task.id not in pool:
+                        pool[task.id] = task
+                        n += 1
+                if n == 0:
+                    reason = _EMPTY_REASON[tpl.id]
+            entry["templates"][tpl.id] = {"candidates": n, "skipped": reason}
+            entry["candidates"] += n
+        ids = list(pool)
+        chosen = [ids[i] for i in rng.permutation(len(ids))[:count]] if ids else []
+        tasks.extend(pool[i] for i in chosen)
+        entry["kept"] = len(chosen)
+        if not chosen:
+            reasons = [f"{tid}: {v['skipped']}" for tid, v in entry["templates"].items() if v["skipped"]]
+            entry["skipped"] = "; ".join(reasons) or "no candidates"
+    report["total"] = len(tasks)
+    return tasks, report
