@@ -266,9 +266,9 @@ def _first_sentence(ix: _Index, sec: Node) -> tuple[Node, str] | None:
 
 def _b_comparison_sections(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> Iterator[_Cand]:
     for parent in ix.of("section"):
-        subs = [(s, _first_sentence(ix, s)) for s in ix.kids(parent.id, "section")]
-        subs = [(s, f) for s, f in subs if f is not None and normalise(s.text)]
-        for (sa, (pa, xa)), (sb, (pb, xb)) in zip(subs, subs[1:]):
+        found = [(s, _first_sentence(ix, s)) for s in ix.kids(parent.id, "section")]
+        subs = [(s, f) for s, f in found if f is not None and normalise(s.text)]
+        for (sa, (pa, xa)), (sb, (pb, xb)) in zip(subs, subs[1:]):  # type: ignore[misc]
             yield _Cand(t, {"parent": normalise(parent.text), "section_a": normalise(sa.text), "section_b": normalise(sb.text),
                             "sentence_a": xa, "sentence_b": xb},
                         [sa.id, pa.id, sb.id, pb.id, parent.id],
@@ -380,7 +380,7 @@ def _b_synthesis(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> Itera
                 lst.append((src, ref))
     for tgt, refs in by_target.items():
         target = ix.nodes[tgt]
-        picked = []
+        picked: list[tuple[str, str]] = []
         for src, ref in refs:
             s = next((s for s in split_sentences(ix.nodes[src].text) if _has_label(s, ref) and len(s) >= 25), None)
             if s and s not in [x for _, x in picked]:

@@ -128,7 +128,7 @@ class _Builder:
         if self.final_url:
             found.append(SuccessCriterion(kind="url_matches", value=_url_pattern(self.final_url)))
         elif self.search is not None and self.search[0]:
-            field, query = self.search
+            field, query = str(self.search[0]), self.search[1]
             found.append(SuccessCriterion(kind="url_matches", value=f"[?&]{re.escape(field)}={re.escape(quote_plus(query))}"))
         if self.opened is not None and self.opened.attrs.get("selector"):
             found.append(SuccessCriterion(kind="element_state", value=str(self.opened.attrs["selector"]), state="visible"))
