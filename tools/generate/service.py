@@ -67,6 +67,7 @@ class TaskService:
         report = GenerationReport()
         pool = max(count * 4, 20)
         if kg.meta.kind == "web":
+            pool = max(count * 2, 8)
             tasks, hops = self._web_candidates(kg, pool, types, seed, report)
         else:
             tasks, hops = self._document_candidates(kg, pool, types, difficulty, seed, report)
@@ -99,20 +100,20 @@ class TaskService:
     def _web_candidates(self, kg: Any, pool: int, types: list[str] | None, seed: int, report: GenerationReport) -> tuple[list[Task], dict[str, int]]:
         from .patterns import patterns_by_priority
 
+        from .metapath import match
+
         rng = np.random.default_rng(seed)
         tasks: list[Task] = []
         seen: set[str] = set()
         found: dict[str, int] = {}
         hops: dict[str, int] = {}
-        for pattern in patterns_by_priority():
-            if types and pattern.task_type not in types and pattern.id not in types:
-                continue
-            from .metapath import match
-
+        patterns = [p for p in patterns_by_priority() if not types or p.task_type in types or p.id in types]
+        per_pattern = max(1, -(-pool // max(1, len(patterns))))  # every replay costs a browser episode
+        for pattern in patterns:
             matches = match(kg, pattern.pattern, limit=200)
             found[pattern.id] = len(matches)
             hops[pattern.id] = max(2, 2 * (len(pattern.pattern.split("->")) + 1))
-            for index in rng.permutation(len(matches))[: max(2, pool // 4)]:
+            for index in rng.permutation(len(matches))[:per_pattern]:
                 task = task_from_path(kg, matches[int(index)].edges, pattern.id, pattern.task_type, seed)
                 if task is not None and task.id not in seen:
                     seen.add(task.id)
