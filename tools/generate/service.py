@@ -24,6 +24,8 @@ from ..tasks.model import Task
 from ..tasks.store import TaskStore
 from ..workspace import atomic_write_text
 from .draft import Draft, Submission, Verdict, check_submission, make_draft
+from .llm_document import generate_llm_document_tasks
+from .templates import templates_by_id
 from .filtering import GenerationReport, deduplicate, filter_reachable, mmr_select, score_quality
 from .web import task_from_path, verify_web_tasks
 
@@ -66,9 +68,13 @@ class TaskService:
         kg = self.graphs.load(graph_id)
         report = GenerationReport()
         pool = max(count * 4, 20)
+        llm_on = use_llm and getattr(self.llm, "available", False)
         if kg.meta.kind == "web":
             pool = max(count * 2, 8)
             tasks, hops = self._web_candidates(kg, pool, types, seed, report)
+        elif llm_on:
+            tasks = await generate_llm_document_tasks(kg, self.llm, self.graphs.embedder, -(-count * 5 // 4), seed, types, self.settings.dedup_threshold, report)
+            hops = {tid: t.max_hops + 1 for tid, t in templates_by_id().items()}
         else:
             tasks, hops = self._document_candidates(kg, pool, types, difficulty, seed, report)
         if difficulty:
@@ -77,7 +83,7 @@ class TaskService:
         tasks = filter_reachable(kg, tasks, hops, report)
         if kg.meta.kind == "web" and verify:
             tasks = await verify_web_tasks(tasks, self.episodes, report)
-        scored = use_llm and getattr(self.llm, "available", False)
+        scored = llm_on
         if scored:
             tasks = await score_quality(kg, tasks, self.llm, report)
         tasks = deduplicate(tasks, self.graphs.embedder, self.settings.dedup_threshold, report)
@@ -90,7 +96,6 @@ class TaskService:
 
     def _document_candidates(self, kg: Any, pool: int, types: list[str] | None, difficulty: str | None, seed: int, report: GenerationReport) -> tuple[list[Task], dict[str, int]]:
         from .document import generate_document_tasks
-        from .templates import templates_by_id
 
         per_type = max(2, -(-pool // len(types or range(12))))  # generate_document_tasks counts per type
         tasks, generator_report = generate_document_tasks(kg, types, per_type, seed, difficulty)

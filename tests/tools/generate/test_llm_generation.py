@@ -1,0 +1,62 @@
+"""LLM-written document tasks (against the local OpenAI-compatible test double) through TaskService."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm"))
+import openai_double  # noqa: E402  (test double: a local OpenAI-compatible server on 127.0.0.1)
+
+from taskloom.tools.environment.browser import BrowserPool  # noqa: E402
+from taskloom.tools.environment.manager import EpisodeManager  # noqa: E402
+from taskloom.tools.generate.service import TaskService  # noqa: E402
+from taskloom.tools.graph.service import GraphService  # noqa: E402
+from taskloom.tools.llm.client import OpenAILLM  # noqa: E402
+from taskloom.tools.settings import Settings  # noqa: E402
+
+GUIDE = Path(__file__).resolve().parents[3] / "examples" / "documents" / "field-guide.md"
+
+
+def author(body: dict) -> str:
+    """The double's 'model': writes a task from the first text node it is given, or scores a task."""
+    system = body["messages"][0]["content"]
+    user = body["messages"][-1]["content"]
+    if system.startswith("You rate generated agent tasks"):
+        return json.dumps({"clarity": 4, "difficulty_fit": 4, "correctness": 5, "overall": 4, "reason": "grounded"})
+    subgraph = json.loads(user.split("Subgraph (JSON):\n", 1)[1])
+    node = next(n for n in subgraph["nodes"] if len(n["text"].split()) >= 6)
+    answer = " ".join(node["text"].split()[:6])
+    return json.dumps({"question": f"Which words open the passage about {subgraph['task_type']} ({node['id']})?", "answer": answer, "evidence": [node["id"]]})
+
+
+@pytest.fixture
+def double() -> Iterator[openai_double.OpenAIDouble]:
+    with openai_double.OpenAIDouble() as d:
+        d.handler = author
+        yield d
+
+
+def test_llm_writes_grounded_tasks_citing_node_ids(double: openai_double.OpenAIDouble, tmp_path: Path) -> None:
+    settings = Settings(workspace=tmp_path, embedder="hashing")
+    graphs = GraphService(settings)
+    graph_id = graphs.ingest_document(GUIDE).graph_id
+    llm = OpenAILLM(double.base_url, "double-model", cache_dir=tmp_path / "cache")
+    episodes = EpisodeManager(BrowserPool(), tmp_path / "runs", tmp_path / "tasks")
+    service = TaskService(graphs, episodes, llm)
+    result = asyncio.run(service.generate(graph_id, count=4, seed=1))
+    tasks = service.list()
+    kg = graphs.load(graph_id)
+    assert result.llm == "double-model" and tasks
+    for task in tasks:
+        assert task.provenance.generator == "llm" and task.provenance.model == "double-model"
+        assert task.gold_answer and task.gold_answer.lower() in " ".join(kg.node(n).text for n in task.evidence).lower()
+        assert task.quality["llm_score"]["overall"] == 4
+    usage = llm.usage_report()["total"]
+    assert usage["calls"] / len(tasks) <= 2.5
+    assert {"llm_generate", "llm_score"} <= set(result.report.stages)

@@ -1,0 +1,79 @@
+"""Document tasks written by an LLM from a serialised subgraph, checked like client-authored ones.
+
+For each candidate a template is drawn and a subgraph sampled for it (the same
+draft a calling model would get from ``tasks_draft``); the LLM returns a question,
+an answer and the evidence node ids as structured output; the submission checks
+(evidence exists, answer grounded, hop limit, not a duplicate) decide whether it is
+kept. One LLM call per candidate, plus the client's retries on invalid output.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+
+from ..errors import TaskloomError
+from ..graph.model import KnowledgeGraph
+from ..llm.client import LLM
+from ..llm.embedders import Embedder
+from ..tasks.model import Task
+from .draft import Submission, check_submission, make_draft
+from .filtering import Dropped, GenerationReport
+from .templates import templates_by_id
+
+__all__ = ["generate_llm_document_tasks"]
+
+_SYSTEM = (
+    "You write evaluation tasks for document-reading agents. Use only the given nodes. "
+    "Copy or compute the answer from their text, and cite the ids of every node the answer rests on."
+)
+
+
+def _messages(draft: Any) -> list[dict[str, str]]:
+    payload = {"template": draft.template_id, "task_type": draft.task_type, "nodes": draft.nodes, "edges": draft.edges}
+    return [
+        {"role": "system", "content": _SYSTEM},
+        {"role": "user", "content": f"{draft.instructions}\n\nSubgraph (JSON):\n{json.dumps(payload, ensure_ascii=False)}"},
+    ]
+
+
+async def generate_llm_document_tasks(
+    kg: KnowledgeGraph,
+    llm: LLM,
+    embedder: Embedder,
+    count: int,
+    seed: int,
+    types: list[str] | None,
+    dedup_threshold: float,
+    report: GenerationReport,
+) -> list[Task]:
+    """Ask the LLM for ``count`` candidates; return those that pass the submission checks."""
+    templates = [t for t in templates_by_id().values() if not types or t.type in types]
+    if not templates:
+        return []
+    rng = np.random.default_rng(seed)
+    kept: list[Task] = []
+    for i in range(count):
+        template = templates[int(rng.integers(len(templates)))]
+        try:
+            draft = make_draft(kg, template.id, seed * 1000 + i)
+            completion = await llm.complete(_messages(draft), schema=Submission, tag=f"draft-{template.id}-{i}")
+        except TaskloomError as exc:
+            report.dropped.append(Dropped(task_id=f"llm-candidate-{i}", stage="llm_generate", reason=str(exc).splitlines()[0]))
+            continue
+        submission = completion.parsed
+        if not isinstance(submission, Submission):
+            report.dropped.append(Dropped(task_id=f"llm-candidate-{i}", stage="llm_generate", reason="the reply did not parse as a task"))
+            continue
+        verdict = check_submission(kg, template.id, submission, embedder, kept, dedup_threshold, model=llm.name)
+        if verdict.task is None:
+            report.dropped.append(Dropped(task_id=f"llm-candidate-{i}", stage="llm_generate", reason="; ".join(verdict.problems)))
+            continue
+        task = verdict.task.model_copy(update={"id": verdict.task.id.replace("doc-client-", "doc-llm-")})
+        task.provenance = task.provenance.model_copy(update={"generator": "llm", "seed": seed})
+        task.quality["llm_usage"] = completion.usage.model_dump()
+        kept.append(task)
+    report.stage("llm_generate", count, len(kept))
+    return kept
