@@ -50,6 +50,7 @@ demo: setup
 bench: setup test-data
 	$(BIN)/python bench/ingest.py
 	$(BIN)/python bench/crawl.py
+	$(BIN)/python bench/generate.py
 
 clean:
 	rm -rf $(VENV) .taskloom tests/data/cache .pytest_cache

@@ -49,13 +49,21 @@ async def generate_llm_document_tasks(
     dedup_threshold: float,
     report: GenerationReport,
 ) -> list[Task]:
-    """Ask the LLM for ``count`` candidates; return those that pass the submission checks."""
+    """Ask the LLM for candidates until ``count`` pass the submission checks (at most ``2 * count`` attempts).
+
+    Asking adaptively, instead of over-generating up front, keeps LLM calls per
+    accepted task near one for generation (plus one for the scoring stage).
+    """
     templates = [t for t in templates_by_id().values() if not types or t.type in types]
     if not templates:
         return []
     rng = np.random.default_rng(seed)
     kept: list[Task] = []
-    for i in range(count):
+    attempts = 0
+    for i in range(2 * count):
+        if len(kept) >= count:
+            break
+        attempts += 1
         template = templates[int(rng.integers(len(templates)))]
         try:
             draft = make_draft(kg, template.id, seed * 1000 + i)
@@ -75,5 +83,5 @@ async def generate_llm_document_tasks(
         task.provenance = task.provenance.model_copy(update={"generator": "llm", "seed": seed})
         task.quality["llm_usage"] = completion.usage.model_dump()
         kept.append(task)
-    report.stage("llm_generate", count, len(kept))
+    report.stage("llm_generate", attempts, len(kept))
     return kept

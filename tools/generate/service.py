@@ -73,7 +73,7 @@ class TaskService:
             pool = max(count * 2, 8)
             tasks, hops = self._web_candidates(kg, pool, types, seed, report)
         elif llm_on:
-            tasks = await generate_llm_document_tasks(kg, self.llm, self.graphs.embedder, -(-count * 5 // 4), seed, types, self.settings.dedup_threshold, report)
+            tasks = await generate_llm_document_tasks(kg, self.llm, self.graphs.embedder, count, seed, types, self.settings.dedup_threshold, report)
             hops = {tid: t.max_hops + 1 for tid, t in templates_by_id().items()}
         else:
             tasks, hops = self._document_candidates(kg, pool, types, difficulty, seed, report)
