@@ -27,7 +27,7 @@ from .draft import Draft, Submission, Verdict, check_submission, make_draft
 from .llm_document import generate_llm_document_tasks
 from .templates import templates_by_id
 from .filtering import GenerationReport, deduplicate, filter_reachable, mmr_select, score_quality
-from .web import task_from_path, verify_web_tasks
+from .web import llm_instructions, task_from_path, verify_web_tasks
 
 __all__ = ["TaskService", "GenerateResult"]
 
@@ -83,6 +83,8 @@ class TaskService:
         tasks = filter_reachable(kg, tasks, hops, report)
         if kg.meta.kind == "web" and verify:
             tasks = await verify_web_tasks(tasks, self.episodes, report)
+        if kg.meta.kind == "web" and llm_on:
+            await llm_instructions(tasks, self.llm)
         scored = llm_on
         if scored:
             tasks = await score_quality(kg, tasks, self.llm, report)

@@ -15,9 +15,11 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Sequence
+from typing import Any
 from urllib.parse import quote_plus, urlparse
 
 import numpy as np
+from pydantic import BaseModel
 
 from ..environment.canonical import canonical
 from ..environment.checks import check_criteria
@@ -29,7 +31,7 @@ from ..graph.model import KnowledgeGraph, Node
 from ..tasks.model import Difficulty, GoldStep, Provenance, SuccessCriterion, Task
 from .filtering import Dropped, GenerationReport
 
-__all__ = ["PathEdge", "task_from_path", "verify_web_tasks", "search_terms"]
+__all__ = ["PathEdge", "task_from_path", "verify_web_tasks", "search_terms", "llm_instructions"]
 
 PathEdge = tuple[str, str, str]
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]{3,}")
@@ -216,3 +218,31 @@ async def verify_web_tasks(tasks: list[Task], episodes: EpisodeManager, report: 
     report.stage("replay", len(tasks), len(kept))
     return kept
 
+
+
+class _Instruction(BaseModel):
+    instruction: str
+
+
+async def llm_instructions(tasks: list[Task], llm: Any) -> None:
+    """Let the LLM rephrase each web task's template instruction; keep it only when every quoted value survives.
+
+    The template instruction quotes every concrete value (link names, queries,
+    options) in “…”; an LLM rewrite that drops or alters one of them is discarded,
+    so the replay-verified gold steps still match the instruction.
+    """
+    for task in tasks:
+        values = re.findall(r"“([^”]+)”", task.instruction)
+        messages = [
+            {"role": "system", "content": "Rewrite browser task instructions as a natural request from a user. Keep every quoted value exactly, in “double quotes”."},
+            {"role": "user", "content": task.instruction},
+        ]
+        try:
+            completion = await llm.complete(messages, schema=_Instruction, tag=task.id)
+        except TaskloomError:
+            continue
+        rewritten = completion.parsed.instruction if isinstance(completion.parsed, _Instruction) else ""
+        if rewritten and all(v in rewritten for v in values):
+            task.quality["template_instruction"] = task.instruction
+            task.instruction = rewritten
+            task.provenance = task.provenance.model_copy(update={"generator": "template+llm", "model": str(getattr(llm, "name", "llm"))})

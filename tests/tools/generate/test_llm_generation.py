@@ -60,3 +60,25 @@ def test_llm_writes_grounded_tasks_citing_node_ids(double: openai_double.OpenAID
     usage = llm.usage_report()["total"]
     assert usage["calls"] / len(tasks) <= 2.5
     assert {"llm_generate", "llm_score"} <= set(result.report.stages)
+
+
+def test_llm_rewrites_web_instructions_only_when_every_value_survives(double: openai_double.OpenAIDouble) -> None:
+    from taskloom.tools.generate.web import llm_instructions
+    from taskloom.tools.tasks.model import Provenance, Task
+
+    def rewrite(body: dict) -> str:
+        text = body["messages"][-1]["content"]
+        if "“Nature”" in text:
+            return json.dumps({"instruction": "From “Home”, please look for “sea” books and narrow them to “Nature”."})
+        return json.dumps({"instruction": "Please search for something about the sea."})  # drops “sea”
+
+    double.handler = rewrite
+    keep = Task(id="web-a", kind="web", type="search", instruction="On the page “Home”, search for “sea”, then filter by Genre “Nature”.",
+                provenance=Provenance(graph_id="g", generator="template"))
+    drop = Task(id="web-b", kind="web", type="search", instruction="On the page “Home”, search for “sea”.",
+                provenance=Provenance(graph_id="g", generator="template"))
+    llm = OpenAILLM(double.base_url, "double-model")
+    asyncio.run(llm_instructions([keep, drop], llm))
+    assert keep.instruction == "From “Home”, please look for “sea” books and narrow them to “Nature”."
+    assert keep.provenance.generator == "template+llm" and keep.quality["template_instruction"].startswith("On the page “Home”")
+    assert drop.instruction == "On the page “Home”, search for “sea”." and drop.provenance.generator == "template"
