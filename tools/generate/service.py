@@ -105,28 +105,42 @@ class TaskService:
         return tasks, {tid: t.max_hops for tid, t in templates_by_id().items()}
 
     def _web_candidates(self, kg: Any, pool: int, types: list[str] | None, seed: int, report: GenerationReport) -> tuple[list[Task], dict[str, int]]:
+        """Seed-driven (Graph2Eval §3.4): draw task seeds, sample each one's 3-hop subgraph, match the
+        meta-paths inside it; whole-graph matches fill in only when the seeds yield too few candidates."""
+        from ..graph.sampling import SampleSpec, sample_document_subgraph, web_seeds
+        from .metapath import match
         from .patterns import patterns_by_priority
 
-        from .metapath import match
-
         rng = np.random.default_rng(seed)
+        patterns = [p for p in patterns_by_priority() if not types or p.task_type in types or p.id in types]
+        hops = {p.id: max(2, 2 * (len(p.pattern.split("->")) + 1)) for p in patterns}
         tasks: list[Task] = []
         seen: set[str] = set()
         found: dict[str, int] = {}
-        hops: dict[str, int] = {}
-        patterns = [p for p in patterns_by_priority() if not types or p.task_type in types or p.id in types]
-        per_pattern = max(1, -(-pool // max(1, len(patterns))))  # every replay costs a browser episode
-        for pattern in patterns:
-            matches = match(kg, pattern.pattern, limit=200)
-            found[pattern.id] = len(matches)
-            hops[pattern.id] = max(2, 2 * (len(pattern.pattern.split("->")) + 1))
-            for index in rng.permutation(len(matches))[:per_pattern]:
+
+        def add(graph: Any, pattern: Any, limit: int, take: int) -> None:
+            matches = match(graph, pattern.pattern, limit=limit)
+            found[pattern.id] = found.get(pattern.id, 0) + len(matches)
+            for index in rng.permutation(len(matches))[:take]:
                 task = task_from_path(kg, matches[int(index)].edges, pattern.id, pattern.task_type, seed)
                 if task is not None and task.id not in seen:
                     seen.add(task.id)
                     tasks.append(task)
-        report.generator = {"matches_per_pattern": found}
-        return tasks, hops
+
+        seeds = web_seeds(kg, seed, count=max(4, pool // 2))
+        for seed_node in seeds:
+            sub = sample_document_subgraph(kg, SampleSpec(seed_nodes=[seed_node], k_hops=3, max_nodes=80, seed=seed))
+            for pattern in patterns:
+                add(sub, pattern, 20, 1)
+            if len(tasks) >= pool:
+                break
+        from_seeds = len(tasks)
+        if len(tasks) < pool:
+            per_pattern = max(1, -(-(pool - len(tasks)) // max(1, len(patterns))))  # every replay costs a browser episode
+            for pattern in patterns:
+                add(kg, pattern, 200, per_pattern)
+        report.generator = {"seeds": seeds, "from_seeds": from_seeds, "from_whole_graph": len(tasks) - from_seeds, "matches_per_pattern": found}
+        return tasks[: max(pool, from_seeds)], hops
 
     def draft(self, graph_id: str, template_id: str | None = None, seed: int = 0) -> Draft:
         """A subgraph and instructions for a calling model to write one task from."""
