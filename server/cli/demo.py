@@ -2,7 +2,8 @@
 
 Today: ingest the bundled documents (PDF, HTML, Markdown) with the real embedder and
 show what the graphs hold — counts, a semantic search, resolved references — then
-serve the bundled web app on 127.0.0.1 and crawl it into a web graph.
+serve the bundled web app on 127.0.0.1, crawl it into a web graph, and generate
+document and web tasks (web tasks verified by replay in a real browser).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from ... import __file__ as package_file
 from ...tools.errors import NotFoundError
 from ...tools.environment.site import EXAMPLE_SITE, serve_static
 from ...tools.graph.service import GraphService
+from ...tools.generate.service import GenerateResult
 from ...tools.graph.web.pipeline import WebIngestReport
 from .common import console, errors, run, settings
 
@@ -60,14 +62,32 @@ def demo(
             target = kg.node(edge.target)
             console.print(f"  refers_to: {edge.attrs.get('label')!r} → {target.id}: {target.text[:60]!r}")
     console.print(summary)
+    pdf_graph = next((g.id for g in service.list_graphs() if g.stats.get("format") == "pdf"), None)
     with serve_static(site) as served:
         console.print(f"crawling the example site at {served.url} …")
         web = run(anyio.run, _crawl, service, f"{served.url}/index.html")
-    console.print(
-        f"  web graph {web.graph_id}: {web.pages} pages, {web.nodes} nodes, {web.edges} edges "
-        f"({', '.join(f'{k} {v}' for k, v in web.edge_types.items())}); {web.blocked} off-site requests blocked"
-    )
+        console.print(
+            f"  web graph {web.graph_id}: {web.pages} pages, {web.nodes} nodes, {web.edges} edges "
+            f"({', '.join(f'{k} {v}' for k, v in web.edge_types.items())}); {web.blocked} off-site requests blocked"
+        )
+        console.print("generating tasks (templates; web tasks are replayed in a real browser and kept only if they succeed) …")
+        for graph_id, count in ((pdf_graph, 8), (web.graph_id, 5)):
+            if graph_id is not None:
+                result = run(anyio.run, _generate, service, graph_id, count)
+                stages = ", ".join(f"{name} {v['kept']}/{v['in']}" for name, v in result.report.stages.items())
+                console.print(f"  {result.kind} tasks from {graph_id}: kept {len(result.task_ids)} ({stages})")
     console.print(f"workspace: {service.workspace.root}  (try: taskloom graph list, taskloom serve)")
+
+
+async def _generate(service: GraphService, graph_id: str, count: int) -> GenerateResult:
+    from ...tools.environment.manager import EpisodeManager
+    from ...tools.generate.service import TaskService
+
+    episodes = EpisodeManager(service.browsers, service.workspace.runs / "episodes", service.workspace.tasks, screenshots=False)
+    try:
+        return await TaskService(service, episodes).generate(graph_id, count=count, seed=0)
+    finally:
+        await service.browsers.close()
 
 
 async def _crawl(service: GraphService, url: str) -> WebIngestReport:

@@ -8,6 +8,7 @@ its error and raised as :class:`ActionFailed`; the episode stays usable.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import time
 from collections.abc import Awaitable, Callable
@@ -187,6 +188,8 @@ class BrowserEpisode:
     async def _locate(self, ref: str) -> Any:
         if ref.startswith("css="):  # gold-step replay acts by selector through the same recorded path
             loc = self.page.locator(ref[4:])
+            with contextlib.suppress(PlaywrightError):  # pages that render after load need a moment; the count below reports a miss
+                await loc.first.wait_for(state="attached", timeout=5_000)
             if await loc.count() != 1:
                 raise ActionFailed(f"selector {ref[4:]!r} matches {await loc.count()} elements, not exactly one")
             return loc

@@ -137,33 +137,47 @@ class _Builder:
         for step in self.steps:
             if step.action == "select_option" and step.selector:
                 found.append(SuccessCriterion(kind="element_state", value=step.selector, state=f"label={step.text}"))
-        if self.steps and self.steps[-1].canonical and self.steps[-1].action == "click":
+        if not found and self.steps and self.steps[-1].canonical:
             found.append(SuccessCriterion(kind="action_performed", value=self.steps[-1].canonical))
         return found
+
+
+_ACTED = ("navigates_to", "opens", "fills", "filters")
+
+
+def _start_page(kg: KnowledgeGraph, edges: Sequence[PathEdge]) -> str | None:
+    """The page the agent starts on: where the first acted-on element was seen."""
+    first = next((u for u, kind, _ in edges if kind in _ACTED), None)
+    if first is None:
+        return None
+    if kg.node_type(first) == "page":
+        return first
+    url = kg.node(first).attrs.get("page_url")
+    return next((n.id for n in kg.nodes("page") if n.attrs.get("url") == url), None)
 
 
 def task_from_path(kg: KnowledgeGraph, edges: Sequence[PathEdge], pattern_id: str, task_type: str, seed: int, start_page: str | None = None) -> Task | None:
     """A candidate web task for one matched path, or None when the path cannot be acted on.
 
-    ``start_page`` is the page node the agent starts on; by default the first page
-    on the path, or the page that contains the path's first node.
+    ``start_page`` is the page node the agent starts on; by default the page where
+    the path's first acted-on element was seen (``contains`` edges take no action).
     """
     rng = np.random.default_rng([seed, int(hashlib.sha1("|".join(f"{u}>{k}>{v}" for u, k, v in edges).encode()).hexdigest()[:8], 16)])
-    start = start_page or next((n for e in edges for n in (e[0], e[2]) if kg.node_type(n) == "page"), None)
-    if start is None and edges:
-        first = edges[0][0]
-        start = next((u for u, _, k in kg.g.in_edges(first, keys=True) if k == "contains" and kg.node_type(u) == "page"), None)
-        if start is None:
-            pages = kg.node(first).attrs.get("pages") or []
-            start = next((n.id for n in kg.nodes("page") if n.attrs.get("url") in pages[:1]), None)
+    start = start_page or _start_page(kg, edges)
     if start is None:
         return None
     builder = _Builder(kg, rng)
+    here = str(kg.node(start).attrs["url"])
     for u, kind, v in edges:
-        if kind == "contains" and kg.node_type(u) == "page" and u != start and not builder.steps:
+        if kind == "contains":
+            continue  # structure only: no action, and the path may pass through shared containers
+        actor = kg.node(u)
+        if actor.type.value != "page" and kind in _ACTED and here not in (actor.attrs.get("pages") or []):
+            return None  # the element was never seen on the page the agent is on at this step
+        if not builder.edge(actor, kind, kg.node(v)):
             return None
-        if not builder.edge(kg.node(u), kind, kg.node(v)):
-            return None
+        if kind == "navigates_to" and kg.node_type(v) == "page":
+            here = str(kg.node(v).attrs["url"])
     if not builder.steps:
         return None
     start_node = kg.node(start)
