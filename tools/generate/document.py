@@ -11,10 +11,7 @@ arguments and seed give the same tasks.
 from __future__ import annotations
 
 import hashlib
-import re
-import unicodedata
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -23,174 +20,24 @@ from ..errors import InputError
 from ..graph.model import KnowledgeGraph, Node
 from ..tasks.model import Provenance, Task
 from .templates import DOCUMENT_TASK_TYPES, DOCUMENT_TEMPLATES, TaskTemplate
+from .document_index import (
+    Builder,
+    _CAPTION_PREFIX,
+    _Cand,
+    _DIFFICULTIES,
+    _Index,
+    _NUMBER,
+    _good_sentence,
+    _has_label,
+    _is_prose,
+    _opening,
+    _table_ctx,
+    _whole_word,
+    normalise,
+    split_sentences,
+)
 
 __all__ = ["generate_document_tasks", "normalise", "split_sentences"]
-
-_DIFFICULTIES = ("easy", "medium", "hard", "expert")
-_MAX_CELL_CHARS = 100
-_CAPTION_PREFIX = re.compile(r"^\s*(?:figure|fig\.?|table)\s*\d+[a-z]?\s*[.:]\s*", re.IGNORECASE)
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(“\"])")
-_MERGED_NUMBERS = re.compile(r"^[-−+\d.,()%\s]*\d[-−+\d.,()%]*\s+[-−+(]*\d[-−+\d.,()%\s]*$")
-_NUMBER = re.compile(r"(?<![\w.,])\d+(?:\.\d+)?(?![\w]|\.\d)")
-
-
-# --- text helpers -------------------------------------------------------------------------
-
-
-def normalise(text: str) -> str:
-    """NFC, collapsed whitespace, stripped; case and symbols (ℓ, ⊤, …) kept as printed."""
-    return " ".join(unicodedata.normalize("NFC", text).split())
-
-
-def split_sentences(text: str) -> list[str]:
-    """Sentences of normalised text; each one is a verbatim substring of ``normalise(text)``."""
-    return [s for s in _SENTENCE_END.split(normalise(text)) if s]
-
-
-def _opening(text: str, words: int = 8) -> str:
-    parts = normalise(text).split()
-    return " ".join(parts[:words]) + ("…" if len(parts) > words else "")
-
-
-def _is_prose(text: str, min_chars: int = 60) -> bool:
-    text = normalise(text)
-    if len(text) < min_chars:
-        return False
-    letters = sum(ch.isalpha() for ch in text)
-    return letters / len(text) >= 0.6 and len(text.split()) >= 8
-
-
-def _good_sentence(s: str, lo: int = 30, hi: int = 320) -> bool:
-    """A whole sentence of prose: starts like a sentence (not a fragment continued from a page break)."""
-    return lo <= len(s) <= hi and (s[0].isupper() or s[0] in "(“\"") and _is_prose(s, lo)
-
-
-def _whole_word(term: str) -> re.Pattern[str]:
-    return re.compile(r"(?<![\w])" + re.escape(term) + r"(?![\w])")
-
-
-def _has_label(text: str, label: str) -> bool:
-    return normalise(label).lower() in normalise(text).lower()
-
-
-# --- graph index ----------------------------------------------------------------------------
-
-
-class _Index:
-    """Lookups over one graph, all in insertion order."""
-
-    def __init__(self, kg: KnowledgeGraph) -> None:
-        self.kg = kg
-        self.nodes: dict[str, Node] = {n.id: n for n in kg.nodes()}
-        self.by_type: dict[str, list[Node]] = {}
-        for n in self.nodes.values():
-            self.by_type.setdefault(n.type.value, []).append(n)
-        self.edge_types = {e.type.value for e in kg.edges()}
-        self.children: dict[str, list[str]] = {}
-        self.parent: dict[str, str] = {}
-        self.caption_of: dict[str, str] = {}  # target -> caption node
-        self.refers: list[tuple[str, str, str]] = []  # (source, target, label)
-        self.cites: dict[str, list[str]] = {}
-        self.mentions: dict[str, list[str]] = {}
-        for e in kg.edges():
-            t = e.type.value
-            if t == "contains":
-                self.children.setdefault(e.source, []).append(e.target)
-                self.parent.setdefault(e.target, e.source)
-            elif t == "caption_of":
-                self.caption_of.setdefault(e.target, e.source)
-            elif t == "refers_to":
-                self.refers.append((e.source, e.target, str(e.attrs.get("label", ""))))
-            elif t == "cites":
-                self.cites.setdefault(e.source, []).append(e.target)
-            elif t == "mentions":
-                self.mentions.setdefault(e.source, []).append(e.target)
-        doc_text = " ".join(normalise(n.text) for n in self.nodes.values() if n.type.value in ("paragraph", "list", "caption", "footnote"))
-        self.doc_text = doc_text
-
-    def of(self, *types: str) -> list[Node]:
-        return [n for t in types for n in self.by_type.get(t, [])] if len(types) > 1 else list(self.by_type.get(types[0], []))
-
-    def kids(self, nid: str, *types: str) -> list[Node]:
-        return [self.nodes[c] for c in self.children.get(nid, []) if not types or self.nodes[c].type.value in types]
-
-    def section_of(self, nid: str) -> Node | None:
-        p = self.parent.get(nid)
-        return self.nodes[p] if p is not None and self.nodes[p].type.value == "section" else None
-
-    def caption_text(self, target: str) -> str:
-        cap = self.caption_of.get(target)
-        if cap is not None:
-            return normalise(self.nodes[cap].text)
-        return ""
-
-    def label(self, node: Node) -> str:
-        kind = {"table": "Table", "figure": "Figure"}.get(node.type.value, "Section")
-        number = node.attrs.get("number")
-        return f"{kind} {number}" if number else ""
-
-    def descendants(self, nid: str) -> Iterator[str]:
-        stack = list(reversed(self.children.get(nid, [])))
-        while stack:
-            cur = stack.pop()
-            yield cur
-            stack.extend(reversed(self.children.get(cur, [])))
-
-    def table_cells(self, table_id: str) -> list[Node]:
-        return self.kids(table_id, "table_cell")
-
-    def valid_cells(self, table_id: str) -> list[Node]:
-        """Data cells addressable by a unique (row header, column header) pair."""
-        cells = self.table_cells(table_id)
-        rows_of_header: dict[str, set[int]] = {}
-        pairs: dict[tuple[str, str], int] = {}
-        for c in cells:
-            rh, ch = normalise(str(c.attrs.get("row_header", ""))), normalise(str(c.attrs.get("column_header", "")))
-            if rh:
-                rows_of_header.setdefault(rh, set()).add(int(c.attrs.get("row", -1)))
-            if rh and ch:
-                pairs[(rh, ch)] = pairs.get((rh, ch), 0) + 1
-        out = []
-        for c in cells:
-            rh, ch, text = normalise(str(c.attrs.get("row_header", ""))), normalise(str(c.attrs.get("column_header", ""))), normalise(c.text)
-            if c.attrs.get("header") or not (rh and ch and text) or len(text) > _MAX_CELL_CHARS:
-                continue
-            if text == rh or rh == ch or len(rows_of_header.get(rh, ())) != 1 or pairs[(rh, ch)] != 1:
-                continue
-            if "; " in text or "\n" in text or len(ch) > 40 or len(rh) > 60:
-                continue
-            if _MERGED_NUMBERS.match(text):  # "0.248 0.248": two columns the parser merged
-                continue
-            out.append(c)
-        return out
-
-
-# --- candidates -----------------------------------------------------------------------------
-
-
-@dataclass
-class _Cand:
-    template: TaskTemplate
-    variables: dict[str, Any]
-    evidence: list[str]
-    path: list[tuple[str, str, str]]
-    answer_kind: str = "text"
-    key: str = field(default="")
-
-
-Builder = Callable[[_Index, TaskTemplate, np.random.Generator], Iterator[_Cand]]
-
-
-def _table_ctx(ix: _Index, table: Node) -> tuple[str, str, list[str], list[tuple[str, str, str]]]:
-    """(label, caption, caption evidence, caption path) of a table."""
-    cap = ix.caption_of.get(table.id)
-    caption = ix.caption_text(table.id) or normalise(str(table.attrs.get("caption", "")))
-    caption = (split_sentences(caption) or [""])[0]  # the first sentence names the table; the rest is detail
-    label = ix.label(table) or "the table"
-    ev = [cap] if cap else []
-    path = [(cap, "caption_of", table.id)] if cap else []
-    return label, caption, ev, path
-
 
 def _b_extraction(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> Iterator[_Cand]:
     for para in ix.of("paragraph"):
