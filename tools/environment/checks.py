@@ -1,7 +1,8 @@
-"""Machine-checked success: task criteria tested against the final page and the trajectory.
+"""Machine-checked success: declarative criteria tested against a page and the recorded actions.
 
-Rule-based, no LLM: a URL pattern, text present or absent, an element's state, or
-an action the trajectory must contain (by canonical form).
+Rule-based, no LLM, nothing executed as code: a URL pattern, text present or
+absent, an element's state, or an action the trajectory must contain (by
+canonical form, by the clicked element's text, or by the typed text).
 """
 
 from __future__ import annotations
@@ -9,20 +10,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pydantic import BaseModel
+from ..tasks.model import SuccessCriterion, criterion_key
+from .trajectory import ActionRecord, CriterionResult
 
-from ..tasks.model import SuccessCriterion
-from .trajectory import ActionRecord
-
-__all__ = ["CriterionResult", "check_criteria"]
+__all__ = ["CriterionResult", "check_criteria", "action_satisfies", "probe_state"]
 
 
-class CriterionResult(BaseModel):
-    """One criterion's verdict, with what was observed."""
-
-    criterion: SuccessCriterion
-    ok: bool
-    observed: str
+def _norm(text: str | None) -> str:
+    return " ".join((text or "").split()).lower()
 
 
 async def _element_state(page: Any, selector: str, state: str | None) -> tuple[bool, str]:
@@ -50,23 +45,53 @@ async def _element_state(page: Any, selector: str, state: str | None) -> tuple[b
     return ok, f"{selector} is {'' if ok else 'not '}{wanted}"
 
 
+def action_satisfies(criterion: SuccessCriterion, action: ActionRecord) -> bool:
+    """Whether one successful action meets an action criterion (``action_performed``, ``clicked``, ``typed``)."""
+    if action.error is not None:
+        return False
+    if criterion.kind == "action_performed":
+        return action.canonical == criterion.value
+    if criterion.kind == "clicked":
+        if action.name not in ("click", "double_click"):
+            return False
+        wanted = _norm(criterion.value)
+        names = [_norm(action.target.name), _norm(action.target.text)] if action.target else []
+        return bool(wanted) and any(name == wanted or (wanted in name and len(wanted) >= 3) for name in names if name)
+    if criterion.kind == "typed":
+        return action.name == "type" and _norm(str(action.args.get("text", ""))) == _norm(criterion.value)
+    return False
+
+
+async def _state(page: Any, criterion: SuccessCriterion, body: list[str]) -> tuple[bool, str]:
+    if criterion.kind == "url_matches":
+        return re.search(criterion.value, page.url) is not None, page.url
+    if criterion.kind in ("text_present", "text_absent"):
+        if not body:
+            body.append(_norm(await page.locator("body").inner_text()))
+        present = _norm(criterion.value) in body[0]
+        return (present if criterion.kind == "text_present" else not present), f"text {'found' if present else 'not found'}"
+    return await _element_state(page, criterion.value, criterion.state)
+
+
 async def check_criteria(page: Any, criteria: list[SuccessCriterion], actions: list[ActionRecord]) -> list[CriterionResult]:
     """Check every criterion against the page's current state and the recorded actions."""
     results: list[CriterionResult] = []
-    body = None
+    body: list[str] = []
     for criterion in criteria:
-        if criterion.kind == "url_matches":
-            ok, observed = re.search(criterion.value, page.url) is not None, page.url
-        elif criterion.kind in ("text_present", "text_absent"):
-            body = body if body is not None else await page.locator("body").inner_text()
-            present = " ".join(criterion.value.split()).lower() in " ".join(body.split()).lower()
-            ok = present if criterion.kind == "text_present" else not present
-            observed = f"text {'found' if present else 'not found'}"
-        elif criterion.kind == "element_state":
-            ok, observed = await _element_state(page, criterion.value, criterion.state)
+        if criterion.on_state:
+            ok, observed = await _state(page, criterion, body)
         else:
-            done = [a.canonical for a in actions if a.error is None]
-            ok = criterion.value in done
-            observed = f"{len(done)} successful actions"
+            matched = [a.index for a in actions if action_satisfies(criterion, a)]
+            ok, observed = bool(matched), (f"done at action {matched[0]}" if matched else f"not among {sum(a.error is None for a in actions)} successful actions")
         results.append(CriterionResult(criterion=criterion, ok=ok, observed=observed))
     return results
+
+
+async def probe_state(page: Any, criteria: list[SuccessCriterion]) -> list[str]:
+    """Keys (:func:`criterion_key`) of the state criteria that hold on the page now."""
+    holds: list[str] = []
+    body: list[str] = []
+    for criterion in criteria:
+        if criterion.on_state and (await _state(page, criterion, body))[0]:
+            holds.append(criterion_key(criterion))
+    return holds

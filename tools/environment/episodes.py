@@ -18,8 +18,10 @@ from playwright.async_api import Error as PlaywrightError
 from pydantic import BaseModel, Field
 
 from ..errors import InputError, TaskloomError
+from ..tasks.model import SuccessCriterion, Task
 from .browser import GuardedContext, host_allowed
 from .canonical import canonical
+from .checks import probe_state
 from .dom import DESCRIBE_JS, draw_marks
 from .trajectory import Recorder, Target
 
@@ -54,6 +56,8 @@ class BrowserEpisode:
         self.recorder = recorder
         self.screenshots = screenshots
         self.closed = False
+        self.task: Task | None = None  # the full task, server side only: final-state checks at close
+        self.watch: list[SuccessCriterion] = []  # state checks probed after every action (composite tasks' subtasks)
 
     # -- observation ------------------------------------------------------------------
 
@@ -221,8 +225,18 @@ class BrowserEpisode:
 
     async def _fail(self, name: str, args: dict[str, Any], form: str, target: Target | None, error: str) -> Observation:
         now = time.time()
-        self.recorder.action(name=name, args=args, canonical=form, target=target, url_before=self.page.url, url_after=self.page.url, t_start=now, t_end=now, error=error)
+        holds = await self._probe()
+        self.recorder.action(name=name, args=args, canonical=form, target=target, url_before=self.page.url, url_after=self.page.url, t_start=now, t_end=now, error=error, holds=holds)
         raise ActionFailed(error)
+
+    async def _probe(self) -> list[str] | None:
+        """Which watched state checks hold now (None when nothing is watched)."""
+        if not self.watch:
+            return None
+        try:
+            return await probe_state(self.page, self.watch)
+        except PlaywrightError:
+            return []  # the page is mid-navigation; nothing is counted as holding
 
     async def _act(
         self,
@@ -253,7 +267,12 @@ class BrowserEpisode:
         if self.screenshots and error is None and name != "snapshot":
             path, relative = self.recorder.screenshot_path(name)
             relative = relative if await self._capture(path) else None
-        self.recorder.action(name=name, args=args, canonical=form, target=target, url_before=url_before, url_after=self.page.url, t_start=t_start, t_end=time.time(), screenshot=relative, error=error)
+        t_end = time.time()
+        holds = await self._probe()
+        self.recorder.action(
+            name=name, args=args, canonical=form, target=target, url_before=url_before, url_after=self.page.url,
+            t_start=t_start, t_end=t_end, screenshot=relative, error=error, holds=holds,
+        )
         if error is not None:
             raise ActionFailed(error)
         observation = await self.observe() if snapshot_after else Observation(url=self.page.url, title=await self.page.title())

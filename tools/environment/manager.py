@@ -12,12 +12,15 @@ import re
 import secrets
 from pathlib import Path
 
+from playwright.async_api import Error as PlaywrightError
 from pydantic import BaseModel, Field, ValidationError
 
 from ..errors import InputError, NotFoundError
+from ..tasks.model import SuccessCriterion, Task, criterion_key
 from .browser import BrowserPool, host_of
+from .checks import check_criteria
 from .episodes import BrowserEpisode
-from .trajectory import EpisodeRecord, Recorder
+from .trajectory import EpisodeRecord, Recorder, load_trajectory
 
 __all__ = ["EpisodeManager", "PublicTask", "StartedEpisode"]
 
@@ -57,6 +60,13 @@ class EpisodeManager:
         self.episodes: dict[str, BrowserEpisode] = {}
         self.sessions: dict[str, str] = {}
         self._lock = asyncio.Lock()
+
+    def private_task(self, task_id: str) -> Task | None:
+        """The whole stored task, for server-side checks only (never returned to an agent); None if unreadable."""
+        try:
+            return Task.model_validate_json((self.tasks / f"{task_id}.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
 
     def public_task(self, task_id: str) -> PublicTask:
         """The public fields of a stored task (workspace ``tasks/{id}.json``); nothing else is read out."""
@@ -101,6 +111,9 @@ class EpisodeManager:
             header = EpisodeRecord(episode_id=episode_id, env="browser", task_id=task_id, agent=agent, model=model, start_url=start)
             recorder = Recorder(self.root / episode_id, header)
             episode = BrowserEpisode(episode_id, guarded, page, recorder, self.screenshots)
+            episode.task = self.private_task(task_id) if task_id else None
+            if episode.task is not None:
+                episode.watch = _watched(episode.task)
             self.episodes[episode_id] = episode
             if session:
                 self.sessions[session] = episode_id
@@ -138,11 +151,28 @@ class EpisodeManager:
                 del self.sessions[session]
         if episode is None:
             raise NotFoundError(f"no open episode {episode_id!r}")
+        checks = None
+        if episode.task is not None and episode.task.success and not episode.page.is_closed():
+            try:
+                checks = await check_criteria(episode.page, episode.task.success, load_trajectory(episode.recorder.path).actions)
+            except PlaywrightError as exc:
+                reason = f"{reason + '; ' if reason else ''}final-state check failed: {str(exc).splitlines()[0]}"
         episode.closed = True
-        episode.recorder.close(status=status, reason=reason)  # type: ignore[arg-type]
+        episode.recorder.close(status=status, reason=reason, checks=checks)  # type: ignore[arg-type]
         await episode.guarded.context.close()
         return episode.recorder.path
 
     async def close_all(self) -> None:
+        """Close every open episode (server shutdown); final states are still checked."""
         for episode_id in list(self.episodes):
             await self.close(episode_id, status="closed", reason="server shutting down")
+
+
+def _watched(task: Task) -> list[SuccessCriterion]:
+    """The distinct state checks of a task's subtasks, probed after every action."""
+    seen: dict[str, SuccessCriterion] = {}
+    for subtask in task.subtasks:
+        for check in subtask.checks:
+            if check.on_state:
+                seen.setdefault(criterion_key(check), check)
+    return list(seen.values())

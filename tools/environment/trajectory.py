@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from ..tasks.model import SuccessCriterion
 from ..workspace import append_jsonl
 
 __all__ = [
@@ -23,6 +24,7 @@ __all__ = [
     "ActionRecord",
     "AnswerRecord",
     "CloseRecord",
+    "CriterionResult",
     "Trajectory",
     "Recorder",
     "load_trajectory",
@@ -73,6 +75,9 @@ class ActionRecord(BaseModel):
     screenshot: str | None = Field(None, description="Path of a screenshot taken after the action, relative to the episode folder.")
     error: str | None = Field(None, description="What went wrong, as told to the agent; None on success.")
     thought: str | None = Field(None, description="The agent's stated reason, when it gave one.")
+    holds: list[str] | None = Field(
+        None, description="Composite tasks: keys (criterion_key) of the watched state checks that held after this action."
+    )
 
 
 class AnswerRecord(BaseModel):
@@ -83,12 +88,22 @@ class AnswerRecord(BaseModel):
     t: float = Field(default_factory=time.time)
 
 
+class CriterionResult(BaseModel):
+    """One success criterion's verdict, with what was observed."""
+
+    criterion: SuccessCriterion
+    ok: bool
+    observed: str
+
+
 class CloseRecord(BaseModel):
-    """Last line: how the episode ended."""
+    """Last line: how the episode ended and, for a task with criteria, the final-state verdicts."""
 
     kind: Literal["close"] = "close"
     status: Literal["closed", "timeout", "error"] = "closed"
     reason: str | None = None
+    checks: list[CriterionResult] | None = Field(None, description="The task's success criteria checked on the final page (never shown to the agent).")
+    success: bool | None = Field(None, description="All criteria held; None when the task has none or was not checked.")
     t: float = Field(default_factory=time.time)
 
 
@@ -129,8 +144,13 @@ class Recorder:
         append_jsonl(self.path, record.model_dump(mode="json"))
         return record
 
-    def close(self, status: Literal["closed", "timeout", "error"] = "closed", reason: str | None = None) -> CloseRecord:
-        record = CloseRecord(status=status, reason=reason)
+    def close(
+        self,
+        status: Literal["closed", "timeout", "error"] = "closed",
+        reason: str | None = None,
+        checks: list[CriterionResult] | None = None,
+    ) -> CloseRecord:
+        record = CloseRecord(status=status, reason=reason, checks=checks, success=None if checks is None else all(c.ok for c in checks))
         append_jsonl(self.path, record.model_dump(mode="json"))
         return record
 

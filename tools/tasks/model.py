@@ -17,7 +17,11 @@ __all__ = [
     "GoldStep",
     "SuccessCriterion",
     "Provenance",
+    "ResourceKind",
+    "Resource",
+    "Subtask",
     "Task",
+    "criterion_key",
 ]
 
 TASK_VERSION = 1
@@ -36,11 +40,53 @@ class GoldStep(BaseModel):
 
 
 class SuccessCriterion(BaseModel):
-    """A machine-checkable condition on the final browser state or the trajectory."""
+    """A declarative, machine-checkable condition on the browser state or the trajectory.
 
-    kind: Literal["url_matches", "text_present", "text_absent", "element_state", "action_performed"]
-    value: str = Field(description="Regex for url_matches; text for text_*; selector for element_state; canonical action for action_performed.")
+    State kinds (``url_matches``, ``text_present``, ``text_absent``, ``element_state``)
+    are tested against a live page; action kinds (``action_performed``, ``clicked``,
+    ``typed``) against recorded actions. Nothing is ever executed as code.
+    """
+
+    kind: Literal["url_matches", "text_present", "text_absent", "element_state", "action_performed", "clicked", "typed"]
+    value: str = Field(
+        description="Regex for url_matches; text for text_*; selector for element_state; canonical action for action_performed; "
+        "the clicked element's name or text for clicked; the typed text for typed."
+    )
     state: str | None = Field(None, description="element_state: visible, hidden, checked, unchecked, disabled, enabled, value=<text> or label=<selected option>.")
+
+    @property
+    def on_state(self) -> bool:
+        """True when the criterion is tested against the page rather than the actions."""
+        return self.kind in ("url_matches", "text_present", "text_absent", "element_state")
+
+
+def criterion_key(criterion: SuccessCriterion) -> str:
+    """A stable string naming one criterion, used to record per-action probe results."""
+    return f"{criterion.kind}|{criterion.value}|{criterion.state or ''}"
+
+
+ResourceKind = Literal["search_query", "result_list", "detail_page", "form_data", "filter_state", "document_fact", "file", "page_state"]
+
+
+class Resource(BaseModel):
+    """A typed input or output of a subtask; an output feeding an input makes a DAG edge."""
+
+    kind: ResourceKind
+    name: str = Field(description="What it is, e.g. the query text, the page URL, the filter value.")
+
+
+class Subtask(BaseModel):
+    """One node of a composite task: a verified short task with its resources and completion checks."""
+
+    id: str = Field(description="Unique within the composite task, e.g. 's1'.")
+    instruction: str
+    intent: str = Field("", description="The goal it serves; a composite groups subtasks of one intent.")
+    category: str = Field("", description="Site section, app or node category (knowledge complexity counts these).")
+    inputs: list[Resource] = Field(default_factory=list)
+    outputs: list[Resource] = Field(default_factory=list)
+    gold_steps: list[GoldStep] = Field(default_factory=list)
+    checks: list[SuccessCriterion] = Field(default_factory=list, description="Declarative completion checks for the graph evaluator.")
+    source_task: str | None = Field(None, description="Id of the verified task this subtask came from.")
 
 
 class Provenance(BaseModel):
@@ -74,10 +120,13 @@ class Task(BaseModel):
     gold_steps: list[GoldStep] = Field(default_factory=list)
     success: list[SuccessCriterion] = Field(default_factory=list)
     gold_trajectory: str | None = Field(None, description="Path of the verified replay's trajectory.")
-    # composite
-    subtasks: list[str] = Field(default_factory=list)
-    dag: list[tuple[str, str]] = Field(default_factory=list)
-    complexity: dict[str, Any] = Field(default_factory=dict)
+    # composite (chained long tasks and task DAGs)
+    subtasks: list[Subtask] = Field(default_factory=list)
+    dag: list[tuple[str, str]] = Field(default_factory=list, description="Subtask id edges a -> b: an output of a feeds an input of b.")
+    level: int | None = Field(None, description="Chained tasks: the number of chained subtasks (1..6).")
+    orders: list[list[str]] = Field(default_factory=list, description="Valid topological orders of the DAG (all, or a seeded sample when too many).")
+    order_count: int | None = Field(None, description="Exact number of valid topological orders.")
+    complexity: dict[str, Any] = Field(default_factory=dict, description="Five complexities: value and easy/medium/hard level each.")
     capabilities: list[str] = Field(default_factory=list)
     # bookkeeping
     provenance: Provenance
