@@ -24,6 +24,7 @@ from pydantic import BaseModel
 from ..environment.canonical import canonical
 from ..environment.checks import check_criteria
 from ..environment.episodes import ActionFailed
+from ..environment.gold import run_gold_steps
 from ..environment.manager import EpisodeManager
 from ..environment.trajectory import load_trajectory
 from ..errors import TaskloomError
@@ -207,15 +208,7 @@ async def verify_web_tasks(tasks: list[Task], episodes: EpisodeManager, report: 
         episode, _ = await episodes.start(url=task.start_url, task_id=None, agent="gold-replay")
         reason: str | None = None
         try:
-            for step in task.gold_steps:
-                ref = f"css={step.selector}"
-                name = step.canonical or step.action
-                if step.action == "click":
-                    await episode.click(name, ref)
-                elif step.action == "type":
-                    await episode.type(name, ref, step.text or "", step.submit)
-                elif step.action == "select_option":
-                    await episode.select_option(name, ref, [step.text or ""])
+            await run_gold_steps(episode, task.gold_steps)
             results = await check_criteria(episode.page, task.success, load_trajectory(episode.recorder.path).actions)
             failed = [r for r in results if not r.ok]
             if failed:

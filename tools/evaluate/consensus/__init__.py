@@ -1,0 +1,1 @@
+"""Consensus graphs (WebGraphEval): canonicalise, merge, analyse, import."""
