@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any, Literal
 
 os.environ.setdefault("FASTMCP_SHOW_SERVER_BANNER", "false")
@@ -20,6 +21,7 @@ from ..tools.environment import mcp as env_mcp  # noqa: E402
 from ..tools.environment.desktop import DesktopEpisodes  # noqa: E402
 from ..tools.environment.browser import BrowserPool  # noqa: E402
 from ..tools.environment.manager import EpisodeManager  # noqa: E402
+from ..tools.environment.mcp import Bound  # noqa: E402
 from ..tools.generate import mcp as tasks_mcp  # noqa: E402
 from ..tools.generate.service import TaskService  # noqa: E402
 from ..tools.graph import mcp as graph_mcp  # noqa: E402
@@ -39,29 +41,42 @@ Graphs: graph_ingest_document(path) or graph_list, then graph_search / graph_nod
 graph_path / graph_sample_subgraph. Browser: env_start(url), browser_snapshot, browser_click(element, ref), …,
 env_close. Resources: taskloom://graphs, taskloom://graphs/{graph_id}, taskloom://graphs/{graph_id}/nodes/{node_id}."""
 
-AGENT_INSTRUCTIONS = """You are being evaluated on a task in a real browser. Call env_start (with the task_id
-you were given, or a url) to get the instruction and the first page snapshot. Act with browser_* tools,
-referring to elements by the [ref=eN] values of the latest snapshot; take a new browser_snapshot when the
-page changes. When done, call env_answer with your answer (if the task asks for one), then env_close."""
+AGENT_INSTRUCTIONS = """You are being evaluated on a task. Call env_start (with the task_id you were given,
+or a url) to get the instruction and what you see first. Web tasks: act with browser_* tools, referring to
+elements by the [ref=eN] values of the latest snapshot; take a new browser_snapshot when the page changes.
+Document tasks: find the answer with doc_search and doc_read. When done, call env_answer with your answer
+(if the task asks for one), then env_close."""
 
 
 def _sub(name: str) -> FastMCP:
     return FastMCP(f"taskloom-{name}", mask_error_details=True)
 
 
-def build_server(settings: Settings | None = None, profile: Profile = "full", enable_desktop: bool = False) -> FastMCP:
+def build_server(
+    settings: Settings | None = None,
+    profile: Profile = "full",
+    enable_desktop: bool = False,
+    bound: Bound | None = None,
+    episodes_dir: Path | None = None,
+) -> FastMCP:
     """The Taskloom MCP server over one workspace.
 
     ``full`` exposes everything (people, IDEs, task generation); ``agent`` only what an
-    agent under test may use: the ``env_*`` and ``browser_*`` tools (and ``desktop_*``
-    when enabled). Each capability is a sub-server mounted under its namespace;
-    Taskloom errors are translated in one middleware and everything else is masked.
+    agent under test may use: the ``env_*``, ``browser_*`` and ``doc_*`` tools (and
+    ``desktop_*`` when enabled). ``bound`` ties ``env_start`` to one task, agent and
+    model (a server the harness starts per episode); ``episodes_dir`` is where
+    trajectories go (default ``runs/episodes`` in the workspace). Each capability is a
+    sub-server mounted under its namespace; Taskloom errors are translated in one
+    middleware and everything else is masked.
     """
     settings = settings or Settings()
     quiet_expected_errors()
     workspace = Workspace(settings.workspace)
     pool = BrowserPool(settings.chromium)
-    episodes = EpisodeManager(pool, workspace.runs / "episodes", workspace.tasks, settings.record_screenshots, settings.max_episodes)
+    graphs = GraphService(settings, pool)
+    episodes = EpisodeManager(
+        pool, episodes_dir or workspace.runs / "episodes", workspace.tasks, settings.record_screenshots, settings.max_episodes, graphs
+    )
     desktops: DesktopEpisodes | None = None
 
     @asynccontextmanager
@@ -86,15 +101,16 @@ def build_server(settings: Settings | None = None, profile: Profile = "full", en
         desktops = DesktopEpisodes(workspace.runs / "episodes", settings.record_screenshots)
         desktop_server = _sub("desktop")
         desktop_mcp.register(desktop_server, desktops)
-    env_server, browser_server = _sub("env"), _sub("browser")
-    env_mcp.register_env(env_server, episodes, desktops, reveal_paths=profile == "full")
+    env_server, browser_server, doc_server = _sub("env"), _sub("browser"), _sub("doc")
+    env_mcp.register_env(env_server, episodes, desktops, reveal_paths=profile == "full", bound=bound)
     env_mcp.register_browser(browser_server, episodes)
+    env_mcp.register_doc(doc_server, episodes)
     server.mount(env_server, namespace="env")
     server.mount(browser_server, namespace="browser")
+    server.mount(doc_server, namespace="doc")
     if desktops is not None:
         server.mount(desktop_server, namespace="desktop")
     if profile == "full":
-        graphs = GraphService(settings, pool)
         graph_server = _sub("graph")
         graph_mcp.register(graph_server, graphs)
         server.mount(graph_server, namespace="graph")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
 
 from .common import run, settings
@@ -17,14 +19,20 @@ def serve(
     port: int = typer.Option(8765, "--port", help="HTTP port."),
     profile: str = typer.Option("full", "--profile", help="full (everything) or agent (only env_* and browser_* tools, for agents under test)."),
     enable_desktop: bool = typer.Option(False, "--enable-desktop", help="Add the desktop_* tools (pyautogui under Xvfb)."),
+    task: str | None = typer.Option(None, "--task", help="Bind env_start to this task (a server started for one episode)."),
+    agent: str | None = typer.Option(None, "--agent", help="Agent name recorded in trajectories."),
+    model: str | None = typer.Option(None, "--model", help="Model name recorded in trajectories."),
+    episodes_dir: Path | None = typer.Option(None, "--episodes-dir", help="Where trajectories are written (default: the workspace's runs/episodes)."),
 ) -> None:
     """Run the Taskloom MCP server."""
+    from ...tools.environment.mcp import Bound
     from ...tools.errors import InputError
     from ..app import build_server
 
     if profile not in ("full", "agent"):
         run(_raise, InputError(f"unknown profile {profile!r}; use full or agent"))
-    server = run(lambda: build_server(settings(), profile, enable_desktop))  # type: ignore[arg-type]
+    bound = Bound(task_id=task, agent=agent, model=model)
+    server = run(lambda: build_server(settings(), profile, enable_desktop, bound, episodes_dir))  # type: ignore[arg-type]
     if http:
         server.run(transport="http", host=host, port=port, show_banner=False)
     else:

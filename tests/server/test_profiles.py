@@ -42,6 +42,7 @@ BROWSER_TOOLS = {
     "browser_scroll",
     "browser_take_screenshot",
 }
+DOC_TOOLS = {"doc_search", "doc_read"}
 GRAPH_TOOLS = {
     "graph_ingest_document",
     "graph_list",
@@ -91,8 +92,8 @@ async def test_agent_profile_shows_only_env_and_browser_tools(agent_server: Any)
         resources = await client.list_resources()
         templates = await client.list_resource_templates()
         instructions = client.instructions
-    assert names == ENV_TOOLS | BROWSER_TOOLS
-    assert all(n.startswith(("env_", "browser_")) for n in names)
+    assert names == ENV_TOOLS | BROWSER_TOOLS | DOC_TOOLS
+    assert all(n.startswith(("env_", "browser_", "doc_")) for n in names)
     assert not any(n.startswith(("graph_", "desktop_")) for n in names)
     assert resources == []
     assert templates == []
@@ -108,7 +109,7 @@ async def test_full_profile_shows_graphs_environment_and_resources(full_server: 
         templates = {t.uriTemplate for t in await client.list_resource_templates()}
         instructions = client.instructions
     assert GRAPH_TOOLS <= names
-    assert ENV_TOOLS | BROWSER_TOOLS <= names
+    assert ENV_TOOLS | BROWSER_TOOLS | DOC_TOOLS <= names
     assert not any(n.startswith("desktop_") for n in names)  # only with enable_desktop
     assert resources == {"taskloom://graphs"}
     assert {"taskloom://graphs/{graph_id}", "taskloom://graphs/{graph_id}/nodes/{node_id*}"} <= templates
@@ -152,7 +153,7 @@ async def test_agent_profile_over_stdio_runs_an_episode(tmp_path: Path, site_url
         looked = (await client.call_tool("browser_snapshot", {})).structured_content  # no episode_id: bound to this process
         closed = (await client.call_tool("env_close", {})).structured_content
         after = await client.call_tool("browser_snapshot", {}, raise_on_error=False)
-    assert names == ENV_TOOLS | BROWSER_TOOLS
+    assert names == ENV_TOOLS | BROWSER_TOOLS | DOC_TOOLS
     assert started is not None and looked is not None and closed is not None
     assert started["title"] == "Harbourside Library"
     assert "[ref=e" in started["snapshot"]

@@ -16,9 +16,11 @@ from playwright.async_api import Error as PlaywrightError
 from pydantic import BaseModel, Field, ValidationError
 
 from ..errors import InputError, NotFoundError
+from ..graph.service import GraphService
 from ..tasks.model import SuccessCriterion, Task, criterion_key
 from .browser import BrowserPool, host_of
 from .checks import check_criteria
+from .documents import DocumentEpisode
 from .episodes import BrowserEpisode
 from .trajectory import EpisodeRecord, Recorder, load_trajectory
 
@@ -51,13 +53,23 @@ class StartedEpisode(BaseModel):
 class EpisodeManager:
     """All browser episodes of one server."""
 
-    def __init__(self, pool: BrowserPool, root: Path, tasks: Path, screenshots: bool = True, max_episodes: int = 16) -> None:
+    def __init__(
+        self,
+        pool: BrowserPool,
+        root: Path,
+        tasks: Path,
+        screenshots: bool = True,
+        max_episodes: int = 16,
+        graphs: GraphService | None = None,
+    ) -> None:
         self.pool = pool
+        self.graphs = graphs  # document episodes read their task's graph through it
         self.root = root
         self.tasks = tasks
         self.screenshots = screenshots
         self.max_episodes = max_episodes
         self.episodes: dict[str, BrowserEpisode] = {}
+        self.documents: dict[str, DocumentEpisode] = {}
         self.sessions: dict[str, str] = {}
         self._lock = asyncio.Lock()
 
@@ -131,24 +143,81 @@ class EpisodeManager:
             trajectory=str(recorder.path),
         )
 
-    def get(self, episode_id: str | None = None, session: str | None = None) -> BrowserEpisode:
-        """The episode named, else the one bound to ``session``."""
+    async def start_document(
+        self, task_id: str, agent: str | None = None, model: str | None = None, session: str | None = None
+    ) -> tuple[DocumentEpisode, StartedEpisode]:
+        """Open a document episode for a document task: the agent searches and reads the task's graph."""
+        task = self.private_task(task_id)
+        if task is None or task.kind != "document":
+            raise InputError(f"task {task_id!r} is not a readable document task")
+        if self.graphs is None:
+            raise InputError("this server cannot open document episodes (no graph service)")
+        self.graphs.load(task.provenance.graph_id)  # fail now, with a clear error, if the graph is gone
+        async with self._lock:
+            if len(self.episodes) + len(self.documents) >= self.max_episodes:
+                raise InputError(f"{self.max_episodes} episodes are open; close one with env_close first")
+            episode_id = f"doc-{secrets.token_hex(6)}"
+            header = EpisodeRecord(episode_id=episode_id, env="document", task_id=task_id, agent=agent, model=model)
+            episode = DocumentEpisode(episode_id, task.provenance.graph_id, self.graphs, Recorder(self.root / episode_id, header))
+            self.documents[episode_id] = episode
+            if session:
+                self.sessions[session] = episode_id
+        return episode, StartedEpisode(
+            episode_id=episode_id,
+            url="",
+            title="document",
+            instruction=task.instruction,
+            snapshot="(a document task: find the answer with doc_search and doc_read, then call env_answer and env_close)",
+            trajectory=str(episode.recorder.path),
+        )
+
+    def resolve(self, episode_id: str | None, session: str | None) -> str:
+        """The id of the episode named, else of the one bound to ``session``."""
         chosen = episode_id or (self.sessions.get(session) if session else None)
         if chosen is None:
-            if session is None and self.episodes:
+            if session is None and (self.episodes or self.documents):
                 raise InputError("this connection has no session to find your episode by; pass the episode_id env_start returned")
             raise InputError("no episode: call env_start first (or pass episode_id)")
+        return chosen
+
+    def get(self, episode_id: str | None = None, session: str | None = None) -> BrowserEpisode:
+        """The browser episode named, else the one bound to ``session``."""
+        chosen = self.resolve(episode_id, session)
         episode = self.episodes.get(chosen)
         if episode is None:
+            if chosen in self.documents:
+                raise InputError(f"episode {chosen} is a document task: use doc_search and doc_read, not the browser")
             raise NotFoundError(f"no open episode {chosen!r}; it was closed or never started — call env_start")
         return episode
+
+    def get_document(self, episode_id: str | None = None, session: str | None = None) -> DocumentEpisode:
+        """The document episode named, else the one bound to ``session``."""
+        chosen = self.resolve(episode_id, session)
+        episode = self.documents.get(chosen)
+        if episode is None:
+            if chosen in self.episodes:
+                raise InputError(f"episode {chosen} is a browser episode: doc_search and doc_read work on document tasks")
+            raise NotFoundError(f"no open document episode {chosen!r}; call env_start with a document task")
+        return episode
+
+    def recorder(self, episode_id: str) -> Recorder:
+        """The recorder of an open browser or document episode."""
+        episode = self.episodes.get(episode_id) or self.documents.get(episode_id)
+        if episode is None:
+            raise NotFoundError(f"no open episode {episode_id!r}; it was closed or never started — call env_start")
+        return episode.recorder
 
     async def close(self, episode_id: str, status: str = "closed", reason: str | None = None) -> Path:
         """Close an episode's context and finish its trajectory; returns the trajectory path."""
         async with self._lock:
             episode = self.episodes.pop(episode_id, None)
+            document = self.documents.pop(episode_id, None)
             for session in [s for s, e in self.sessions.items() if e == episode_id]:
                 del self.sessions[session]
+        if document is not None:
+            document.closed = True
+            document.recorder.close(status=status, reason=reason)  # type: ignore[arg-type]
+            return document.recorder.path
         if episode is None:
             raise NotFoundError(f"no open episode {episode_id!r}")
         checks = None
@@ -164,7 +233,7 @@ class EpisodeManager:
 
     async def close_all(self) -> None:
         """Close every open episode (server shutdown); final states are still checked."""
-        for episode_id in list(self.episodes):
+        for episode_id in [*self.episodes, *self.documents]:
             await self.close(episode_id, status="closed", reason="server shutting down")
 
 

@@ -18,10 +18,11 @@ from pydantic import BaseModel, Field
 
 from ..errors import InputError
 from .desktop import DesktopEpisodes
+from .documents import DocHit, DocNode
 from .episodes import Observation
 from .manager import EpisodeManager, StartedEpisode
 
-__all__ = ["register_env", "register_browser"]
+__all__ = ["Bound", "register_env", "register_browser", "register_doc"]
 
 EpisodeId = Annotated[str | None, Field(description="Episode to act in; default: the one this session started.")]
 Element = Annotated[str, Field(description="Human-readable description of the element, e.g. 'Search button'.")]
@@ -44,6 +45,14 @@ def binding(ctx: Context) -> str | None:
     return "process"
 
 
+class Bound(BaseModel):
+    """What a server started for one harness episode is bound to (``taskloom serve --task …``)."""
+
+    task_id: str | None = None
+    agent: str | None = None
+    model: str | None = None
+
+
 class Closed(BaseModel):
     """An episode that has ended."""
 
@@ -58,18 +67,27 @@ class Answered(BaseModel):
     answer: str
 
 
-def register_env(mcp: FastMCP, episodes: EpisodeManager, desktops: DesktopEpisodes | None = None, reveal_paths: bool = True) -> None:
-    """Add ``start``, ``answer`` and ``close`` (seen as ``env_start``, …) for browser and desktop episodes.
+def register_env(
+    mcp: FastMCP,
+    episodes: EpisodeManager,
+    desktops: DesktopEpisodes | None = None,
+    reveal_paths: bool = True,
+    bound: Bound | None = None,
+) -> None:
+    """Add ``start``, ``answer`` and ``close`` (seen as ``env_start``, …) for browser, document and desktop episodes.
 
     With ``reveal_paths=False`` (the agent profile) no workspace path is returned: an agent
-    with file access must not be pointed at the folder that holds the tasks.
+    with file access must not be pointed at the folder that holds the tasks. With ``bound``
+    (a server the harness started for one episode) ``env_start`` opens the bound task and
+    records the bound agent and model.
     """
     latest: dict[str, str] = {}
+    bound = bound or Bound()
 
     def chosen(ctx: Context, episode_id: str | None) -> str:
         key = binding(ctx)
         found = episode_id or (latest.get(key) if key else None)
-        return found or episodes.get(None, key).id
+        return found or episodes.resolve(None, key)
 
     @mcp.tool(annotations=ACTION)
     async def start(
@@ -86,6 +104,10 @@ def register_env(mcp: FastMCP, episodes: EpisodeManager, desktops: DesktopEpisod
         desktop_* tools, passing the episode id.
         """
         key = binding(ctx)
+        if bound.task_id:
+            if (task_id and task_id != bound.task_id) or url:
+                raise InputError(f"this server is bound to task {bound.task_id!r}; call env_start without url or with that task_id")
+            task_id = bound.task_id
         if environment == "desktop":
             if desktops is None:
                 raise InputError("the desktop environment is off; start the server with --enable-desktop")
@@ -96,8 +118,10 @@ def register_env(mcp: FastMCP, episodes: EpisodeManager, desktops: DesktopEpisod
                 episode_id=episode_id, url="", title="desktop", instruction=task.instruction if task else None,
                 snapshot="(desktop: call desktop_screenshot to see the screen)", trajectory=str(env.recorder.path),
             )
+        elif task_id and not url and episodes.public_task(task_id).kind == "document":
+            _, started = await episodes.start_document(task_id, agent=bound.agent, model=bound.model, session=key)
         else:
-            _, started = await episodes.start(url=url, task_id=task_id, session=key)
+            _, started = await episodes.start(url=url, task_id=task_id, agent=bound.agent, model=bound.model, session=key)
         if key:
             latest[key] = started.episode_id
         return started if reveal_paths else started.model_copy(update={"trajectory": None})
@@ -110,13 +134,13 @@ def register_env(mcp: FastMCP, episodes: EpisodeManager, desktops: DesktopEpisod
     ) -> Answered:
         """Give the final answer of the episode (recorded in its trajectory)."""
         found = chosen(ctx, episode_id)
-        recorder = desktops.get(found).recorder if desktops and found.startswith("desk-") else episodes.get(found).recorder
+        recorder = desktops.get(found).recorder if desktops and found.startswith("desk-") else episodes.recorder(found)
         recorder.answer(answer)
         return Answered(episode_id=found, answer=answer)
 
     @mcp.tool(annotations=ACTION)
     async def close(ctx: Context, episode_id: EpisodeId = None) -> Closed:
-        """End the episode and close its browser context (or desktop session)."""
+        """End the episode: close its browser context (or document or desktop session) and finish its record."""
         found = chosen(ctx, episode_id)
         if desktops and found.startswith("desk-"):
             path = desktops.get(found).recorder.path
@@ -224,3 +248,27 @@ def register_browser(mcp: FastMCP, episodes: EpisodeManager) -> None:
         """Take a screenshot of the page (PNG), optionally with set-of-marks labels."""
         png = await episodes.get(episode_id, binding(ctx)).screenshot(marks, fullPage)
         return Image(data=png, format="png")
+
+
+def register_doc(mcp: FastMCP, episodes: EpisodeManager) -> None:
+    """Add ``search`` and ``read`` (seen as ``doc_search``, ``doc_read``) for document tasks."""
+
+    @mcp.tool(annotations=LOOK)
+    async def search(
+        ctx: Context,
+        query: Annotated[str, Field(description="What to look for, in a few words.")],
+        k: Annotated[int, Field(ge=1, le=20, description="How many hits.")] = 5,
+        episode_id: EpisodeId = None,
+    ) -> list[DocHit]:
+        """Search the task's document by meaning; returns node ids to read with doc_read and a preview of each."""
+        episode = episodes.get_document(episode_id, binding(ctx))
+        return await anyio.to_thread.run_sync(lambda: episode.search(query, k))
+
+    @mcp.tool(annotations=LOOK)
+    async def read(
+        ctx: Context,
+        node_id: Annotated[str, Field(description="A node id from doc_search or from another doc_read result.")],
+        episode_id: EpisodeId = None,
+    ) -> DocNode:
+        """Read one part of the document (a paragraph, table, cell, section…) and see what surrounds it."""
+        return episodes.get_document(episode_id, binding(ctx)).read(node_id)

@@ -51,7 +51,7 @@ class EpisodeRecord(BaseModel):
     kind: Literal["episode"] = "episode"
     version: int = TRAJECTORY_VERSION
     episode_id: str
-    env: Literal["browser", "desktop"]
+    env: Literal["browser", "desktop", "document"]
     task_id: str | None = None
     agent: str | None = None
     model: str | None = None
