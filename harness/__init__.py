@@ -1,0 +1,1 @@
+"""The harness: drive agents against generated tasks, record, evaluate, build consensus graphs, report."""

@@ -52,6 +52,19 @@ class Settings(BaseSettings):
     llm_max_concurrency: int = Field(4, ge=1, le=64)
     seed: int = Field(0, description="Default seed for anything random.")
 
+    def to_env(self) -> dict[str, str]:
+        """These settings as ``TASKLOOM_*`` variables, for a server process started with the same configuration."""
+        env: dict[str, str] = {}
+        for name, value in self:
+            if value is None:
+                continue
+            if isinstance(value, SecretStr):
+                value = value.get_secret_value()
+            elif isinstance(value, Path):
+                value = value.resolve()
+            env[f"TASKLOOM_{name.upper()}"] = str(value).lower() if isinstance(value, bool) else str(value)
+        return env
+
     @classmethod
     def settings_customise_sources(
         cls,

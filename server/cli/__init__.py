@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from . import crawl, demo, graph, ingest, serve, tasks
+from . import crawl, demo, graph, ingest, run, serve, tasks
 from .common import app
 
 __all__ = ["app", "main"]
@@ -16,6 +16,8 @@ app.command("demo")(demo.demo)
 app.add_typer(graph.app, name="graph")
 app.command("generate")(tasks.generate)
 app.add_typer(tasks.app, name="tasks")
+app.command("run")(run.run_agents)
+app.command("report")(run.report)
 
 
 def main() -> None:

@@ -23,6 +23,7 @@ def serve(
     agent: str | None = typer.Option(None, "--agent", help="Agent name recorded in trajectories."),
     model: str | None = typer.Option(None, "--model", help="Model name recorded in trajectories."),
     episodes_dir: Path | None = typer.Option(None, "--episodes-dir", help="Where trajectories are written (default: the workspace's runs/episodes)."),
+    max_steps: int | None = typer.Option(None, "--max-steps", min=1, help="Actions allowed per episode (a harness step limit)."),
 ) -> None:
     """Run the Taskloom MCP server."""
     from ...tools.environment.mcp import Bound
@@ -31,7 +32,7 @@ def serve(
 
     if profile not in ("full", "agent"):
         run(_raise, InputError(f"unknown profile {profile!r}; use full or agent"))
-    bound = Bound(task_id=task, agent=agent, model=model)
+    bound = Bound(task_id=task, agent=agent, model=model, max_steps=max_steps)
     server = run(lambda: build_server(settings(), profile, enable_desktop, bound, episodes_dir))  # type: ignore[arg-type]
     if http:
         server.run(transport="http", host=host, port=port, show_banner=False)

@@ -61,6 +61,7 @@ class DocumentEpisode:
 
     def search(self, query: str, k: int = 5) -> list[DocHit]:
         """The ``k`` nodes of the task's document closest in meaning to ``query``."""
+        self.recorder.check_limit()
         t = time.time()
         form = canonical("search", text=query)
         try:
@@ -73,6 +74,7 @@ class DocumentEpisode:
 
     def read(self, node_id: str) -> DocNode:
         """One node's full text (up to 4,000 characters) and its neighbours in the document."""
+        self.recorder.check_limit()
         t = time.time()
         kg = self.graphs.load(self.graph_id)
         if node_id not in kg.g:

@@ -209,6 +209,7 @@ class BrowserEpisode:
         return Target(role=info["role"] or info["tag"], name=info["name"] or None, text=info["text"][:200] or None, selector=info["selector"], ref=ref)
 
     async def _element_action(self, name: str, args: dict[str, Any], ref: str, run: Callable[[Any], Awaitable[Any]], **canon: str) -> Observation:
+        self.recorder.check_limit()
         try:
             loc = await self._locate(ref)
             target = await self._describe(loc, ref)
@@ -250,6 +251,7 @@ class BrowserEpisode:
         """Run one action, record it (with its error, if any), and observe the page after it."""
         if self.closed:
             raise InputError(f"episode {self.id} is closed; call env_start for a new one")
+        self.recorder.check_limit()
         url_before, t_start = self.page.url, time.time()
         error: str | None = None
         if run is not None:

@@ -51,6 +51,7 @@ class Bound(BaseModel):
     task_id: str | None = None
     agent: str | None = None
     model: str | None = None
+    max_steps: int | None = Field(None, ge=1, description="Actions allowed per episode; later ones are refused.")
 
 
 class Closed(BaseModel):
@@ -119,9 +120,11 @@ def register_env(
                 snapshot="(desktop: call desktop_screenshot to see the screen)", trajectory=str(env.recorder.path),
             )
         elif task_id and not url and episodes.public_task(task_id).kind == "document":
-            _, started = await episodes.start_document(task_id, agent=bound.agent, model=bound.model, session=key)
+            document, started = await episodes.start_document(task_id, agent=bound.agent, model=bound.model, session=key)
+            document.recorder.limit = bound.max_steps
         else:
-            _, started = await episodes.start(url=url, task_id=task_id, agent=bound.agent, model=bound.model, session=key)
+            browser, started = await episodes.start(url=url, task_id=task_id, agent=bound.agent, model=bound.model, session=key)
+            browser.recorder.limit = bound.max_steps
         if key:
             latest[key] = started.episode_id
         return started if reveal_paths else started.model_copy(update={"trajectory": None})

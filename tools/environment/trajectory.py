@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from ..tasks.model import SuccessCriterion
+from ..errors import TaskloomError
 from ..workspace import append_jsonl
 
 __all__ = [
@@ -27,6 +28,7 @@ __all__ = [
     "CriterionResult",
     "Trajectory",
     "Recorder",
+    "StepLimitReached",
     "load_trajectory",
 ]
 
@@ -121,6 +123,10 @@ class Trajectory(BaseModel):
         return self.episode.episode_id
 
 
+class StepLimitReached(TaskloomError):
+    """The episode has used all the actions it is allowed."""
+
+
 class Recorder:
     """Appends records to one trajectory file, each fsynced before ``append`` returns."""
 
@@ -130,7 +136,13 @@ class Recorder:
         self.screenshots = folder / "screenshots"
         self.screenshots.mkdir(parents=True, exist_ok=True)
         self.count = 0
+        self.limit: int | None = None  # actions allowed (a harness step limit); None: no limit
         append_jsonl(self.path, episode.model_dump(mode="json"))
+
+    def check_limit(self) -> None:
+        """Refuse a new action once the step limit is used up."""
+        if self.limit is not None and self.count >= self.limit:
+            raise StepLimitReached(f"the step limit of {self.limit} actions is used up; call env_answer (if needed) and env_close")
 
     def action(self, **fields: Any) -> ActionRecord:
         """Record one action (index assigned here) and return the record."""

@@ -1,0 +1,114 @@
+"""The agent interface: one attempt at one task, acting only through the agent-profile MCP tools.
+
+Every agent reaches the environment the way an external agent would: through a
+Taskloom server in the ``agent`` profile, bound to the job's task, agent name and
+episode folder. In-process agents (oracle, replay, explorer) talk to it over an
+in-memory MCP client (:meth:`Job.connect`); process agents (builtin, command) start
+``taskloom serve --profile agent`` over stdio (:meth:`Job.serve_command`). Either
+way the server records the trajectory into ``job.episodes_dir`` and checks the
+final state when the episode closes.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, Protocol
+
+from fastmcp import Client
+from pydantic import BaseModel, ConfigDict, Field
+
+from ...tools.environment.mcp import Bound
+from ...tools.settings import Settings
+from ...tools.tasks.model import Task
+
+__all__ = ["Agent", "Job", "AgentSpec", "AgentStopped"]
+
+
+class AgentStopped(Exception):
+    """An agent gave up on purpose (e.g. no move left); the episode ends normally."""
+
+
+class AgentSpec(BaseModel):
+    """An agent as named on the command line: ``kind[:key=value,…]``, e.g. ``explorer:seed=7``."""
+
+    kind: str
+    name: str
+    options: dict[str, str] = Field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, text: str) -> AgentSpec:
+        kind, _, rest = text.partition(":")
+        options: dict[str, str] = {}
+        for part in filter(None, (p.strip() for p in rest.split(","))):
+            key, sep, value = part.partition("=")
+            if not sep:
+                raise ValueError(f"agent option {part!r} in {text!r} is not key=value")
+            options[key.strip()] = value.strip()
+        name = options.pop("name", None) or (kind if not options else f"{kind}-" + "-".join(f"{v}" for _, v in sorted(options.items())))
+        return cls(kind=kind.strip(), name=name, options=options)
+
+
+class Job(BaseModel):
+    """One episode to run: a task, an agent, limits, and where the trajectory goes."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    task: Task = Field(description="The whole task. Only the oracle may read its gold fields.")
+    agent: str
+    model: str | None = None
+    episodes_dir: Path
+    settings: Settings
+    max_steps: int = 30
+    timeout_s: float = 120.0
+    seed: int = 0
+
+    def bound(self) -> Bound:
+        return Bound(task_id=self.task.id, agent=self.agent, model=self.model, max_steps=self.max_steps)
+
+    @asynccontextmanager
+    async def connect(self) -> AsyncIterator[Client[Any]]:
+        """An in-memory MCP client to an agent-profile server bound to this job."""
+        from ...server.app import build_server  # harness → server only here, for in-process agents
+
+        server = build_server(self.settings, profile="agent", bound=self.bound(), episodes_dir=self.episodes_dir)
+        async with Client(server) as client:
+            yield client
+
+    def serve_command(self) -> list[str]:
+        """The command line of an agent-profile server bound to this job, over stdio."""
+        command = [sys.executable, "-m", "taskloom.server.cli", "serve", "--profile", "agent", "--task", self.task.id]
+        command += ["--agent", self.agent, "--episodes-dir", str(self.episodes_dir), "--max-steps", str(self.max_steps)]
+        return command + (["--model", self.model] if self.model else [])
+
+    def serve_env(self) -> dict[str, str]:
+        """Environment for that server: this job's settings as TASKLOOM_* variables, without LLM credentials.
+
+        The agent-profile server needs no LLM, and an external agent sees this environment
+        (it launches the server), so the endpoint and key are left out.
+        """
+        env = {k: v for k, v in os.environ.items() if not k.startswith("TASKLOOM_")}
+        env.update({k: v for k, v in self.settings.to_env().items() if not k.startswith("TASKLOOM_LLM_")})
+        env.update(FASTMCP_SHOW_SERVER_BANNER="false", FASTMCP_CHECK_FOR_UPDATES="off")
+        return env
+
+
+class Agent(Protocol):
+    """Attempts a job; the server bound to the job records everything it does.
+
+    ``in_process`` agents get an in-memory MCP ``client`` the harness opened (and closes,
+    so the final state is checked even when the agent is stopped); the others get
+    ``None`` and start their own server with :meth:`Job.serve_command`.
+    """
+
+    name: str
+    model: str | None
+    in_process: bool
+    tokens: int  # LLM tokens used so far (0 for agents without an LLM)
+
+    async def attempt(self, job: Job, client: Client[Any] | None) -> None:
+        """Act on the job's task until done (calling env_close), or raise."""
+        ...

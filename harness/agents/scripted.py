@@ -1,0 +1,87 @@
+"""Scripted in-process agents: ``oracle`` carries out the task's gold solution, ``replay`` repeats a recorded trajectory."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from fastmcp import Client
+
+from ...tools.environment.trajectory import Trajectory, load_trajectory
+from ...tools.errors import InputError
+from .base import Job
+from .calls import call_for_action, call_for_step
+
+__all__ = ["OracleAgent", "ReplayAgent"]
+
+
+class OracleAgent:
+    """Knows the gold solution: reads the evidence and answers (documents) or runs the gold steps (web, composite).
+
+    The reference point of every run: it shows each task is solvable through the
+    agent-profile tools alone, and its trajectory anchors the consensus graph.
+    """
+
+    in_process = True
+
+    def __init__(self, name: str = "oracle") -> None:
+        self.name = name
+        self.model: str | None = None
+        self.tokens = 0
+
+    async def attempt(self, job: Job, client: Client[Any] | None) -> None:
+        assert client is not None
+        task = job.task
+        await client.call_tool("env_start", {})
+        if task.kind == "document":
+            for node_id in task.evidence[: max(job.max_steps - 1, 0)]:
+                await client.call_tool("doc_read", {"node_id": node_id})
+            await client.call_tool("env_answer", {"answer": task.gold_answer or ""})
+        else:
+            for step in task.gold_steps[: job.max_steps]:
+                name, args = call_for_step(step)
+                await client.call_tool(name, args)
+        await client.call_tool("env_close", {})
+
+
+class ReplayAgent:
+    """Repeats a recorded trajectory: ``source`` is a trajectory file, a folder of them (matched by task id), or ``gold``.
+
+    Failed actions are repeated too (they fail again, as recorded); elements are found
+    by the selector recorded with each action, since snapshot refs do not survive a
+    new episode.
+    """
+
+    in_process = True
+
+    def __init__(self, name: str = "replay", source: str = "gold") -> None:
+        self.name = name
+        self.model: str | None = None
+        self.tokens = 0
+        self.source = source
+
+    def _trajectory(self, job: Job) -> Trajectory:
+        if self.source == "gold":
+            if not job.task.gold_trajectory:
+                raise InputError(f"task {job.task.id} has no gold trajectory to replay")
+            return load_trajectory(Path(job.task.gold_trajectory))
+        path = Path(self.source)
+        if path.is_dir():
+            for candidate in sorted(path.rglob("trajectory.jsonl")):
+                trajectory = load_trajectory(candidate)
+                if trajectory.episode.task_id == job.task.id:
+                    return trajectory
+            raise InputError(f"no trajectory for task {job.task.id} under {path}")
+        return load_trajectory(path)
+
+    async def attempt(self, job: Job, client: Client[Any] | None) -> None:
+        assert client is not None
+        recorded = self._trajectory(job)
+        await client.call_tool("env_start", {})
+        for action in recorded.actions[: job.max_steps]:
+            call = call_for_action(action)
+            if call is not None:
+                await client.call_tool(call[0], call[1], raise_on_error=False)
+        if recorded.answer is not None:
+            await client.call_tool("env_answer", {"answer": recorded.answer})
+        await client.call_tool("env_close", {})

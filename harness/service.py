@@ -1,0 +1,101 @@
+"""The harness as one library call: pick tasks, run agents on them, evaluate, build consensus graphs, report."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from ..tools.errors import InputError
+from ..tools.settings import Settings
+from ..tools.tasks.model import Task
+from ..tools.tasks.store import TaskStore
+from ..tools.workspace import Workspace
+from .agents.base import AgentSpec
+from .agents.registry import make_agent
+from .finish import RunReport, finish_run
+from .runner import Progress, run_episodes
+from .store import RunSpec, RunStore, new_run_id
+
+__all__ = ["Harness", "load_tasks_file"]
+
+
+def load_tasks_file(path: Path) -> list[Task]:
+    """Tasks from a JSONL file (one task per line, as ``tasks_export`` writes) or a JSON list."""
+    if not path.is_file():
+        raise InputError(f"no tasks file {path}")
+    text = path.read_text(encoding="utf-8")
+    try:
+        rows = json.loads(text) if text.lstrip().startswith("[") else [json.loads(line) for line in text.splitlines() if line.strip()]
+        return [Task.model_validate(row) for row in rows]
+    except (json.JSONDecodeError, ValidationError) as exc:
+        raise InputError(f"{path} is not a tasks file ({str(exc).splitlines()[0]}); export one with `taskloom tasks export`") from None
+
+
+class Harness:
+    """Runs over one workspace."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.workspace = Workspace(settings.workspace)
+        self.tasks = TaskStore(self.workspace)
+
+    def select(self, ids: list[str] | None = None, kind: str | None = None, tasks_file: Path | None = None) -> list[Task]:
+        """Tasks by id, by kind, from a file (stored into the workspace, where the servers read them), or all."""
+        if tasks_file is not None:
+            chosen = load_tasks_file(tasks_file)
+            for task in chosen:
+                self.tasks.save(task)
+        elif ids:
+            chosen = [self.tasks.load(i) for i in ids]
+        else:
+            chosen = self.tasks.list(kind=kind)
+        chosen = [t for t in chosen if kind is None or t.kind == kind]
+        if not chosen:
+            raise InputError("no tasks to run; generate some (taskloom generate) or pass --tasks FILE")
+        return chosen
+
+    async def run(
+        self,
+        tasks: list[Task],
+        agents: list[str],
+        concurrency: int = 2,
+        max_steps: int = 30,
+        timeout_s: float = 120.0,
+        seed: int = 0,
+        run_id: str | None = None,
+        progress: Progress | None = None,
+    ) -> RunReport:
+        """A new run of every task with every agent; then consensus graphs and the report."""
+        specs = [AgentSpec.parse(a) for a in agents]
+        if not specs:
+            raise InputError("name at least one agent, e.g. --agent oracle --agent explorer")
+        names = [s.name for s in specs]
+        if len(set(names)) != len(names):
+            raise InputError(f"agent names must differ ({', '.join(names)}); add name=… to an agent, e.g. explorer:seed=2,name=explorer2")
+        for agent in specs:
+            make_agent(agent, self.settings)  # refuse bad kinds and options before anything starts
+        plan = RunSpec(
+            run_id=run_id or new_run_id(), task_ids=[t.id for t in tasks], agents=specs, max_steps=max_steps,
+            timeout_s=timeout_s, concurrency=concurrency, seed=seed,
+        )
+        store = RunStore(self.workspace, plan.run_id)
+        store.create(plan)
+        return await self._go(store, plan, {t.id: t for t in tasks}, progress)
+
+    async def resume(self, run_id: str, progress: Progress | None = None) -> RunReport:
+        """Continue a run that was stopped: only the episodes without a stored result are run."""
+        store = RunStore(self.workspace, run_id)
+        spec = store.spec()
+        return await self._go(store, spec, {i: self.tasks.load(i) for i in spec.task_ids}, progress)
+
+    async def _go(self, store: RunStore, spec: RunSpec, tasks: dict[str, Task], progress: Progress | None) -> RunReport:
+        await run_episodes(spec, tasks, store, self.settings, progress)
+        return finish_run(store, tasks, self.workspace)
+
+    def report(self, run_id: str) -> RunReport:
+        """Rebuild a run's consensus graphs and report from its store."""
+        store = RunStore(self.workspace, run_id)
+        spec = store.spec()
+        return finish_run(store, {i: self.tasks.load(i) for i in spec.task_ids}, self.workspace)

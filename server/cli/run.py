@@ -1,0 +1,65 @@
+"""``taskloom run`` and ``taskloom report``: run agents on tasks, then evaluate, build consensus graphs and report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from ...harness.finish import RunReport
+from ...harness.service import Harness
+from ...tools.evaluate.model import EpisodeResult
+from ...tools.evaluate.summary import terminal_summary
+from .common import console, echo_json, run, settings
+
+__all__ = ["run_agents", "report"]
+
+
+def _show(report: RunReport, as_json: bool) -> None:
+    if as_json:
+        echo_json(report)
+        return
+    typer.echo(terminal_summary(report.summary))
+    typer.echo(f"report: {report.html}")
+    typer.echo(f"summary: {report.summary_json}")
+
+
+def run_agents(
+    agent: list[str] = typer.Option([], "--agent", "-a", help="An agent: oracle, explorer[:seed=N,explore=P], replay[:source=PATH|gold], builtin[:model=M], command:cmd='…'. Repeat for several."),
+    tasks_file: Path | None = typer.Option(None, "--tasks", help="A tasks file (JSONL from `taskloom tasks export`); default: the workspace's tasks."),
+    task: list[str] = typer.Option([], "--task", help="A task id to run (repeatable)."),
+    kind: str | None = typer.Option(None, "--kind", help="Only tasks of this kind: document, web or composite."),
+    concurrency: int = typer.Option(2, "--concurrency", "-j", min=1, max=64, help="Episodes at once."),
+    max_steps: int = typer.Option(30, "--max-steps", min=1, help="Actions allowed per episode."),
+    timeout: float = typer.Option(120.0, "--timeout", min=1.0, help="Seconds allowed per episode."),
+    seed: int = typer.Option(0, "--seed", help="Seed for the agents' choices."),
+    run_id: str | None = typer.Option(None, "--run-id", help="Name of the run (default: run-<UTC time>)."),
+    resume: str | None = typer.Option(None, "--resume", help="Continue this run: only episodes without a stored result are run."),
+    as_json: bool = typer.Option(False, "--json", help="Print the run report as JSON."),
+) -> None:
+    """Run agents on tasks, each episode in its own browser context; evaluate, build consensus graphs, write the report."""
+    harness = run(lambda: Harness(settings()))
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console, transient=True) as bar:
+        handle = bar.add_task("episodes", total=None)
+
+        def progress(result: EpisodeResult, done: int, total: int) -> None:
+            mark = "ok" if result.success else result.status if result.status != "finished" else "fail"
+            bar.update(handle, completed=done, total=total, description=f"{result.agent} on {result.task_id}: {mark}")
+
+        if resume:
+            report = run(anyio.run, lambda: harness.resume(resume, progress))
+        else:
+            chosen = run(harness.select, task or None, kind, tasks_file)
+            report = run(anyio.run, lambda: harness.run(chosen, agent, concurrency, max_steps, timeout, seed, run_id, progress))
+    _show(report, as_json)
+
+
+def report(
+    run_id: str = typer.Argument(..., help="The run to report on."),
+    as_json: bool = typer.Option(False, "--json", help="Print the run report as JSON."),
+) -> None:
+    """Rebuild a run's consensus graphs and its HTML report; print the summary."""
+    harness = run(lambda: Harness(settings()))
+    _show(run(harness.report, run_id), as_json)
