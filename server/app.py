@@ -15,7 +15,12 @@ from fastmcp import FastMCP  # noqa: E402
 
 from .. import __version__  # noqa: E402
 from ..prompts import register_prompts  # noqa: E402
-from ..resources import register_resources  # noqa: E402
+from ..harness import mcp as harness_mcp  # noqa: E402
+from ..harness.service import Harness  # noqa: E402
+from ..resources import register_resources, register_run_resources  # noqa: E402
+from ..tools.evaluate import mcp as eval_mcp  # noqa: E402
+from ..tools.evaluate.service import EvaluationService  # noqa: E402
+from ..tools.llm.client import make_llm  # noqa: E402
 from ..tools.environment import desktop_mcp  # noqa: E402
 from ..tools.environment import mcp as env_mcp  # noqa: E402
 from ..tools.environment.desktop import DesktopEpisodes  # noqa: E402
@@ -118,5 +123,16 @@ def build_server(
         tasks_server = _sub("tasks")
         tasks_mcp.register(tasks_server, TaskService(graphs, episodes))
         server.mount(tasks_server, namespace="tasks")
+        register_run_resources(server, workspace)
+        evaluation = EvaluationService(workspace, make_llm(settings, workspace.cache))
+        harness = Harness(settings)
+        eval_server, consensus_server, report_server = _sub("eval"), _sub("consensus"), _sub("report")
+        eval_mcp.register_eval(eval_server, evaluation)
+        harness_mcp.register_run_eval(eval_server, harness)
+        eval_mcp.register_consensus(consensus_server, evaluation)
+        harness_mcp.register_report(report_server, harness)
+        server.mount(eval_server, namespace="eval")
+        server.mount(consensus_server, namespace="consensus")
+        server.mount(report_server, namespace="report")
         register_prompts(server)
     return server

@@ -1,1 +1,70 @@
-"""Consensus graphs (WebGraphEval): canonicalise, merge, analyse, import."""
+"""Consensus graphs (WebGraphEval): canonicalise, merge, analyse, import.
+
+>>> from taskloom.tools.evaluate.consensus import AgentTrajectory, build_consensus, canonicalize_text
+>>> runs = [AgentTrajectory(id=str(i), agent="a", success=i < 2, actions=[canonicalize_text("Go to example.org"),
+...         canonicalize_text("click the 'Buy' button" if i < 2 else "click the 'Help' link")]) for i in range(4)]
+>>> graph = build_consensus(runs)
+>>> graph.edge(graph.node_of("navigate(url='example.org')").id, graph.node_of("click(text='Help', element='link')").id).edge_class
+'trap'
+"""
+
+from __future__ import annotations
+
+from .analyze import build_consensus, classify_edge, entropy, group_by_task, propagate_values
+from .canonicalize import OBSERVATIONS, LLMConversion, canonicalize_llm, canonicalize_text, from_trajectory, make_action, parse_canonical
+from .importers import action_from_object, load_jsonl, load_labels, load_online_mind2web, load_ours
+from .merge import MergeResult, UnionFind, block_key, levenshtein, max_distance, merge_actions, naive_merge, similarity
+from .model import (
+    CONSENSUS_VERSION,
+    AgentProfile,
+    AgentTrajectory,
+    CanonicalAction,
+    ConsensusEdge,
+    ConsensusGraph,
+    ConsensusNode,
+    GraphSummary,
+    MergeStats,
+    StrategyStats,
+    Thresholds,
+    TrajectoryReport,
+)
+
+__all__ = [
+    "CONSENSUS_VERSION",
+    "CanonicalAction",
+    "AgentTrajectory",
+    "Thresholds",
+    "ConsensusNode",
+    "ConsensusEdge",
+    "ConsensusGraph",
+    "MergeStats",
+    "TrajectoryReport",
+    "AgentProfile",
+    "StrategyStats",
+    "GraphSummary",
+    "build_consensus",
+    "classify_edge",
+    "propagate_values",
+    "entropy",
+    "group_by_task",
+    "OBSERVATIONS",
+    "parse_canonical",
+    "make_action",
+    "from_trajectory",
+    "canonicalize_text",
+    "canonicalize_llm",
+    "LLMConversion",
+    "levenshtein",
+    "similarity",
+    "max_distance",
+    "block_key",
+    "UnionFind",
+    "MergeResult",
+    "merge_actions",
+    "naive_merge",
+    "load_ours",
+    "load_online_mind2web",
+    "load_labels",
+    "load_jsonl",
+    "action_from_object",
+]

@@ -1,0 +1,342 @@
+"""Building and analysing a consensus graph: :func:`build_consensus` is the one entry point.
+
+Choices where the paper leaves details open (all parameters live in :class:`Thresholds`):
+
+* **Reward back-propagation.** ``V(success) = +1``, ``V(failure) = −1`` and for every other node
+  ``V(n) = γ · Σ_m p(m | n) · V(m)`` with ``p(m | n) = count(n → m) / Σ_k count(n → k)``. Every
+  action node has out-edges (each trajectory ends in a terminal), so this is a discounted Markov
+  chain and, γ < 1, a contraction: consensus graphs may have cycles (retries, back-and-forth), and
+  we solve it by Gauss–Seidel value iteration, sweeping nodes in decreasing mean step, until no
+  value moves more than ``value_tolerance`` (or ``value_max_iterations`` sweeps). On a DAG whose
+  edges go forward in mean step one sweep is exact (the second confirms it). An edge's value is
+  ``γ · V(target)``.
+* **Edge classes**: see :class:`Thresholds` (trap → critical → bottleneck → normal).
+* **Node importance** = the unweighted mean success rate over the node's distinct in- and
+  out-edges × the fraction of trajectories visiting the node. Virtual nodes get 0.
+* **Path optimality.** The reference is the shortest successful trajectory with at least
+  ``min_reference_steps`` actions (the paper excludes one-step "anomalies"); if none qualifies,
+  the shortest successful one. ``step_inflation = steps / reference``, ``optimality =
+  min(1, reference / steps)``, for every trajectory (failed ones too; the paper's averages can be
+  below 1 for that reason).
+* **Necessity.** A node is necessary when it lies on a reference-length successful trajectory
+  (a shortest successful route). When actions carry necessity labels (an LLM annotator), the
+  majority of the node's labelled occurrences decides instead (ties: necessary).
+* **Strategies**: see :class:`StrategyStats`. Float sums use ``math.fsum`` and every loop runs in
+  sorted order, so shuffling the input gives the same JSON.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from ...errors import InputError
+from .merge import MergeResult, merge_actions
+from .model import (
+    FAILURE,
+    START,
+    SUCCESS,
+    AgentProfile,
+    AgentTrajectory,
+    ConsensusEdge,
+    ConsensusGraph,
+    ConsensusNode,
+    EdgeClass,
+    GraphSummary,
+    NodeKind,
+    StrategyStats,
+    Thresholds,
+    TrajectoryReport,
+)
+
+__all__ = ["build_consensus", "propagate_values", "classify_edge", "entropy", "group_by_task"]
+
+Path = list[str]
+
+
+@dataclass
+class _NodeAcc:
+    visits: int = 0
+    steps: Counter[int] = field(default_factory=Counter)
+    trajectories: int = 0
+    agents: set[str] = field(default_factory=set)
+    labels: list[bool] = field(default_factory=list)
+
+
+def entropy(counts: Sequence[float]) -> float:
+    """Shannon entropy in bits of a distribution given by non-negative weights.
+
+    >>> entropy([1, 1])
+    1.0
+    >>> entropy([5])
+    0.0
+    """
+    total = math.fsum(counts)
+    if total <= 0:
+        return 0.0
+    return max(0.0, -math.fsum((c / total) * math.log2(c / total) for c in sorted(counts) if c > 0))
+
+
+def group_by_task(trajectories: Sequence[AgentTrajectory]) -> dict[str, list[AgentTrajectory]]:
+    """Trajectories grouped by task id (``""`` for none), task ids sorted."""
+    out: dict[str, list[AgentTrajectory]] = defaultdict(list)
+    for t in trajectories:
+        out[t.task_id or ""].append(t)
+    return {k: out[k] for k in sorted(out)}
+
+
+def propagate_values(
+    successors: dict[str, list[tuple[str, int]]], order: Sequence[str], gamma: float, tolerance: float, max_iterations: int
+) -> tuple[dict[str, float], int]:
+    """Gauss–Seidel value iteration (see the module notes); returns (values, sweeps).
+
+    ``successors[n]`` lists ``(m, count)``; ``order`` is the sweep order of the non-terminal nodes.
+
+    >>> v, _ = propagate_values({"a": [("b", 1)], "b": [("success", 3), ("failure", 1)]}, ["b", "a"], 0.9, 1e-12, 100)
+    >>> round(v["b"], 6), round(v["a"], 6)
+    (0.45, 0.405)
+    """
+    value = {SUCCESS: 1.0, FAILURE: -1.0}
+    value.update({n: 0.0 for n in order})
+    probs = {n: [(m, c / sum(c2 for _, c2 in successors[n])) for m, c in successors[n]] for n in order}
+    sweeps = 0
+    while sweeps < max_iterations:
+        sweeps += 1
+        delta = 0.0
+        for n in order:
+            new = gamma * math.fsum(p * value[m] for m, p in probs[n])
+            delta = max(delta, abs(new - value[n]))
+            value[n] = new
+        if delta <= tolerance:
+            break
+    return value, sweeps
+
+
+def classify_edge(edge: ConsensusEdge, t: Thresholds) -> EdgeClass:
+    """The class of one edge under ``t`` (see :class:`Thresholds`)."""
+    if edge.target in (SUCCESS, FAILURE) or edge.count < t.min_count:
+        return "normal"
+    if edge.success_rate <= t.trap_max_success and edge.coverage >= t.trap_min_coverage:
+        return "trap"
+    if edge.success_rate >= t.critical_min_success and edge.success_coverage >= t.critical_min_coverage:
+        return "critical"
+    if edge.coverage >= t.bottleneck_min_coverage and t.trap_max_success < edge.success_rate < t.critical_min_success:
+        return "bottleneck"
+    return "normal"
+
+
+def _ratio(a: float, b: float) -> float:
+    return a / b if b else 0.0
+
+
+def _assemble(trajs: Sequence[AgentTrajectory], merge: MergeResult) -> tuple[dict[str, ConsensusNode], dict[str, _NodeAcc], list[Path]]:
+    """Action nodes (ids ``n1, n2, …``) and every trajectory's node path, start and terminal included."""
+    acc: dict[object, _NodeAcc] = defaultdict(_NodeAcc)
+    names: dict[str, str] = {}
+    clusters: list[list[object]] = []
+    for traj in trajs:
+        path = [merge.cluster_of(step, act.text) for step, act in enumerate(traj.actions)]
+        clusters.append(path)
+        for step, (act, c) in enumerate(zip(traj.actions, path)):
+            names.setdefault(act.text, act.name)
+            a = acc[c]
+            a.visits += 1
+            a.steps[step] += 1
+            a.agents.add(traj.agent)
+            if act.necessary is not None:
+                a.labels.append(act.necessary)
+        for c in set(path):
+            acc[c].trajectories += 1
+    ordered = sorted(acc, key=lambda c: (min(acc[c].steps), -acc[c].visits, merge.labels[c], str(c)))
+    ids = {c: f"n{i + 1}" for i, c in enumerate(ordered)}
+    nodes: dict[str, ConsensusNode] = {}
+    stats: dict[str, _NodeAcc] = {}
+    for c in ordered:
+        a, label = acc[c], merge.labels[c]
+        variants = sorted({k if isinstance(k, str) else k[1] for k in merge.members[c]})
+        nodes[ids[c]] = ConsensusNode(
+            id=ids[c], kind="action", label=label, name=names[label], members=len(variants), variants=variants, visits=a.visits,
+            trajectories=a.trajectories, steps=dict(sorted(a.steps.items())),
+            mean_step=math.fsum(s * n for s, n in a.steps.items()) / a.visits, agents=sorted(a.agents),
+        )  # fmt: skip
+        stats[ids[c]] = a
+    paths = [[START, *(ids[c] for c in path), SUCCESS if t.success else FAILURE] for t, path in zip(trajs, clusters)]
+    return nodes, stats, paths
+
+
+def _virtual(trajs: Sequence[AgentTrajectory]) -> list[ConsensusNode]:
+    kinds: tuple[tuple[NodeKind, list[AgentTrajectory], float], ...] = (
+        ("start", list(trajs), 0.0),
+        ("success", [t for t in trajs if t.success], 1.0),
+        ("failure", [t for t in trajs if not t.success], -1.0),
+    )
+    out = []
+    for kind, group, value in kinds:
+        steps = Counter(-1 if kind == "start" else len(t.actions) for t in group)
+        n = len(group)
+        out.append(
+            ConsensusNode(
+                id=kind, kind=kind, label=kind.upper(), visits=n, trajectories=n, steps=dict(sorted(steps.items())),
+                mean_step=math.fsum(s * c for s, c in steps.items()) / n if n else 0.0, necessary=kind != "failure",
+                necessity_source="virtual", agents=sorted({t.agent for t in group}), value=value,
+            )
+        )  # fmt: skip
+    return out
+
+
+def _edges(trajs: Sequence[AgentTrajectory], paths: list[Path]) -> dict[tuple[str, str], ConsensusEdge]:
+    count: Counter[tuple[str, str]] = Counter()
+    succ: Counter[tuple[str, str]] = Counter()
+    cover: Counter[tuple[str, str]] = Counter()
+    cover_ok: Counter[tuple[str, str]] = Counter()
+    for traj, path in zip(trajs, paths):
+        pairs = list(zip(path, path[1:]))
+        count.update(pairs)
+        if traj.success:
+            succ.update(pairs)
+            cover_ok.update(set(pairs))
+        cover.update(set(pairs))
+    total, n, n_ok = sum(count.values()), len(trajs), sum(t.success for t in trajs)
+    return {
+        (s, d): ConsensusEdge(
+            source=s, target=d, count=c, successes=succ[(s, d)], failures=c - succ[(s, d)], success_rate=succ[(s, d)] / c,
+            weight=c / total, coverage=cover[(s, d)] / n, success_coverage=_ratio(cover_ok[(s, d)], n_ok),
+        )  # fmt: skip
+        for (s, d), c in sorted(count.items())
+    }
+
+
+def _reports(trajs: Sequence[AgentTrajectory], paths: list[Path], nodes: dict[str, ConsensusNode], traps: set[tuple[str, str]], reference: int | None) -> list[TrajectoryReport]:
+    out = []
+    for t, path in zip(trajs, paths):
+        steps = len(t.actions)
+        out.append(
+            TrajectoryReport(
+                id=t.id, agent=t.agent, success=t.success, steps=steps, reference_steps=reference,
+                step_inflation=steps / reference if reference else None,
+                optimality=min(1.0, reference / steps) if reference and steps else None,
+                trap_hits=sum(1 for e in zip(path, path[1:]) if e in traps),
+                necessary_fraction=_ratio(sum(nodes[n].necessary for n in path[1:-1]), steps) if steps else None,
+            )
+        )  # fmt: skip
+    return out
+
+
+def _mean(values: Sequence[float | None]) -> float | None:
+    xs = [v for v in values if v is not None]
+    return math.fsum(xs) / len(xs) if xs else None
+
+
+def _strategies(trajs: Sequence[AgentTrajectory], paths: list[Path], nodes: dict[str, ConsensusNode], k: int | None) -> tuple[StrategyStats, dict[str, Counter[tuple[str, ...]]]]:
+    per_agent: dict[str, Counter[tuple[str, ...]]] = defaultdict(Counter)
+    for t, path in zip(trajs, paths):
+        if t.success:
+            actions = tuple(path[1:-1])
+            per_agent[t.agent][actions if k is None else actions[:k]] += 1
+    pooled: Counter[tuple[str, ...]] = Counter()
+    for c in per_agent.values():
+        pooled.update(c)
+    agents = sorted(per_agent)
+    dists = [{s: n / sum(per_agent[a].values()) for s, n in per_agent[a].items()} for a in agents]
+    mixture = {s: math.fsum(d.get(s, 0.0) for d in dists) / len(dists) for s in sorted(pooled)} if dists else {}
+    mix_h = entropy(list(mixture.values()))
+    mean_h = math.fsum(entropy(list(per_agent[a].values())) for a in agents) / len(agents) if agents else 0.0
+    top = sorted(pooled.items(), key=lambda kv: (-kv[1], kv[0]))[:5]
+    stats = StrategyStats(
+        prefix=k, successful=sum(pooled.values()), distinct=len(pooled), entropy=entropy(list(pooled.values())), agents=len(agents),
+        mixture_entropy=mix_h, mean_agent_entropy=mean_h, divergence=max(0.0, mix_h - mean_h),
+        top=[([nodes[n].label for n in s], c) for s, c in top],
+    )  # fmt: skip
+    return stats, per_agent
+
+
+def _profiles(reports: list[TrajectoryReport], per_agent: dict[str, Counter[tuple[str, ...]]]) -> list[AgentProfile]:
+    by_agent: dict[str, list[TrajectoryReport]] = defaultdict(list)
+    for r in reports:
+        by_agent[r.agent].append(r)
+    out = []
+    for agent in sorted(by_agent):
+        rs = by_agent[agent]
+        steps = sum(r.steps for r in rs)
+        necessary = math.fsum((r.necessary_fraction or 0.0) * r.steps for r in rs)
+        out.append(
+            AgentProfile(
+                agent=agent, trajectories=len(rs), successes=sum(r.success for r in rs), success_rate=sum(r.success for r in rs) / len(rs),
+                mean_steps=steps / len(rs), mean_step_inflation=_mean([r.step_inflation for r in rs]), trap_hits=sum(r.trap_hits for r in rs),
+                trajectories_with_traps=sum(r.trap_hits > 0 for r in rs), necessity_rate=necessary / steps if steps else None,
+                strategies=len(per_agent.get(agent, {})), strategy_entropy=entropy(list(per_agent.get(agent, Counter()).values())),
+            )
+        )  # fmt: skip
+    return out
+
+
+def _check(trajectories: Sequence[AgentTrajectory], theta: float) -> str | None:
+    if not trajectories:
+        raise InputError("build_consensus needs at least one trajectory; import some first (see consensus.importers).")
+    if not 0.0 < theta <= 1.0:
+        raise InputError(f"theta must be in (0, 1], got {theta}; the paper uses 0.9.")
+    tasks = sorted({t.task_id for t in trajectories if t.task_id is not None})
+    if len(tasks) > 1:
+        raise InputError(f"A consensus graph is built per task, but these trajectories belong to {len(tasks)} tasks ({', '.join(tasks[:5])}…); group them with group_by_task first.")
+    return tasks[0] if tasks else None
+
+
+def build_consensus(
+    trajectories: Sequence[AgentTrajectory], theta: float = 0.9, thresholds: Thresholds | None = None, *, cross_step: bool = True
+) -> ConsensusGraph:
+    """Merge the trajectories of one task into a consensus graph and attach every analysis.
+
+    The result is the same whatever the order of ``trajectories``.
+    """
+    t = thresholds or Thresholds()
+    task_id = _check(trajectories, theta)
+    merge = merge_actions(trajectories, theta, cross_step=cross_step)
+    nodes, acc, paths = _assemble(trajectories, merge)
+    edges = _edges(trajectories, paths)
+
+    successors: dict[str, list[tuple[str, int]]] = defaultdict(list)
+    for (s, d), e in edges.items():
+        successors[s].append((d, e.count))
+    order = sorted(nodes, key=lambda n: (-nodes[n].mean_step, n)) + [START]
+    values, sweeps = propagate_values(successors, order, t.gamma, t.value_tolerance, t.value_max_iterations)
+    for e in edges.values():
+        e.value = t.gamma * values[e.target]
+        e.edge_class = classify_edge(e, t)
+
+    n_traj = len(trajectories)
+    incident: dict[str, list[float]] = defaultdict(list)
+    for (s, d), e in edges.items():
+        incident[s].append(e.success_rate)
+        incident[d].append(e.success_rate)
+    lengths = sorted(len(x.actions) for x in trajectories if x.success)
+    qualified = [n for n in lengths if n >= t.min_reference_steps] or lengths
+    reference = qualified[0] if qualified else None
+    on_shortest = {n for x, p in zip(trajectories, paths) if x.success and len(x.actions) == reference for n in p[1:-1]}
+    for nid, node in nodes.items():
+        node.value = values[nid]
+        node.importance = (_mean(incident[nid]) or 0.0) * node.trajectories / n_traj
+        labels = acc[nid].labels
+        if labels:
+            node.necessary, node.necessity_source = 2 * sum(labels) >= len(labels), "labels"
+        else:
+            node.necessary = nid in on_shortest
+    virtual = _virtual(trajectories)
+    virtual[0].value = values[START]
+
+    traps = {k for k, e in edges.items() if e.edge_class == "trap"}
+    reports = sorted(_reports(trajectories, paths, nodes, traps, reference), key=lambda r: (r.id, r.agent, r.success, r.steps, r.trap_hits, r.necessary_fraction or 0.0))
+    strategies, per_agent = _strategies(trajectories, paths, nodes, t.strategy_prefix)
+    action_edges = sum(1 for s, d in edges if s in nodes and d in nodes)
+    summary = GraphSummary(
+        trajectories=n_traj, successes=sum(x.success for x in trajectories), actions=merge.stats.actions, action_nodes=len(nodes),
+        action_edges=action_edges, complexity=len(nodes) * action_edges / n_traj, reference_steps=reference,
+        mean_step_inflation=_mean([r.step_inflation for r in reports]),
+        edge_classes={c: sum(1 for e in edges.values() if e.edge_class == c) for c in ("trap", "critical", "bottleneck", "normal")},
+        value_iterations=sweeps,
+    )  # fmt: skip
+    return ConsensusGraph(
+        task_id=task_id, theta=theta, thresholds=t, merge=merge.stats, nodes=[*virtual, *nodes.values()], edges=list(edges.values()),
+        summary=summary, agents=_profiles(reports, per_agent), trajectories=reports, strategies=strategies,
+    )  # fmt: skip

@@ -1,0 +1,268 @@
+"""Merging canonical actions into consensus nodes: normalised Levenshtein similarity ≥ θ, two passes, union–find.
+
+``sim(a, b) = 1 − Levenshtein(a, b) / max(|a|, |b|)`` on canonical strings (the paper's formula;
+two empty strings have similarity 1). Actions merge when ``sim ≥ θ``; merging is the transitive
+closure (single linkage), computed with a union–find.
+
+How it stays fast and order-independent:
+
+1. **Exact duplicates collapse first**: the work is over *distinct* canonical strings (a dict).
+2. **Blocking**: only strings in the same block are compared. The block is the action name plus,
+   for element actions, the lower-cased element (``click``/``hover`` by role, ``type``/``select``
+   by field name) and, for ``navigate``, the URL's host. This is also a semantic guard: with long
+   strings a ``hover`` and a ``click`` on the same target can be ≥ 0.9 similar, and the paper's
+   rule alone would merge them.
+3. **Length bound**: within a block strings are sorted by (length, text) and a pair is skipped
+   when the shorter is below θ times the longer (then the distance alone exceeds the bound).
+4. **Bounded distance**: common prefix and suffix are stripped (canonical strings share most of
+   both) and the dynamic programme stops as soon as a row's minimum exceeds the largest distance
+   that could still reach θ.
+
+Passes: the **step-based pass** compares strings that occur at the same step index (0-based action
+position); the **cross-step pass** then compares every remaining pair of the block, skipping pairs
+already compared and pairs already in one set. With ``cross_step=False`` the merge keys are
+``(step, string)`` and only the first pass runs, so every node belongs to one step (a layered DAG).
+
+Determinism: the partition (connected components) does not depend on the order of unions, and the
+union–find keeps the smallest key as root; representatives, ids and all output are chosen by
+sorting, never by input order.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Hashable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+from .model import AgentTrajectory, MergeStats
+
+__all__ = ["levenshtein", "similarity", "max_distance", "block_key", "UnionFind", "MergeResult", "merge_actions", "naive_merge"]
+
+Key = Any  # a canonical string, or (step, string) without cross-step merging
+
+
+def levenshtein(a: str, b: str, max_dist: int | None = None) -> int:
+    """Edit distance (insert, delete, substitute, each cost 1); ``max_dist + 1`` once it exceeds ``max_dist``.
+
+    >>> levenshtein("kitten", "sitting")
+    3
+    >>> levenshtein("kitten", "sitting", max_dist=1)
+    2
+    """
+    if a == b:
+        return 0
+    i, la, lb = 0, len(a), len(b)
+    while i < la and i < lb and a[i] == b[i]:
+        i += 1
+    j = 0
+    while j < la - i and j < lb - i and a[la - 1 - j] == b[lb - 1 - j]:
+        j += 1
+    a, b = a[i : la - j], b[i : lb - j]
+    if len(a) > len(b):
+        a, b = b, a
+    la, lb = len(a), len(b)
+    bound = lb if max_dist is None else max_dist
+    if lb - la > bound:
+        return bound + 1
+    if la == 0:
+        return lb
+    inf = bound + 1
+    prev = [c if c <= bound else inf for c in range(lb + 1)]
+    for r in range(1, la + 1):  # only the diagonal band |c - r| <= bound can stay within the bound
+        ca = a[r - 1]
+        cur = [inf] * (lb + 1)
+        cur[0] = best = r if r <= bound else inf
+        for c in range(max(1, r - bound), min(lb, r + bound) + 1):
+            v = prev[c - 1] + (ca != b[c - 1])
+            x = prev[c] + 1
+            if x < v:
+                v = x
+            x = cur[c - 1] + 1
+            if x < v:
+                v = x
+            if v > inf:
+                v = inf
+            cur[c] = v
+            if v < best:
+                best = v
+        if best > bound:
+            return inf
+        prev = cur
+    return prev[lb]
+
+
+def similarity(a: str, b: str) -> float:
+    """``1 − Levenshtein(a, b) / max(|a|, |b|)``; 1.0 for two empty strings.
+
+    >>> round(similarity("type(text='dune')", "type(text='dnue')"), 4)
+    0.8824
+    """
+    longest = max(len(a), len(b))
+    return 1.0 if longest == 0 else 1.0 - levenshtein(a, b) / longest
+
+
+def max_distance(longest: int, theta: float) -> int:
+    """The largest distance ``d`` with ``1 − d / longest ≥ theta`` (−1 if none), computed with the same float rule as :func:`similarity`."""
+    if longest == 0:
+        return 0 if theta <= 1.0 else -1
+    d = max(int((1.0 - theta) * longest), 0)
+    while d + 1 <= longest and 1.0 - (d + 1) / longest >= theta:
+        d += 1
+    while d >= 0 and 1.0 - d / longest < theta:
+        d -= 1
+    return d
+
+
+def block_key(name: str, args: dict[str, Any]) -> str:
+    """The comparison block of an action: name, plus element (element actions) or host (navigate)."""
+    if name == "navigate":
+        url = str(args.get("url", ""))
+        host = urlsplit(url if "://" in url else "//" + url).hostname or ""
+        return f"navigate|{host.lower()}"
+    element = args.get("element")
+    if element is not None:
+        return f"{name}|{' '.join(str(element).lower().split())}"
+    return name
+
+
+class UnionFind:
+    """Disjoint sets over hashable, mutually comparable keys; the smallest key of a set is its root."""
+
+    def __init__(self, keys: Iterable[Hashable]) -> None:
+        self.parent: dict[Any, Any] = {k: k for k in keys}
+
+    def find(self, k: Any) -> Any:
+        root = k
+        while self.parent[root] != root:
+            root = self.parent[root]
+        while self.parent[k] != root:  # path compression
+            self.parent[k], k = root, self.parent[k]
+        return root
+
+    def union(self, a: Any, b: Any) -> bool:
+        """Join the sets of ``a`` and ``b``; True when they were apart."""
+        ra, rb = self.find(a), self.find(b)
+        if ra == rb:
+            return False
+        lo, hi = (ra, rb) if ra < rb else (rb, ra)
+        self.parent[hi] = lo
+        return True
+
+    def groups(self) -> dict[Any, list[Any]]:
+        out: dict[Any, list[Any]] = defaultdict(list)
+        for k in sorted(self.parent):
+            out[self.find(k)].append(k)
+        return dict(out)
+
+
+@dataclass
+class MergeResult:
+    """Which merge key went to which cluster; ``cluster_of(step, text)`` answers for an occurrence."""
+
+    cross_step: bool
+    root: dict[Any, Any]
+    members: dict[Any, list[Any]]
+    occurrences: Counter[Any]
+    stats: MergeStats
+    labels: dict[Any, str] = field(default_factory=dict)
+
+    def cluster_of(self, step: int, text: str) -> Any:
+        return self.root[text if self.cross_step else (step, text)]
+
+
+def _text(key: Key) -> str:
+    return key if isinstance(key, str) else key[1]
+
+
+def _scan(items: Sequence[Key], theta: float, uf: UnionFind, seen: set[tuple[Any, Any]], skip_joined: bool) -> tuple[int, int]:
+    """Compare the pairs of ``items`` (sorted by length, text) that the length bound allows; (comparisons, unions)."""
+    comparisons = unions = 0
+    texts = [_text(k) for k in items]
+    lengths = [len(t) for t in texts]
+    bounds: dict[int, int] = {}
+    n = len(items)
+    for i in range(n):
+        li = lengths[i]
+        for j in range(i + 1, n):
+            lj = lengths[j]
+            bound = bounds.get(lj)
+            if bound is None:
+                bound = bounds[lj] = max_distance(lj, theta)
+            if lj - li > bound:  # sorted by length: every later string is at least as long
+                break
+            a, b = items[i], items[j]
+            pair = (a, b) if a < b else (b, a)
+            if pair in seen:
+                continue
+            seen.add(pair)
+            if skip_joined and uf.find(a) == uf.find(b):
+                continue
+            comparisons += 1
+            if levenshtein(texts[i], texts[j], bound) <= bound and uf.union(a, b):
+                unions += 1
+    return comparisons, unions
+
+
+def _by_length(keys: Iterable[Key]) -> list[Key]:
+    return sorted(keys, key=lambda k: (len(_text(k)), _text(k), k if isinstance(k, str) else k[0]))
+
+
+def merge_actions(trajectories: Sequence[AgentTrajectory], theta: float = 0.9, *, cross_step: bool = True) -> MergeResult:
+    """Cluster the actions of ``trajectories`` (see the module notes); the result is independent of their order."""
+    occurrences: Counter[Key] = Counter()
+    blocks: dict[Key, str] = {}
+    at_step: dict[tuple[str, int], set[Key]] = defaultdict(set)
+    total = 0
+    for traj in trajectories:
+        for step, act in enumerate(traj.actions):
+            key: Key = act.text if cross_step else (step, act.text)
+            occurrences[key] += 1
+            total += 1
+            if key not in blocks:
+                blocks[key] = block_key(act.name, act.args)
+            at_step[(blocks[key], step)].add(key)
+    uf = UnionFind(occurrences)
+    seen: set[tuple[Any, Any]] = set()
+    comparisons = step_merges = cross_merges = 0
+    for group in sorted(at_step):
+        c, u = _scan(_by_length(at_step[group]), theta, uf, seen, skip_joined=False)
+        comparisons += c
+        step_merges += u
+    by_block: dict[str, list[Key]] = defaultdict(list)
+    for key, block in blocks.items():
+        by_block[block].append(key)
+    if cross_step:
+        for block in sorted(by_block):
+            c, u = _scan(_by_length(by_block[block]), theta, uf, seen, skip_joined=True)
+            comparisons += c
+            cross_merges += u
+    members = uf.groups()
+    root = {k: r for r, ks in members.items() for k in ks}
+    labels = {r: min(ks, key=lambda k: (-occurrences[k], _text(k))) for r, ks in members.items()}
+    stats = MergeStats(
+        theta=theta,
+        cross_step=cross_step,
+        actions=total,
+        distinct=len(occurrences),
+        blocks=len(by_block),
+        comparisons=comparisons,
+        step_merges=step_merges,
+        cross_step_merges=cross_merges,
+        nodes=len(members),
+    )
+    return MergeResult(cross_step, root, members, occurrences, stats, {r: _text(k) for r, k in labels.items()})
+
+
+def naive_merge(texts: Sequence[str], theta: float = 0.9) -> dict[int, int]:
+    """The paper's direct method, for benchmarks: every pair of occurrences, full edit distance, union–find.
+
+    Returns the cluster root (smallest index) of every position of ``texts``.
+    """
+    uf = UnionFind(range(len(texts)))
+    for i in range(len(texts)):
+        for j in range(i + 1, len(texts)):
+            if similarity(texts[i], texts[j]) >= theta:
+                uf.union(i, j)
+    return {i: uf.find(i) for i in range(len(texts))}

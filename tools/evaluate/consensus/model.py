@@ -1,0 +1,283 @@
+"""The consensus-graph data model (WebGraphEval): canonical actions, trajectories, the graph and its analyses.
+
+A :class:`ConsensusGraph` is built for one task from many :class:`AgentTrajectory` objects.
+Its nodes are equivalence classes of canonical actions plus three **virtual nodes**:
+
+* ``start`` (kind ``start``): where every trajectory begins; its step histogram holds ``-1``.
+* ``success`` / ``failure`` (kinds ``success`` / ``failure``): where successful / failed
+  trajectories end; their step histograms hold the trajectory length (the position the
+  terminal would occupy), their rewards are +1 / −1.
+
+Every trajectory therefore contributes the walk ``start → a_0 → … → a_{n-1} → terminal``; a
+trajectory without actions is the single edge ``start → terminal``. Everything is plain
+pydantic, so ``model_dump_json`` / ``model_validate_json`` round-trip a graph exactly, and
+:meth:`ConsensusGraph.to_drawing` gives the shape the HTML report draws.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+__all__ = [
+    "CONSENSUS_VERSION",
+    "START",
+    "SUCCESS",
+    "FAILURE",
+    "NodeKind",
+    "EdgeClass",
+    "CanonicalAction",
+    "AgentTrajectory",
+    "Thresholds",
+    "ConsensusNode",
+    "ConsensusEdge",
+    "MergeStats",
+    "TrajectoryReport",
+    "AgentProfile",
+    "StrategyStats",
+    "GraphSummary",
+    "ConsensusGraph",
+]
+
+CONSENSUS_VERSION = 1
+START, SUCCESS, FAILURE = "start", "success", "failure"
+NodeKind = Literal["start", "action", "success", "failure"]
+EdgeClass = Literal["trap", "critical", "bottleneck", "normal"]
+
+
+class CanonicalAction(BaseModel):
+    """One action in canonical form, e.g. ``click(text='Submit', element='button')``."""
+
+    text: str = Field(description="The canonical string; merging compares these.")
+    name: str = Field(description="Action name: click, type, select, navigate, scroll, press, hover, go_back, other…")
+    args: dict[str, Any] = Field(default_factory=dict, description="The named fields of the canonical form.")
+    confidence: float = Field(1.0, ge=0.0, le=1.0, description="How sure the canonicaliser is (1.0 for recorded actions).")
+    source: str = Field("", description="What the action was made from: the free-text description, or 'recorded'.")
+    necessary: bool | None = Field(None, description="Necessity label (e.g. from an LLM annotator); None when unlabelled.")
+
+
+class AgentTrajectory(BaseModel):
+    """One attempt at a task by one agent, as a sequence of canonical actions with an outcome."""
+
+    id: str
+    task_id: str | None = None
+    agent: str = "agent"
+    model: str | None = None
+    actions: list[CanonicalAction] = Field(default_factory=list)
+    success: bool
+
+
+class Thresholds(BaseModel):
+    """Parameters of the analyses; every edge-class rule is stated on its field.
+
+    An edge is classified in this order (the first rule that holds wins); edges into
+    ``success``/``failure`` are always ``normal`` (their success rate *is* the outcome), and
+    edges seen fewer than ``min_count`` times are ``normal`` (too little evidence):
+
+    * **trap** — success rate ≤ ``trap_max_success`` and traversed by at least ``trap_min_coverage``
+      of all trajectories (the paper: occurs often, almost always fails);
+    * **critical** — success rate ≥ ``critical_min_success`` and traversed by at least
+      ``critical_min_coverage`` of the *successful* trajectories (consistently successful,
+      shared by the solutions);
+    * **bottleneck** — traversed by at least ``bottleneck_min_coverage`` of *all* trajectories
+      with a success rate strictly between the trap and critical bounds (high traffic, mixed success);
+    * **normal** — everything else.
+    """
+
+    min_count: int = Field(2, ge=1, description="Edges traversed fewer times are always 'normal'.")
+    trap_max_success: float = Field(0.2, ge=0.0, le=1.0)
+    trap_min_coverage: float = Field(0.05, ge=0.0, le=1.0, description="Fraction of all trajectories traversing the edge ('occurs often').")
+    critical_min_success: float = Field(0.8, ge=0.0, le=1.0)
+    critical_min_coverage: float = Field(0.5, ge=0.0, le=1.0, description="Fraction of successful trajectories traversing the edge.")
+    bottleneck_min_coverage: float = Field(0.3, ge=0.0, le=1.0, description="Fraction of all trajectories traversing the edge.")
+    gamma: float = Field(0.9, gt=0.0, lt=1.0, description="Discount of reward back-propagation.")
+    value_tolerance: float = Field(1e-10, gt=0.0, description="Value iteration stops when no value moves more than this…")
+    value_max_iterations: int = Field(10_000, ge=1, description="…or after this many sweeps.")
+    strategy_prefix: int | None = Field(3, ge=1, description="Strategies compare the first k action nodes; None compares whole paths.")
+    min_reference_steps: int = Field(
+        2, ge=1, description="Successful trajectories shorter than this are anomalies, not the shortest-path reference (unless nothing else succeeded)."
+    )
+
+
+class ConsensusNode(BaseModel):
+    """A merged action (or a virtual node) with its statistics."""
+
+    id: str
+    kind: NodeKind
+    label: str = Field(description="Representative canonical text: the most frequent member, ties to the smallest string.")
+    name: str = Field("", description="Action name of the representative; empty for virtual nodes.")
+    members: int = Field(0, description="Distinct canonical strings merged into this node.")
+    variants: list[str] = Field(default_factory=list, description="Those strings, sorted.")
+    visits: int = Field(0, description="Occurrences: actions mapped here (virtual nodes: trajectories starting/ending here).")
+    trajectories: int = Field(0, description="Distinct trajectories visiting the node.")
+    steps: dict[int, int] = Field(default_factory=dict, description="Step-index histogram (0-based action positions).")
+    mean_step: float = 0.0
+    value: float = Field(0.0, description="Back-propagated reward V(n) in [−1, 1].")
+    importance: float = Field(0.0, description="Mean success ratio of the node's in/out edges × fraction of trajectories visiting it.")
+    necessary: bool = False
+    necessity_source: Literal["structural", "labels", "virtual"] = "structural"
+    agents: list[str] = Field(default_factory=list, description="Agents that visited the node, sorted.")
+
+
+class ConsensusEdge(BaseModel):
+    """An observed transition between two nodes."""
+
+    source: str
+    target: str
+    count: int = Field(description="Traversals (a trajectory may traverse an edge more than once).")
+    successes: int = Field(description="Traversals in successful trajectories.")
+    failures: int = Field(description="Traversals in failed trajectories.")
+    success_rate: float
+    weight: float = Field(0.0, description="count / all traversals in the graph (the paper's w(e)).")
+    coverage: float = Field(0.0, description="Fraction of all trajectories that traverse the edge.")
+    success_coverage: float = Field(0.0, description="Fraction of successful trajectories that traverse the edge.")
+    value: float = Field(0.0, description="γ·V(target): the discounted value of taking this transition.")
+    edge_class: EdgeClass = "normal"
+
+
+class MergeStats(BaseModel):
+    """How merging went (all counts are independent of input order)."""
+
+    theta: float
+    cross_step: bool
+    actions: int = Field(description="Action occurrences.")
+    distinct: int = Field(description="Distinct merge keys (canonical strings, or (step, string) without cross-step merging).")
+    blocks: int
+    comparisons: int = Field(description="Edit distances actually computed.")
+    step_merges: int = Field(description="Unions made by the step-based pass.")
+    cross_step_merges: int = Field(description="Further unions made by the cross-step pass.")
+    nodes: int = Field(description="Action nodes after merging.")
+
+
+class TrajectoryReport(BaseModel):
+    """Path optimality of one trajectory against the shortest successful one."""
+
+    id: str
+    agent: str
+    success: bool
+    steps: int
+    reference_steps: int | None = Field(None, description="Length of the shortest (non-anomalous) successful trajectory of the task.")
+    step_inflation: float | None = Field(None, description="steps / reference_steps.")
+    optimality: float | None = Field(None, description="min(1, reference_steps / steps).")
+    trap_hits: int = Field(0, description="Traversals of trap edges.")
+    necessary_fraction: float | None = Field(None, description="Fraction of the actions mapped to necessary nodes.")
+
+
+class AgentProfile(BaseModel):
+    """One agent's behaviour on the task."""
+
+    agent: str
+    trajectories: int
+    successes: int
+    success_rate: float
+    mean_steps: float
+    mean_step_inflation: float | None = Field(None, description="Over the agent's trajectories (successful and failed) with a reference.")
+    trap_hits: int
+    trajectories_with_traps: int
+    necessity_rate: float | None = Field(None, description="Fraction of the agent's actions mapped to necessary nodes.")
+    strategies: int = Field(0, description="Distinct strategies among its successful trajectories.")
+    strategy_entropy: float = Field(0.0, description="Shannon entropy (bits) of its own strategy distribution.")
+
+
+class StrategyStats(BaseModel):
+    """Cross-agent strategy diversity over the successful trajectories.
+
+    A strategy is the tuple of node ids of a trajectory's first ``prefix`` actions (the whole
+    path when ``prefix`` is None). ``entropy`` pools every successful trajectory; the agent
+    measures weight each agent equally: ``mixture_entropy`` is H(M) with M the mean of the
+    agents' strategy distributions, ``mean_agent_entropy`` the mean H(P_a), and
+    ``divergence = mixture_entropy − mean_agent_entropy`` their Jensen–Shannon divergence
+    (0 when all agents share one strategy distribution; at most log2 of the number of agents).
+    """
+
+    prefix: int | None
+    successful: int
+    distinct: int
+    entropy: float
+    agents: int
+    mixture_entropy: float
+    mean_agent_entropy: float
+    divergence: float
+    top: list[tuple[list[str], int]] = Field(default_factory=list, description="Up to five most common strategies (as labels) with counts.")
+
+
+class GraphSummary(BaseModel):
+    """Headline numbers of one consensus graph."""
+
+    trajectories: int
+    successes: int
+    actions: int
+    action_nodes: int
+    action_edges: int = Field(description="Edges between two action nodes.")
+    complexity: float = Field(description="The paper's action_nodes × action_edges / trajectories.")
+    reference_steps: int | None
+    mean_step_inflation: float | None
+    edge_classes: dict[str, int]
+    value_iterations: int = Field(description="Sweeps value iteration needed (a DAG converges in at most its depth + 1).")
+
+
+class ConsensusGraph(BaseModel):
+    """A consensus graph with its analyses attached."""
+
+    version: int = CONSENSUS_VERSION
+    task_id: str | None = None
+    theta: float
+    thresholds: Thresholds
+    merge: MergeStats
+    nodes: list[ConsensusNode]
+    edges: list[ConsensusEdge]
+    summary: GraphSummary
+    agents: list[AgentProfile] = Field(default_factory=list)
+    trajectories: list[TrajectoryReport] = Field(default_factory=list)
+    strategies: StrategyStats
+
+    def node(self, node_id: str) -> ConsensusNode:
+        """The node with this id (``KeyError`` if none)."""
+        for n in self.nodes:
+            if n.id == node_id:
+                return n
+        raise KeyError(node_id)
+
+    def node_of(self, canonical_text: str) -> ConsensusNode:
+        """The action node whose variants include ``canonical_text`` (``KeyError`` if none)."""
+        for n in self.nodes:
+            if canonical_text in n.variants:
+                return n
+        raise KeyError(canonical_text)
+
+    def edge(self, source: str, target: str) -> ConsensusEdge:
+        """The edge ``source → target`` (``KeyError`` if none)."""
+        for e in self.edges:
+            if e.source == source and e.target == target:
+                return e
+        raise KeyError((source, target))
+
+    def to_drawing(self) -> dict[str, Any]:
+        """The drawing format of the HTML report: ``{"nodes": [...], "edges": [...]}``."""
+        return {
+            "nodes": [
+                {
+                    "id": n.id,
+                    "label": n.label,
+                    "visits": n.visits,
+                    "importance": n.importance,
+                    "necessary": n.necessary,
+                    "mean_step": n.mean_step,
+                    "kind": n.kind,
+                }
+                for n in self.nodes
+            ],
+            "edges": [
+                {
+                    "source": e.source,
+                    "target": e.target,
+                    "count": e.count,
+                    "successes": e.successes,
+                    "failures": e.failures,
+                    "success_rate": e.success_rate,
+                    "class": e.edge_class,
+                }
+                for e in self.edges
+            ],
+        }
