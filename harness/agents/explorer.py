@@ -25,7 +25,8 @@ from .calls import structured
 
 __all__ = ["ExplorerAgent", "SnapshotElement", "parse_snapshot"]
 
-_LINE = re.compile(r'^(?P<indent>\s*)- (?P<role>[a-z]+)(?: "(?P<name>(?:[^"\\]|\\.)*)")?(?P<rest>.*?)(?:\[ref=(?P<ref>(?:f\d+)?e\d+)\])?')
+_LINE = re.compile(r'^(?P<indent>\s*)- (?P<role>[a-z]+)(?: "(?P<name>(?:[^"\\]|\\.)*)")?')
+_REF = re.compile(r"\[ref=((?:f\d+)?e\d+)\]")
 _ACTIONABLE = {"link", "button", "tab", "menuitem", "checkbox", "radio", "switch", "option"}
 _TEXT = {"textbox", "searchbox"}
 _WORD = re.compile(r"[a-z0-9][a-z0-9'-]+")
@@ -55,8 +56,9 @@ def parse_snapshot(snapshot: str) -> list[SnapshotElement]:
         if role == "option" and box is not None:
             box[1].options.append(name)
             continue
-        if m["ref"] and (role in _ACTIONABLE or role in _TEXT or role == "combobox"):
-            element = SnapshotElement(role, name, m["ref"])
+        ref = _REF.search(line)
+        if ref and (role in _ACTIONABLE or role in _TEXT or role == "combobox"):
+            element = SnapshotElement(role, name, ref.group(1))
             found.append(element)
             if role == "combobox":
                 box = (indent, element)
@@ -104,7 +106,7 @@ class ExplorerAgent:
         await client.call_tool("env_answer", {"answer": best or "unknown"})
 
     def _candidates(self, elements: list[SnapshotElement], quoted: list[str], wanted: set[str], used: set[tuple[str, str]]) -> list[tuple[float, str, dict[str, Any], tuple[str, str]]]:
-        names = {e.name.lower() for e in elements}
+        names = {e.name.lower() for e in elements} | {o.lower() for e in elements for o in e.options}
         out: list[tuple[float, str, dict[str, Any], tuple[str, str]]] = []
         for e in elements:
             key = (e.role, e.name)

@@ -1,9 +1,13 @@
-"""``taskloom demo``: the main job on the bundled examples.
+"""``taskloom demo``: the main job on the bundled examples, with no LLM needed.
 
-Today: ingest the bundled documents (PDF, HTML, Markdown) with the real embedder and
-show what the graphs hold — counts, a semantic search, resolved references — then
-serve the bundled web app on 127.0.0.1, crawl it into a web graph, and generate
-document and web tasks (web tasks verified by replay in a real browser).
+1. Ingest the bundled documents (PDF, HTML, Markdown) with the real embedder and show
+   what the graphs hold — counts, a semantic search, resolved references.
+2. Serve the bundled web app on 127.0.0.1 and crawl it into a web graph.
+3. Generate document tasks and web tasks (each web task verified by replay), then
+   compose chained long tasks and task DAGs from the verified web tasks.
+4. Run the oracle and two non-LLM explorers (plus the builtin LLM agent when an LLM is
+   configured) on every task, evaluate, build a consensus graph per task, write the
+   HTML report and print where it is.
 """
 
 from __future__ import annotations
@@ -12,10 +16,15 @@ from pathlib import Path
 
 import anyio
 import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from ... import __file__ as package_file
+from ...harness.finish import RunReport
+from ...harness.service import Harness
 from ...tools.errors import NotFoundError
+from ...tools.evaluate.model import EpisodeResult
+from ...tools.evaluate.summary import terminal_summary
 from ...tools.environment.site import EXAMPLE_SITE, serve_static
 from ...tools.graph.service import GraphService
 from ...tools.generate.service import GenerateResult
@@ -29,8 +38,11 @@ def demo(
     examples: Path = typer.Option(EXAMPLES, "--examples", help="Folder of documents to ingest."),
     site: Path = typer.Option(EXAMPLE_SITE, "--site", help="Folder of the static web app to serve and crawl."),
     query: str = typer.Option("how often are the sensors calibrated?", "--query", help="Semantic search to run on each graph."),
+    doc_tasks: int = typer.Option(6, "--doc-tasks", help="Document tasks to generate from the PDF."),
+    web_tasks: int = typer.Option(5, "--web-tasks", help="Web tasks to generate from the site."),
+    concurrency: int = typer.Option(2, "--concurrency", "-j", min=1, max=16, help="Episodes at once."),
 ) -> None:
-    """Ingest the bundled documents and show their knowledge graphs."""
+    """The main job on the bundled examples: graphs, tasks, composites, agents, evaluation, consensus graphs, report."""
     service = run(lambda: GraphService(settings()))
     documents = sorted(p for p in examples.glob("*") if p.suffix.lower() in {".pdf", ".md", ".html"}) if examples.is_dir() else []
     if not documents:
@@ -70,24 +82,54 @@ def demo(
             f"  web graph {web.graph_id}: {web.pages} pages, {web.nodes} nodes, {web.edges} edges "
             f"({', '.join(f'{k} {v}' for k, v in web.edge_types.items())}); {web.blocked} off-site requests blocked"
         )
-        console.print("generating tasks (templates; web tasks are replayed in a real browser and kept only if they succeed) …")
-        for graph_id, count in ((pdf_graph, 8), (web.graph_id, 5)):
-            if graph_id is not None:
-                result = run(anyio.run, _generate, service, graph_id, count)
-                stages = ", ".join(f"{name} {v['kept']}/{v['in']}" for name, v in result.report.stages.items())
-                console.print(f"  {result.kind} tasks from {graph_id}: kept {len(result.task_ids)} ({stages})")
-    console.print(f"workspace: {service.workspace.root}  (try: taskloom graph list, taskloom serve)")
+        console.print("generating and composing tasks (templates; every web task is replayed in a real browser and kept only if it succeeds) …")
+        task_ids = run(anyio.run, _tasks, service, pdf_graph, web.graph_id, doc_tasks, web_tasks)
+        agents = ["oracle", "explorer", "explorer:seed=1,explore=0.4,name=wanderer"]
+        if service.settings.llm_backend == "openai":
+            agents.append("builtin")
+        console.print(f"running {', '.join(a.split(':')[0] if ':' not in a else a.rsplit('name=', 1)[-1] for a in agents)} on {len(task_ids)} tasks …")
+        outcome = _run(service, task_ids, agents, concurrency)
+    typer.echo(terminal_summary(outcome.summary))
+    console.print(f"report: {outcome.html}")
+    console.print(f"workspace: {service.workspace.root}  (try: taskloom report {outcome.run_id}, taskloom serve)")
 
 
-async def _generate(service: GraphService, graph_id: str, count: int) -> GenerateResult:
+async def _tasks(service: GraphService, doc_graph: str | None, web_graph: str, doc_count: int, web_count: int) -> list[str]:
+    """Document and web tasks, then chained long tasks and task DAGs composed from the verified web tasks."""
     from ...tools.environment.manager import EpisodeManager
     from ...tools.generate.service import TaskService
 
     episodes = EpisodeManager(service.browsers, service.workspace.runs / "episodes", service.workspace.tasks, screenshots=False)
+    tasks = TaskService(service, episodes)
+    ids: list[str] = []
     try:
-        return await TaskService(service, episodes).generate(graph_id, count=count, seed=0)
+        for graph_id, count in ((doc_graph, doc_count), (web_graph, web_count)):
+            if graph_id is None:
+                continue
+            result: GenerateResult = await tasks.generate(graph_id, count=count, seed=0)
+            stages = ", ".join(f"{name} {v['kept']}/{v['in']}" for name, v in result.report.stages.items())
+            console.print(f"  {result.kind} tasks from {graph_id}: kept {len(result.task_ids)} ({stages})")
+            ids += result.task_ids
+        chains = await tasks.compose(web_graph, "chain", count=2, levels=4, seed=0)
+        levels = ", ".join(f"level {row.level}: {row.tasks} task(s), {row.mean_steps:.1f} steps, {row.mean_pages:.1f} pages" for row in chains.levels)
+        console.print(f"  chained tasks: {len(chains.task_ids)} ({levels}); {len(chains.failed_proposals)} failed proposals recorded")
+        dags = await tasks.compose(web_graph, "dag", count=2, seed=0)
+        console.print(f"  task graphs: {len(dags.task_ids)} ({', '.join(f'{k} {v}' for k, v in dags.stats.items() if isinstance(v, int))})")
+        return ids + chains.task_ids + dags.task_ids
     finally:
         await service.browsers.close()
+
+
+def _run(service: GraphService, task_ids: list[str], agents: list[str], concurrency: int) -> RunReport:
+    harness = Harness(service.settings)
+    tasks = run(harness.select, task_ids)
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console, transient=True) as bar:
+        handle = bar.add_task("episodes", total=len(tasks) * len(agents))
+
+        def progress(result: EpisodeResult, done: int, total: int) -> None:
+            bar.update(handle, completed=done, description=f"{result.agent} on {result.task_id}: {'ok' if result.success else 'fail'}")
+
+        return run(anyio.run, lambda: harness.run(tasks, agents, concurrency=concurrency, max_steps=25, timeout_s=120, progress=progress))
 
 
 async def _crawl(service: GraphService, url: str) -> WebIngestReport:

@@ -44,6 +44,28 @@ def generate(
     echo_json(run(anyio.run, go))
 
 
+def compose(
+    graph_id: str = typer.Argument(..., help="A web graph with verified web tasks (run `taskloom generate` on it first)."),
+    mode: str = typer.Option("chain", "--mode", help="chain (long tasks, one per level) or dag (task graphs)."),
+    count: int = typer.Option(3, "--count", "-n", help="chain: how many chains; dag: how many task graphs."),
+    levels: int = typer.Option(6, "--levels", help="chain: the longest chain, in subtasks."),
+    retries: int = typer.Option(3, "--retries", help="chain: failed proposals tolerated per level."),
+    capability: str | None = typer.Option(None, "--capability", help="dag: only graphs in this capability test set."),
+    seed: int = typer.Option(0, "--seed"),
+    no_llm: bool = typer.Option(False, "--no-llm", help="Do not use the configured LLM."),
+) -> None:
+    """Compose chained long tasks or task DAGs from verified web tasks; print the ids, level statistics and failures."""
+    service = _service()
+
+    async def go() -> Any:
+        try:
+            return await service.compose(graph_id, mode, count, levels, retries, capability, seed, not no_llm)  # type: ignore[arg-type]
+        finally:
+            await service.graphs.browsers.close()
+
+    echo_json(run(anyio.run, go))
+
+
 @app.command("list")
 def list_tasks(kind: str | None = typer.Option(None, "--kind"), graph_id: str | None = typer.Option(None, "--graph")) -> None:
     """List stored tasks."""

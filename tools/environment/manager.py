@@ -125,7 +125,7 @@ class EpisodeManager:
             episode = BrowserEpisode(episode_id, guarded, page, recorder, self.screenshots)
             episode.task = self.private_task(task_id) if task_id else None
             if episode.task is not None:
-                episode.watch = _watched(episode.task)
+                episode.watch = watched_checks(episode.task)
             self.episodes[episode_id] = episode
             if session:
                 self.sessions[session] = episode_id
@@ -237,7 +237,7 @@ class EpisodeManager:
             await self.close(episode_id, status="closed", reason="server shutting down")
 
 
-def _watched(task: Task) -> list[SuccessCriterion]:
+def watched_checks(task: Task) -> list[SuccessCriterion]:
     """The distinct state checks of a task's subtasks, probed after every action."""
     seen: dict[str, SuccessCriterion] = {}
     for subtask in task.subtasks:

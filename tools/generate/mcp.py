@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field
 
 from ..tasks.model import Task
 from .draft import Draft, Submission, Verdict
+from .compose import ComposeResult
 from .service import GenerateResult, TaskService
 
 __all__ = ["register", "TaskSummary"]
@@ -55,6 +56,24 @@ def register(mcp: FastMCP, tasks: TaskService) -> None:
         filter stage (reachability, replay, LLM score, de-duplication, coverage) kept and dropped.
         """
         return await tasks.generate(graph_id, count, types, difficulty, seed, use_llm, verify)
+
+    @mcp.tool(annotations={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False})
+    async def compose(
+        graph_id: Annotated[str, Field(description="A web graph whose verified web tasks are composed (run tasks_generate on it first).")],
+        mode: Annotated[Literal["chain", "dag"], Field(description="chain: long tasks chained from subtasks, one task per level; dag: task graphs whose subtasks depend on each other.")] = "chain",
+        count: Annotated[int, Field(ge=1, le=100, description="chain: how many chains; dag: how many task graphs.")] = 3,
+        levels: Annotated[int, Field(ge=1, le=12, description="chain: the longest chain, in subtasks (AgentSynth: 1 to 6).")] = 6,
+        retries: Annotated[int, Field(ge=0, le=20, description="chain: failed proposals tolerated per level before the chain stops.")] = 3,
+        capability: Annotated[str | None, Field(description="dag: keep only graphs in this capability test set, e.g. parallel_planning.")] = None,
+        seed: Annotated[int, Field(ge=0)] = 0,
+        use_llm: Annotated[bool, Field(description="Use the configured LLM for proposals, summaries and consistency checks.")] = True,
+    ) -> ComposeResult:
+        """Compose harder tasks from verified short ones: chained long tasks (levels 1..k) or task DAGs with five complexities.
+
+        Every composite is verified by replaying its gold steps in a real browser and is
+        stored like any task (tasks_list, tasks_export, runs and evaluation handle it).
+        """
+        return await tasks.compose(graph_id, mode, count, levels, retries, capability, seed, use_llm)
 
     @mcp.tool(annotations=READ_ONLY)
     def draft(

@@ -23,6 +23,7 @@ from ..llm.client import LLM, make_llm
 from ..tasks.model import Task
 from ..tasks.store import TaskStore
 from ..workspace import atomic_write_text
+from .compose import ComposeMode, ComposeResult, compose_tasks
 from .draft import Draft, Submission, Verdict, check_submission, make_draft
 from .llm_document import generate_llm_document_tasks
 from .templates import templates_by_id
@@ -141,6 +142,24 @@ class TaskService:
                 add(kg, pattern, 200, per_pattern)
         report.generator = {"seeds": seeds, "from_seeds": from_seeds, "from_whole_graph": len(tasks) - from_seeds, "matches_per_pattern": found}
         return tasks[: max(pool, from_seeds)], hops
+
+    async def compose(
+        self,
+        graph_id: str,
+        mode: ComposeMode = "chain",
+        count: int = 3,
+        levels: int = 6,
+        retries: int = 3,
+        capability: str | None = None,
+        seed: int = 0,
+        use_llm: bool = True,
+    ) -> ComposeResult:
+        """Chained long tasks or task DAGs from a web graph's verified tasks (see :mod:`.compose`)."""
+        kg = self.graphs.load(graph_id)
+        if kg.meta.kind != "web":
+            raise InputError(f"graph {graph_id} is a {kg.meta.kind} graph; compose works on web graphs (crawl a site first)")
+        llm = self.llm if use_llm and getattr(self.llm, "available", False) else None
+        return await compose_tasks(self.store, kg, self.episodes, mode, count, levels, retries, capability, seed, llm)
 
     def draft(self, graph_id: str, template_id: str | None = None, seed: int = 0) -> Draft:
         """A subgraph and instructions for a calling model to write one task from."""

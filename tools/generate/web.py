@@ -61,9 +61,15 @@ def _page_url(kg: KnowledgeGraph, node_id: str) -> str | None:
 
 
 def _url_pattern(url: str) -> str:
+    """A regex for the URL's path and query; a folder path also matches its ``index.html`` (servers answer both)."""
     parts = urlparse(url)
-    tail = parts.path + (f"?{parts.query}" if parts.query else "")
-    return re.escape(tail) + "$"
+    query = re.escape(f"?{parts.query}") if parts.query else ""
+    path = parts.path or "/"
+    if path.endswith("/"):
+        return re.escape(path) + "(?:index\\.html)?" + query + "$"
+    if path.endswith("/index.html"):
+        return re.escape(path[: -len("index.html")]) + "(?:index\\.html)?" + query + "$"
+    return re.escape(path) + query + "$"
 
 
 def _difficulty(steps: int) -> Difficulty:
