@@ -19,7 +19,7 @@ from ..tools.evaluate.episode import evaluate_episode
 from ..tools.evaluate.model import EpisodeResult, EpisodeStatus
 from ..tools.settings import Settings
 from ..tools.tasks.model import Task
-from .agents.base import Agent, AgentSpec, Job
+from .agents.base import Agent, AgentSpec, Job, ServerFactory
 from .agents.registry import make_agent
 from .store import RunSpec, RunStore
 
@@ -56,7 +56,7 @@ async def _attempt(agent: Agent, job: Job) -> _Outcome:
     return outcome
 
 
-async def run_one(task: Task, spec: AgentSpec, store: RunStore, settings: Settings, run: RunSpec) -> EpisodeResult:
+async def run_one(task: Task, spec: AgentSpec, store: RunStore, settings: Settings, run: RunSpec, server_factory: ServerFactory | None = None) -> EpisodeResult:
     """One episode: attempt, then evaluate what the server recorded."""
     agent = make_agent(spec, settings)
     job = Job(
@@ -68,6 +68,7 @@ async def run_one(task: Task, spec: AgentSpec, store: RunStore, settings: Settin
         max_steps=run.max_steps,
         timeout_s=run.timeout_s,
         seed=run.seed,
+        server_factory=server_factory,
     )
     started = time.monotonic()
     outcome = await _attempt(agent, job)
@@ -82,7 +83,14 @@ async def run_one(task: Task, spec: AgentSpec, store: RunStore, settings: Settin
     return result.model_copy(update={"tokens": agent.tokens, "model": result.model or agent.model})
 
 
-async def run_episodes(run: RunSpec, tasks: dict[str, Task], store: RunStore, settings: Settings, progress: Progress | None = None) -> list[EpisodeResult]:
+async def run_episodes(
+    run: RunSpec,
+    tasks: dict[str, Task],
+    store: RunStore,
+    settings: Settings,
+    progress: Progress | None = None,
+    server_factory: ServerFactory | None = None,
+) -> list[EpisodeResult]:
     """Run every (task, agent) pair not yet in the store, ``run.concurrency`` at a time; returns all results."""
     done = store.done()
     todo = [(t, a) for t in run.task_ids for a in run.agents if (t, a.name) not in done]
@@ -92,7 +100,7 @@ async def run_episodes(run: RunSpec, tasks: dict[str, Task], store: RunStore, se
     async def one(task_id: str, spec: AgentSpec) -> None:
         nonlocal finished
         async with limiter:
-            result = await run_one(tasks[task_id], spec, store, settings, run)
+            result = await run_one(tasks[task_id], spec, store, settings, run, server_factory)
         store.append(result)
         finished += 1
         if progress is not None:

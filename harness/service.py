@@ -12,7 +12,7 @@ from ..tools.settings import Settings
 from ..tools.tasks.model import Task
 from ..tools.tasks.store import TaskStore
 from ..tools.workspace import Workspace
-from .agents.base import AgentSpec
+from .agents.base import AgentSpec, ServerFactory
 from .agents.registry import make_agent
 from .finish import RunReport, finish_run
 from .runner import Progress, run_episodes
@@ -34,10 +34,15 @@ def load_tasks_file(path: Path) -> list[Task]:
 
 
 class Harness:
-    """Runs over one workspace."""
+    """Runs over one workspace.
 
-    def __init__(self, settings: Settings) -> None:
+    ``server_factory`` builds the agent-profile server in-process agents talk to
+    (pass ``taskloom.server.app.build_server``); the harness does not import the server.
+    """
+
+    def __init__(self, settings: Settings, server_factory: ServerFactory | None = None) -> None:
         self.settings = settings
+        self.server_factory = server_factory
         self.workspace = Workspace(settings.workspace)
         self.tasks = TaskStore(self.workspace)
 
@@ -91,7 +96,7 @@ class Harness:
         return await self._go(store, spec, {i: self.tasks.load(i) for i in spec.task_ids}, progress)
 
     async def _go(self, store: RunStore, spec: RunSpec, tasks: dict[str, Task], progress: Progress | None) -> RunReport:
-        await run_episodes(spec, tasks, store, self.settings, progress)
+        await run_episodes(spec, tasks, store, self.settings, progress, self.server_factory)
         return finish_run(store, tasks, self.workspace)
 
     def report(self, run_id: str) -> RunReport:

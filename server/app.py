@@ -125,7 +125,7 @@ def build_server(
         server.mount(tasks_server, namespace="tasks")
         register_run_resources(server, workspace)
         evaluation = EvaluationService(workspace, make_llm(settings, workspace.cache))
-        harness = Harness(settings)
+        harness = Harness(settings, build_server)
         eval_server, consensus_server, report_server = _sub("eval"), _sub("consensus"), _sub("report")
         eval_mcp.register_eval(eval_server, evaluation)
         harness_mcp.register_run_eval(eval_server, harness)

@@ -13,19 +13,22 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, Protocol
 
-from fastmcp import Client
+from fastmcp import Client, FastMCP
 from pydantic import BaseModel, ConfigDict, Field
 
 from ...tools.environment.mcp import Bound
+from ...tools.errors import InputError
 from ...tools.settings import Settings
 from ...tools.tasks.model import Task
 
-__all__ = ["Agent", "Job", "AgentSpec", "AgentStopped"]
+__all__ = ["Agent", "Job", "AgentSpec", "AgentStopped", "ServerFactory"]
+
+ServerFactory = Callable[..., FastMCP]  # (settings, profile=, bound=, episodes_dir=) -> server; the harness never imports server/
 
 
 class AgentStopped(Exception):
@@ -65,6 +68,7 @@ class Job(BaseModel):
     max_steps: int = 30
     timeout_s: float = 120.0
     seed: int = 0
+    server_factory: ServerFactory | None = Field(None, exclude=True, description="Builds an agent-profile server (server.app.build_server).")
 
     def bound(self) -> Bound:
         return Bound(task_id=self.task.id, agent=self.agent, model=self.model, max_steps=self.max_steps)
@@ -72,9 +76,9 @@ class Job(BaseModel):
     @asynccontextmanager
     async def connect(self) -> AsyncIterator[Client[Any]]:
         """An in-memory MCP client to an agent-profile server bound to this job."""
-        from ...server.app import build_server  # harness → server only here, for in-process agents
-
-        server = build_server(self.settings, profile="agent", bound=self.bound(), episodes_dir=self.episodes_dir)
+        if self.server_factory is None:
+            raise InputError("in-process agents need a server factory: Harness(settings, server_factory=build_server)")
+        server = self.server_factory(self.settings, profile="agent", bound=self.bound(), episodes_dir=self.episodes_dir)
         async with Client(server) as client:
             yield client
 

@@ -21,6 +21,7 @@ from rich.table import Table
 
 from ... import __file__ as package_file
 from ...harness.finish import RunReport
+from ..app import build_server
 from ...harness.service import Harness
 from ...tools.errors import NotFoundError
 from ...tools.evaluate.model import EpisodeResult
@@ -121,7 +122,7 @@ async def _tasks(service: GraphService, doc_graph: str | None, web_graph: str, d
 
 
 def _run(service: GraphService, task_ids: list[str], agents: list[str], concurrency: int) -> RunReport:
-    harness = Harness(service.settings)
+    harness = Harness(service.settings, build_server)
     tasks = run(harness.select, task_ids)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console, transient=True) as bar:
         handle = bar.add_task("episodes", total=len(tasks) * len(agents))

@@ -9,6 +9,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ...harness.finish import RunReport
+from ..app import build_server
 from ...harness.service import Harness
 from ...tools.evaluate.model import EpisodeResult
 from ...tools.evaluate.summary import terminal_summary
@@ -40,7 +41,7 @@ def run_agents(
     as_json: bool = typer.Option(False, "--json", help="Print the run report as JSON."),
 ) -> None:
     """Run agents on tasks, each episode in its own browser context; evaluate, build consensus graphs, write the report."""
-    harness = run(lambda: Harness(settings()))
+    harness = run(lambda: Harness(settings(), build_server))
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console, transient=True) as bar:
         handle = bar.add_task("episodes", total=None)
 
@@ -61,5 +62,5 @@ def report(
     as_json: bool = typer.Option(False, "--json", help="Print the run report as JSON."),
 ) -> None:
     """Rebuild a run's consensus graphs and its HTML report; print the summary."""
-    harness = run(lambda: Harness(settings()))
+    harness = run(lambda: Harness(settings(), build_server))
     _show(run(harness.report, run_id), as_json)

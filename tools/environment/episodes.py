@@ -200,7 +200,11 @@ class BrowserEpisode:
         if not _REF.match(ref or ""):
             raise InputError(f"ref {ref!r} is not a snapshot ref; use the [ref=eN] value from browser_snapshot, e.g. 'e12'")
         loc = self.page.locator(f"aria-ref={ref}")
-        if await loc.count() == 0:
+        try:
+            found = await loc.count()
+        except PlaywrightError:  # a ref from a snapshot of an earlier page ("Invalid frame in aria-ref selector")
+            found = 0
+        if found == 0:
             raise ActionFailed(f"ref {ref} is not on the page any more (the page changed); call browser_snapshot for fresh refs")
         return loc
 

@@ -52,7 +52,7 @@ async def test_eval_answer_scores_gold_and_wrong_answers(settings: Settings, doc
 
 @pytest.mark.anyio
 async def test_a_run_is_scored_reported_and_readable_as_resources(settings: Settings, document_tasks: list[Task]) -> None:
-    harness = Harness(settings)
+    harness = Harness(settings, build_server)
     await harness.run(document_tasks, ["oracle", "explorer"], run_id="docs", max_steps=6, timeout_s=60)
     async with Client(build_server(settings)) as client:
         summary = _data(await client.call_tool("eval_run", {"run_id": "docs"}))
