@@ -15,10 +15,13 @@ import anyio
 from pydantic import BaseModel
 
 from ..tools.environment.trajectory import load_trajectory
-from ..tools.evaluate.episode import evaluate_episode
+from ..tools.errors import TaskloomError
+from ..tools.evaluate.episode import evaluate_episode, judge_episode
+from ..tools.llm.client import make_llm
 from ..tools.evaluate.model import EpisodeResult, EpisodeStatus
 from ..tools.settings import Settings
 from ..tools.tasks.model import Task
+from ..tools.workspace import Workspace
 from .agents.base import Agent, AgentSpec, Job, ServerFactory
 from .agents.registry import make_agent
 from .store import RunSpec, RunStore
@@ -80,7 +83,14 @@ async def run_one(task: Task, spec: AgentSpec, store: RunStore, settings: Settin
         task, trajectory, spec.name, status=status, reason=reason, duration_s=time.monotonic() - started,
         run_id=run.run_id, trajectory_path=str(path) if path else None,
     )
-    return result.model_copy(update={"tokens": agent.tokens, "model": result.model or agent.model})
+    result = result.model_copy(update={"tokens": agent.tokens, "model": result.model or agent.model})
+    if run.judge and trajectory is not None:
+        llm = make_llm(settings, Workspace(settings.workspace).cache / "llm")
+        try:
+            result = await judge_episode(result, task, trajectory, llm)
+        except TaskloomError as exc:  # a judge that cannot answer leaves the rule-based result standing, with the reason
+            result = result.model_copy(update={"reason": f"{result.reason + '; ' if result.reason else ''}judge: {exc}"})
+    return result
 
 
 async def run_episodes(

@@ -71,6 +71,7 @@ class Harness:
         seed: int = 0,
         run_id: str | None = None,
         progress: Progress | None = None,
+        judge: bool = False,
     ) -> RunReport:
         """A new run of every task with every agent; then consensus graphs and the report."""
         specs = [AgentSpec.parse(a) for a in agents]
@@ -81,9 +82,11 @@ class Harness:
             raise InputError(f"agent names must differ ({', '.join(names)}); add name=… to an agent, e.g. explorer:seed=2,name=explorer2")
         for agent in specs:
             make_agent(agent, self.settings)  # refuse bad kinds and options before anything starts
+        if judge and self.settings.llm_backend != "openai":
+            raise InputError("--judge needs an LLM: set TASKLOOM_LLM_BACKEND=openai, TASKLOOM_LLM_BASE_URL and TASKLOOM_LLM_MODEL")
         plan = RunSpec(
             run_id=run_id or new_run_id(), task_ids=[t.id for t in tasks], agents=specs, max_steps=max_steps,
-            timeout_s=timeout_s, concurrency=concurrency, seed=seed,
+            timeout_s=timeout_s, concurrency=concurrency, seed=seed, judge=judge,
         )
         store = RunStore(self.workspace, plan.run_id)
         store.create(plan)

@@ -42,6 +42,7 @@ class RunSpec(BaseModel):
     timeout_s: float = Field(120.0, gt=0)
     concurrency: int = Field(2, ge=1, le=64)
     seed: int = 0
+    judge: bool = Field(False, description="Also score every episode with the configured LLM judge.")
 
     def pairs(self) -> list[tuple[str, str]]:
         """(task_id, agent name) for every episode of the run, in a stable order."""

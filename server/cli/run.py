@@ -38,6 +38,7 @@ def run_agents(
     seed: int = typer.Option(0, "--seed", help="Seed for the agents' choices."),
     run_id: str | None = typer.Option(None, "--run-id", help="Name of the run (default: run-<UTC time>)."),
     resume: str | None = typer.Option(None, "--resume", help="Continue this run: only episodes without a stored result are run."),
+    judge: bool = typer.Option(False, "--judge", help="Also score every episode with the configured LLM judge (never shown the gold)."),
     as_json: bool = typer.Option(False, "--json", help="Print the run report as JSON."),
 ) -> None:
     """Run agents on tasks, each episode in its own browser context; evaluate, build consensus graphs, write the report."""
@@ -53,7 +54,7 @@ def run_agents(
             report = run(anyio.run, lambda: harness.resume(resume, progress))
         else:
             chosen = run(harness.select, task or None, kind, tasks_file)
-            report = run(anyio.run, lambda: harness.run(chosen, agent, concurrency, max_steps, timeout, seed, run_id, progress))
+            report = run(anyio.run, lambda: harness.run(chosen, agent, concurrency, max_steps, timeout, seed, run_id, progress, judge))
     _show(report, as_json)
 
 

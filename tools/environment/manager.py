@@ -220,14 +220,17 @@ class EpisodeManager:
             return document.recorder.path
         if episode is None:
             raise NotFoundError(f"no open episode {episode_id!r}")
-        checks = None
-        if episode.task is not None and episode.task.success and not episode.page.is_closed():
+        checks, final_url, final_text = None, None, None
+        if not episode.page.is_closed():
             try:
-                checks = await check_criteria(episode.page, episode.task.success, load_trajectory(episode.recorder.path).actions)
+                final_url = episode.page.url
+                final_text = (await episode.page.locator("body").inner_text(timeout=2_000))[:4000]
+                if episode.task is not None and episode.task.success:
+                    checks = await check_criteria(episode.page, episode.task.success, load_trajectory(episode.recorder.path).actions)
             except PlaywrightError as exc:
                 reason = f"{reason + '; ' if reason else ''}final-state check failed: {str(exc).splitlines()[0]}"
         episode.closed = True
-        episode.recorder.close(status=status, reason=reason, checks=checks)  # type: ignore[arg-type]
+        episode.recorder.close(status=status, reason=reason, checks=checks, final_url=final_url, final_text=final_text)  # type: ignore[arg-type]
         await episode.guarded.context.close()
         return episode.recorder.path
 

@@ -106,6 +106,8 @@ class CloseRecord(BaseModel):
     reason: str | None = None
     checks: list[CriterionResult] | None = Field(None, description="The task's success criteria checked on the final page (never shown to the agent).")
     success: bool | None = Field(None, description="All criteria held; None when the task has none or was not checked.")
+    final_url: str | None = Field(None, description="Browser episodes: the page the episode ended on.")
+    final_text: str | None = Field(None, description="Browser episodes: that page's visible text (first 4,000 characters), for judges.")
     t: float = Field(default_factory=time.time)
 
 
@@ -161,8 +163,13 @@ class Recorder:
         status: Literal["closed", "timeout", "error"] = "closed",
         reason: str | None = None,
         checks: list[CriterionResult] | None = None,
+        final_url: str | None = None,
+        final_text: str | None = None,
     ) -> CloseRecord:
-        record = CloseRecord(status=status, reason=reason, checks=checks, success=None if checks is None else all(c.ok for c in checks))
+        record = CloseRecord(
+            status=status, reason=reason, checks=checks, success=None if checks is None else all(c.ok for c in checks),
+            final_url=final_url, final_text=final_text,
+        )
         append_jsonl(self.path, record.model_dump(mode="json"))
         return record
 

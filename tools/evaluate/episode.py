@@ -70,14 +70,16 @@ def evaluate_episode(
     )
 
 
-async def judge_episode(result: EpisodeResult, task: Task, trajectory: Trajectory, llm: LLM, final_text: str = "") -> EpisodeResult:
-    """Add LLM-judge scores (``judge_*``) to a result: answer quality for documents, task success for web tasks."""
+async def judge_episode(result: EpisodeResult, task: Task, trajectory: Trajectory, llm: LLM) -> EpisodeResult:
+    """Add LLM-judge scores (``judge_*``) to a result: answer quality for documents; for web tasks, success judged
+    from the instruction, the actions and the final page the server recorded at close (never the gold)."""
     scores = dict(result.scores)
     if task.kind == "document":
         verdict = await judge_answer(llm, task, trajectory.answer)
         scores.update(judge_quality=verdict.quality, judge_relevance=verdict.relevance, judge_completeness=verdict.completeness)
     else:
-        final_url = trajectory.actions[-1].url_after if trajectory.actions else trajectory.episode.start_url
-        judged = await judge_trajectory(llm, task, trajectory.actions, final_url or "", final_text)
+        closed = trajectory.closed
+        final_url = (closed.final_url if closed else None) or (trajectory.actions[-1].url_after if trajectory.actions else trajectory.episode.start_url)
+        judged = await judge_trajectory(llm, task, trajectory.actions, final_url or "", (closed.final_text if closed else None) or "", answer=trajectory.answer)
         scores.update(judge_success=float(judged.success), judge_progress=judged.progress)
     return result.model_copy(update={"scores": scores})
