@@ -54,6 +54,8 @@ async def _attempt(agent: Agent, job: Job) -> _Outcome:
                 await agent.attempt(job, None)
         if scope.cancelled_caught:
             outcome = _Outcome(status="timeout", reason=f"no result within {job.timeout_s:g} s")
+    except TimeoutError as exc:  # an agent that enforces its own time limit (command) says so this way
+        outcome = _Outcome(status="timeout", reason=_reason(exc))
     except Exception as exc:  # an agent's crash ends its episode, not the run
         outcome = _Outcome(status="crashed", reason=_reason(exc))
     return outcome
@@ -61,7 +63,10 @@ async def _attempt(agent: Agent, job: Job) -> _Outcome:
 
 async def run_one(task: Task, spec: AgentSpec, store: RunStore, settings: Settings, run: RunSpec, server_factory: ServerFactory | None = None) -> EpisodeResult:
     """One episode: attempt, then evaluate what the server recorded."""
-    agent = make_agent(spec, settings)
+    try:
+        agent = make_agent(spec, settings)
+    except TaskloomError as exc:  # e.g. builtin without an endpoint on a resumed run: this episode fails, clearly
+        return evaluate_episode(task, None, spec.name, status="crashed", reason=str(exc), duration_s=0.0, run_id=run.run_id)
     job = Job(
         task=task,
         agent=spec.name,

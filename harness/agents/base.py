@@ -44,14 +44,20 @@ class AgentSpec(BaseModel):
 
     @classmethod
     def parse(cls, text: str) -> AgentSpec:
+        """Parse ``kind[:key=value,…]``; a ``cmd=`` option comes last and takes the rest (commas included)."""
         kind, _, rest = text.partition(":")
         options: dict[str, str] = {}
-        for part in filter(None, (p.strip() for p in rest.split(","))):
-            key, sep, value = part.partition("=")
-            if not sep:
-                raise ValueError(f"agent option {part!r} in {text!r} is not key=value")
+        head, sep, command = rest.partition("cmd=")  # cmd= takes the rest of the spec, commas and all
+        if sep and head and not head.endswith(","):
+            head, command = rest, ""
+        elif sep:
+            options["cmd"] = command.strip()
+        for part in filter(None, (p.strip() for p in head.split(","))):
+            key, eq, value = part.partition("=")
+            if not eq:
+                raise InputError(f"agent option {part!r} in {text!r} is not key=value")
             options[key.strip()] = value.strip()
-        name = options.pop("name", None) or (kind if not options else f"{kind}-" + "-".join(f"{v}" for _, v in sorted(options.items())))
+        name = options.pop("name", None) or (kind if not options or "cmd" in options else f"{kind}-" + "-".join(f"{v}" for _, v in sorted(options.items())))
         return cls(kind=kind.strip(), name=name, options=options)
 
 

@@ -35,18 +35,21 @@ import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import anyio
 import openai
 from fastmcp import Client
 from fastmcp.client.transports import StdioTransport
+from mcp.shared.exceptions import MCPError
 
-from ...tools.errors import InputError
+from ...tools.errors import InputError, TaskloomError
 from ...tools.llm.client import LLMError
 from ...tools.settings import Settings
 from .base import Job
 from .calls import structured
+from .command import log_tail
 
 __all__ = ["BuiltinAgent", "openai_tools", "render_result", "CLOSE_TIMEOUT_S", "HIDDEN_TOOLS"]
 
@@ -100,9 +103,15 @@ class _Episode:
 
 
 @asynccontextmanager
-async def _connected(client: Client[Any]) -> AsyncIterator[Client[Any]]:
-    """``async with client``, whose exit (stopping the server process) completes even when the caller is cancelled."""
-    await client.__aenter__()
+async def _connected(client: Client[Any], log: Path) -> AsyncIterator[Client[Any]]:
+    """``async with client``, whose exit (stopping the server process) completes even when the caller is cancelled.
+
+    A server that does not start is reported with the end of its log (``log``).
+    """
+    try:
+        await client.__aenter__()
+    except Exception as exc:
+        raise TaskloomError(f"the agent-profile server did not start ({exc}); its log {log} ends: {log_tail(log) or '(empty)'}") from exc
     try:
         yield client
     finally:
@@ -146,17 +155,19 @@ class BuiltinAgent:
     async def attempt(self, job: Job, client: Client[Any] | None) -> None:
         command = job.serve_command()
         job.episodes_dir.mkdir(parents=True, exist_ok=True)
-        transport = StdioTransport(
-            command=command[0], args=command[1:], env=job.serve_env(), keep_alive=False, log_file=job.episodes_dir / "server.log"
-        )
+        log = job.episodes_dir / "server.log"
+        transport = StdioTransport(command=command[0], args=command[1:], env=job.serve_env(), keep_alive=False, log_file=log)
         episode = _Episode()
-        async with self._openai() as llm, _connected(Client(transport, timeout=self.call_timeout_s, init_timeout=self.call_timeout_s)) as mcp:
+        async with self._openai() as llm, _connected(Client(transport, timeout=self.call_timeout_s, init_timeout=self.call_timeout_s), log) as mcp:
             try:
                 await self._loop(job, llm, mcp, episode)
             finally:
                 if episode.episode_id and not episode.closed:
                     with anyio.CancelScope(shield=True), anyio.move_on_after(CLOSE_TIMEOUT_S):
-                        await mcp.call_tool("env_close", {}, raise_on_error=False)
+                        try:
+                            await mcp.call_tool("env_close", {}, raise_on_error=False)
+                        except (MCPError, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                            pass  # the server is gone (the error that ended the loop says why); nothing is left to close
 
     def _opening(self, job: Job, instructions: str | None) -> list[dict[str, Any]]:
         system = (instructions or "").strip() + (

@@ -49,7 +49,7 @@ from fastmcp import Client
 from ...tools.errors import InputError, TaskloomError
 from .base import Job
 
-__all__ = ["CommandAgent", "AgentTimeout", "AgentProcessError", "mcp_config", "PLACEHOLDERS", "INPUT_MODES", "GRACE_S"]
+__all__ = ["CommandAgent", "AgentTimeout", "AgentProcessError", "mcp_config", "log_tail", "PLACEHOLDERS", "INPUT_MODES", "GRACE_S"]
 
 PLACEHOLDERS = ("instruction", "config", "task_id", "python")
 INPUT_MODES = ("arg", "env", "stdin")
@@ -168,7 +168,8 @@ async def _wait_watching(process: Process, family: dict[int, str], every: float 
         group.cancel_scope.cancel()
 
 
-def _tail(path: Path, lines: int = 5, width: int = 300) -> str:
+def log_tail(path: Path, lines: int = 5, width: int = 300) -> str:
+    """The last non-empty ``lines`` of a log file, each cut to ``width``, joined by `` | `` (empty if unreadable)."""
     try:
         with path.open("rb") as handle:
             handle.seek(max(path.stat().st_size - 8192, 0))
@@ -238,13 +239,13 @@ class CommandAgent:
                 )
                 family: dict[int, str] = {}  # every process the agent started, seen while it ran
                 try:
-                    if process.stdin is not None:
-                        try:
-                            await process.stdin.send(job.task.instruction.encode("utf-8"))
-                        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-                            pass  # the agent exited or closed stdin without reading it: its exit code tells
-                        await process.stdin.aclose()
                     with anyio.move_on_after(limit) as scope:
+                        if process.stdin is not None:
+                            try:
+                                await process.stdin.send(job.task.instruction.encode("utf-8"))
+                            except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+                                pass  # the agent exited or closed stdin without reading it: its exit code tells
+                            await process.stdin.aclose()
                         await _wait_watching(process, family)
                 finally:
                     with anyio.CancelScope(shield=True):
@@ -252,7 +253,7 @@ class CommandAgent:
         if scope.cancelled_caught:
             raise AgentTimeout(f"command agent {self.name!r} did not finish within {limit:g} s; it was killed")
         if process.returncode:
-            tail = _tail(stderr_path)
+            tail = log_tail(stderr_path)
             raise AgentProcessError(f"command agent {self.name!r} exited with code {process.returncode}; stderr ends: {tail or '(empty)'}")
 
     async def _stop(self, process: Process, family: dict[int, str]) -> None:

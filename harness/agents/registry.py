@@ -37,7 +37,8 @@ def make_agent(spec: AgentSpec, settings: Settings) -> Agent:
     if spec.kind == "builtin":
         from .builtin import BuiltinAgent
 
-        return BuiltinAgent(spec.name, settings, model=spec.options.get("model"))
+        max_tokens = int(_float(spec, "max_tokens", 0)) or None
+        return BuiltinAgent(spec.name, settings, model=spec.options.get("model"), max_tokens=max_tokens)
     from .command import CommandAgent
 
     return CommandAgent(spec.name, spec.options)

@@ -81,18 +81,11 @@ def test_bad_arguments_and_non_web_seeds_are_reported_without_a_browser(tmp_path
 
 
 @pytest.fixture(scope="module")
-def site_graph(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[KnowledgeGraph, Path]]:
+def site_graph(tmp_path_factory: pytest.TempPathFactory, crawl_site: Callable[..., str]) -> Iterator[tuple[KnowledgeGraph, Path]]:
     workspace = tmp_path_factory.mktemp("ws")
     service = GraphService(Settings(workspace=workspace, embedder="hashing", crawl_delay=0))
     with serve_static() as site:
-
-        async def crawl() -> str:
-            try:
-                return (await service.ingest_website(site.url + "/index.html", max_pages=12, max_depth=2)).graph_id
-            finally:
-                await service.browsers.close()
-
-        graph_id = asyncio.run(crawl())
+        graph_id = crawl_site(service, site.url)
         yield service.load(graph_id), workspace
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -178,18 +178,11 @@ def test_capability_selects_composites_by_complexity() -> None:
 
 
 @pytest.fixture(scope="module")
-def site_graph(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[KnowledgeGraph, Path, str]]:
+def site_graph(tmp_path_factory: pytest.TempPathFactory, crawl_site: Callable[..., str]) -> Iterator[tuple[KnowledgeGraph, Path, str]]:
     workspace = tmp_path_factory.mktemp("ws")
     service = GraphService(Settings(workspace=workspace, embedder="hashing", crawl_delay=0))
     with serve_static() as site:
-
-        async def crawl() -> str:
-            try:
-                return (await service.ingest_website(site.url + "/index.html", max_pages=12, max_depth=2)).graph_id
-            finally:
-                await service.browsers.close()
-
-        graph_id = asyncio.run(crawl())
+        graph_id = crawl_site(service, site.url)
         yield service.load(graph_id), workspace, site.url
 
 

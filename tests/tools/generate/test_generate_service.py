@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -51,18 +52,11 @@ def test_document_tasks_are_grounded_and_reproducible(tmp_path: Path) -> None:
     assert set(runs[0][0]["report"]["stages"]) >= {"reachability", "dedup", "coverage"}
 
 
-def test_web_tasks_are_kept_only_when_their_replay_succeeds(tmp_path: Path) -> None:
+def test_web_tasks_are_kept_only_when_their_replay_succeeds(tmp_path: Path, crawl_site: Callable[..., str]) -> None:
     settings = Settings(workspace=tmp_path, embedder="hashing", crawl_delay=0, record_screenshots=False)
     service = GraphService(settings)
     with serve_static() as site:
-
-        async def crawl() -> str:
-            try:
-                return (await service.ingest_website(site.url + "/index.html", max_pages=12, max_depth=2)).graph_id
-            finally:
-                await service.browsers.close()
-
-        graph_id = asyncio.run(crawl())
+        graph_id = crawl_site(service, site.url)
         result = asyncio.run(_generate(settings, graph_id, count=5, seed=2))
         stored = TaskStore(Workspace(tmp_path)).list(kind="web")
     report = result["report"]

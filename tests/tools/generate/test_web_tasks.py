@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -24,18 +24,11 @@ pytestmark = pytest.mark.integration
 
 
 @pytest.fixture(scope="module")
-def site_graph(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[KnowledgeGraph, Path]]:
+def site_graph(tmp_path_factory: pytest.TempPathFactory, crawl_site: Callable[..., str]) -> Iterator[tuple[KnowledgeGraph, Path]]:
     workspace = tmp_path_factory.mktemp("ws")
     service = GraphService(Settings(workspace=workspace, embedder="hashing", crawl_delay=0))
     with serve_static() as site:
-
-        async def crawl() -> str:
-            try:
-                return (await service.ingest_website(site.url + "/index.html", max_pages=12, max_depth=2)).graph_id
-            finally:
-                await service.browsers.close()
-
-        graph_id = asyncio.run(crawl())
+        graph_id = crawl_site(service, site.url)
         yield service.load(graph_id), workspace
 
 

@@ -7,8 +7,10 @@ shapes OpenAI documents, so the real ``openai`` client is exercised over HTTP.
 
 Scripting, from the test:
 
-* ``double.replies`` — a queue of canned chat reply texts, consumed in order;
-* ``double.handler`` — or a function ``(request_json) -> str`` computing the reply;
+* ``double.replies`` — a queue of canned chat replies, consumed in order;
+* ``double.handler`` — or a function ``(request_json) -> reply`` computing the reply;
+* a reply is a text, or :class:`ToolCalls` — the assistant message then carries
+  ``tool_calls`` (OpenAI's function-calling shape, ``finish_reason: "tool_calls"``);
 * ``double.fail_next(n, status=503)`` — the next ``n`` requests fail with that HTTP
   status, or with ``status="drop"`` the connection is closed without a response;
 * ``double.delay`` — seconds each chat request sleeps before replying (to measure
@@ -35,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["OpenAIDouble", "Logged", "double_embedding"]
+__all__ = ["OpenAIDouble", "Logged", "ToolCalls", "Reply", "double_embedding"]
 
 _WORD = re.compile(r"\w+")
 
@@ -47,6 +49,17 @@ class Logged:
     path: str
     body: dict[str, Any]
     at: float
+
+
+@dataclass
+class ToolCalls:
+    """A scripted reply that calls tools: ``calls`` are (function name, arguments) pairs, ``content`` optional text."""
+
+    calls: list[tuple[str, dict[str, Any]]]
+    content: str | None = None
+
+
+Reply = str | ToolCalls
 
 
 def double_embedding(text: str, dim: int) -> list[float]:
@@ -78,8 +91,8 @@ class OpenAIDouble:
     def __init__(self, model: str = "double-model", embed_dim: int = 16) -> None:
         self.model = model
         self.embed_dim = embed_dim
-        self.replies: deque[str] = deque()
-        self.handler: Callable[[dict[str, Any]], str] | None = None
+        self.replies: deque[Reply] = deque()
+        self.handler: Callable[[dict[str, Any]], Reply] | None = None
         self.delay = 0.0
         self.log: list[Logged] = []
         self.in_flight = 0
@@ -171,19 +184,22 @@ class OpenAIDouble:
                 time.sleep(self.delay)
             with self._lock:
                 if self.replies:
-                    content: str | None = self.replies.popleft()
+                    reply: Reply | None = self.replies.popleft()
                 elif self.handler is not None:
-                    content = None
+                    reply = None
                 else:
-                    content = "ok"
-            if content is None:
+                    reply = "ok"
+            if reply is None:
                 assert self.handler is not None
-                content = self.handler(body)
+                reply = self.handler(body)
         finally:
             with self._lock:
                 self.in_flight -= 1
+        with self._lock:
+            n = len(self.log)
         prompt = " ".join(str(m.get("content", "")) for m in body.get("messages", []))
-        pt, ct = _count_tokens(prompt), _count_tokens(content)
+        message, finish = self._message(reply, n)
+        pt, ct = _count_tokens(prompt), _count_tokens(reply if isinstance(reply, str) else json.dumps(message))
         self._send(
             req,
             200,
@@ -192,10 +208,21 @@ class OpenAIDouble:
                 "object": "chat.completion",
                 "created": int(time.time()),
                 "model": body.get("model", self.model),
-                "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+                "choices": [{"index": 0, "message": message, "finish_reason": finish}],
                 "usage": {"prompt_tokens": pt, "completion_tokens": ct, "total_tokens": pt + ct},
             },
         )
+
+    @staticmethod
+    def _message(reply: Reply, n: int) -> tuple[dict[str, Any], str]:
+        """The assistant message and finish reason for a reply (call ids ``call-{request}-{i}``)."""
+        if isinstance(reply, str):
+            return {"role": "assistant", "content": reply}, "stop"
+        calls = [
+            {"id": f"call-{n}-{i}", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
+            for i, (name, args) in enumerate(reply.calls)
+        ]
+        return {"role": "assistant", "content": reply.content, "tool_calls": calls}, "tool_calls"
 
     def _embeddings(self, req: BaseHTTPRequestHandler, body: dict[str, Any]) -> None:
         inputs = body.get("input", [])

@@ -1,4 +1,4 @@
-"""The explorer reads Playwright's AI snapshot format: interactive elements with refs, and each combobox's options."""
+"""Agent units without a browser: the explorer reads Playwright's AI snapshot format; agent specs parse."""
 
 from __future__ import annotations
 
@@ -49,3 +49,9 @@ def test_agent_specs_parse_names_and_options() -> None:
     }
     assert AgentSpec.parse("oracle").name == "oracle"
     assert AgentSpec.parse("explorer:seed=3").name == "explorer-3"
+
+
+def test_a_command_takes_the_rest_of_the_spec_commas_included() -> None:
+    spec = AgentSpec.parse("command:input=stdin,name=mini,cmd={python} agent.py --pick a,b")
+    assert spec.name == "mini" and spec.options == {"input": "stdin", "cmd": "{python} agent.py --pick a,b"}
+    assert AgentSpec.parse("command:cmd=run.sh").name == "command"

@@ -1,0 +1,190 @@
+"""CommandAgent: an external MCP agent as a subprocess — the bundled minimal agent solving tasks on the example site
+in a real Chromium, how the instruction and the MCP config reach the process, the time limit, cancellation and
+exit codes (checked on real processes through /proc: nothing is left running)."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from taskloom.harness.agents.base import Job
+from taskloom.harness.agents.command import AgentProcessError, AgentTimeout, CommandAgent
+from taskloom.tools.environment.trajectory import Trajectory, load_trajectory
+from taskloom.tools.errors import InputError
+
+ROOT = Path(__file__).resolve().parents[2]
+MINIMAL = ROOT / "examples" / "agents" / "minimal_mcp_agent.py"
+CHROMIUM = Path("/usr/bin/chromium")
+INSTRUCTION = 'Open “Genres” — {not a field} $HOME; echo "hi" && exit 7'  # no shell, no formatting: arrives verbatim
+
+PROBE = """\
+import json, os, sys
+record = {
+    "argv": sys.argv[2:],
+    "env_instruction": os.environ.get("TASKLOOM_INSTRUCTION"),
+    "stdin": sys.stdin.read(),
+    "config_path": os.environ.get("TASKLOOM_MCP_CONFIG"),
+    "task_id": os.environ.get("TASKLOOM_TASK_ID"),
+    "leaked": sorted(k for k in os.environ if k.startswith("TASKLOOM_") and k not in ("TASKLOOM_MCP_CONFIG", "TASKLOOM_TASK_ID", "TASKLOOM_INSTRUCTION")),
+    "config": json.load(open(os.environ["TASKLOOM_MCP_CONFIG"])),
+}
+json.dump(record, open(sys.argv[1], "w"))
+"""
+
+HANG = """\
+import json, os, subprocess, sys, time
+same = subprocess.Popen(["sleep", "300"])  # in the agent's process group
+own = subprocess.Popen(["sleep", "300"], start_new_session=True)  # in a session of its own, as MCP clients start servers
+json.dump([os.getpid(), same.pid, own.pid], open(sys.argv[1], "w"))
+time.sleep(300)
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state not in ("Z", "X")
+
+
+def _trajectory(job: Job) -> Trajectory:
+    files = sorted(job.episodes_dir.glob("*/trajectory.jsonl"))
+    assert len(files) == 1, files
+    return load_trajectory(files[0])
+
+
+def _script(tmp_path: Path, name: str, text: str) -> str:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return shlex.quote(str(path))
+
+
+@pytest.fixture
+def probe_job(process_agents_job: Any, process_agents_web_task: Any) -> Job:
+    task = process_agents_web_task("web-probe", INSTRUCTION, r"genres\.html$", ["#nav-genres"])
+    job: Job = process_agents_job(task, "probe")
+    return job
+
+
+@pytest.mark.parametrize(
+    "mode, words, argv_tail, env_instruction, stdin",
+    [
+        ("arg", " {instruction}", [INSTRUCTION], None, ""),
+        ("arg", "", [INSTRUCTION], None, ""),  # no {instruction} word: appended as the last argument
+        ("env", "", [], INSTRUCTION, ""),
+        ("stdin", "", [], None, INSTRUCTION),
+    ],
+    ids=["arg", "arg-appended", "env", "stdin"],
+)
+@pytest.mark.anyio
+async def test_the_instruction_and_the_config_reach_the_process(
+    tmp_path: Path, probe_job: Job, monkeypatch: pytest.MonkeyPatch, mode: str, words: str, argv_tail: list[str], env_instruction: str | None, stdin: str
+) -> None:
+    monkeypatch.setenv("TASKLOOM_LLM_API_KEY", "sk-never-shown")
+    out = tmp_path / "probe.json"
+    cmd = "{python} " + _script(tmp_path, "probe.py", PROBE) + f" {shlex.quote(str(out))} {{config}} {{task_id}}" + words
+    await CommandAgent("probe", {"cmd": cmd, "input": mode}).attempt(probe_job, None)
+
+    seen = json.loads(out.read_text(encoding="utf-8"))
+    config_path = seen["config_path"]
+    assert seen["argv"] == [config_path, "web-probe", *argv_tail]
+    assert seen["env_instruction"] == env_instruction and seen["stdin"] == stdin
+    assert seen["task_id"] == "web-probe" and seen["leaked"] == []  # no TASKLOOM_* setting or key reaches the agent
+    entry = seen["config"]["mcpServers"]["taskloom"]
+    assert [entry["command"], *entry["args"]] == probe_job.serve_command()
+    assert entry["args"][entry["args"].index("--profile") + 1] == "agent" and "--task" in entry["args"]
+    assert entry["env"]["TASKLOOM_WORKSPACE"] == str(probe_job.settings.workspace.resolve())
+    assert not any(k.startswith("TASKLOOM_LLM_") for k in entry["env"]) and "sk-never-shown" not in json.dumps(seen["config"])
+    assert not Path(config_path).exists()  # the config lives only as long as the attempt
+
+
+@pytest.mark.parametrize(
+    "options, says",
+    [
+        ({}, "cmd is empty"),
+        ({"cmd": "run {instructions}"}, "unknown placeholder"),
+        ({"cmd": "run 'unclosed"}, "quotes"),
+        ({"cmd": "run", "input": "file"}, "arg, env or stdin"),
+        ({"cmd": "run", "timeout": "soon"}, "not a number"),
+        ({"cmd": "run", "timeout": "0"}, "positive"),
+    ],
+)
+def test_bad_options_are_refused_with_what_to_do(options: dict[str, str], says: str) -> None:
+    with pytest.raises(InputError) as caught:
+        CommandAgent("bad", options)
+    assert says in str(caught.value)
+
+
+@pytest.mark.anyio
+async def test_a_non_zero_exit_raises_with_the_code_and_stderr(probe_job: Job) -> None:
+    cmd = """{python} -c "import sys; print('starting', file=sys.stderr); print('boom: no MCP config', file=sys.stderr); sys.exit(3)" """
+    with pytest.raises(AgentProcessError) as caught:
+        await CommandAgent("failing", {"cmd": cmd}).attempt(probe_job, None)
+    first = str(caught.value).splitlines()[0]  # the runner keeps the first line as the episode's reason
+    assert "exited with code 3" in first and "starting | boom: no MCP config" in first
+    assert (probe_job.episodes_dir / "agent.stderr.log").read_text().splitlines() == ["starting", "boom: no MCP config"]
+
+
+@pytest.mark.anyio
+async def test_a_hanging_command_is_killed_at_its_timeout_with_everything_it_started(tmp_path: Path, probe_job: Job) -> None:
+    pids_file = tmp_path / "pids.json"
+    agent = CommandAgent("hanging", {"cmd": "{python} " + _script(tmp_path, "hang.py", HANG) + f" {shlex.quote(str(pids_file))}", "timeout": "4"})
+    agent.stray_grace_s = 0.5  # the own-session sleep never exits by itself; do not wait the default
+    started = anyio.current_time()
+    with pytest.raises(AgentTimeout) as caught:
+        await agent.attempt(probe_job, None)
+    assert "4 s" in str(caught.value)
+    assert isinstance(caught.value, TimeoutError)
+    assert 4 <= anyio.current_time() - started < 4 + 3 * 2 + 5
+    pids = json.loads(pids_file.read_text())
+    assert len(pids) == 3 and [p for p in pids if _alive(p)] == []
+
+
+@pytest.mark.anyio
+async def test_cancelling_the_attempt_kills_the_command_and_everything_it_started(tmp_path: Path, probe_job: Job) -> None:
+    pids_file = tmp_path / "pids.json"
+    agent = CommandAgent("hanging", {"cmd": "{python} " + _script(tmp_path, "hang.py", HANG) + f" {shlex.quote(str(pids_file))}"})
+    agent.stray_grace_s = 0.5
+    with anyio.move_on_after(4) as scope:  # what the runner's time limit does (job.timeout_s is 120 here)
+        await agent.attempt(probe_job, None)
+    assert scope.cancelled_caught
+    pids = json.loads(pids_file.read_text())
+    assert len(pids) == 3 and [p for p in pids if _alive(p)] == []
+
+
+@pytest.mark.anyio
+@pytest.mark.integration
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium")
+async def test_the_minimal_agent_solves_a_two_step_navigation(process_agents_job: Any, process_agents_web_task: Any) -> None:
+    task = process_agents_web_task(
+        "web-poetry", "On the page “Harbourside Library”, open “Genres”, then open “Poetry”.", r"search\.html\?genre=poetry$", ["#nav-genres", "#genre-link-poetry"]
+    )
+    job: Job = process_agents_job(task, "minimal")
+    await CommandAgent("minimal", {"cmd": "{python} " + shlex.quote(str(MINIMAL))}).attempt(job, None)
+
+    trajectory = _trajectory(job)
+    assert (trajectory.episode.agent, trajectory.episode.task_id) == ("minimal", "web-poetry")
+    assert [a.name for a in trajectory.actions] == ["navigate", "click", "click"]
+    assert [a.target.name if a.target else None for a in trajectory.actions[1:]] == ["Genres", "Poetry"]
+    assert trajectory.closed is not None and trajectory.closed.reason is None and trajectory.closed.success is True
+    assert "closed" in (job.episodes_dir / "agent.stderr.log").read_text()
+
+
+@pytest.mark.anyio
+@pytest.mark.integration
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium")
+async def test_the_minimal_agent_searches_with_the_instruction_from_stdin(process_agents_job: Any, process_agents_web_task: Any) -> None:
+    task = process_agents_web_task("web-search", "On the page “Harbourside Library”, search for “lantern”.", r"[?&]q=lantern", ["#search-input"])
+    job: Job = process_agents_job(task, "minimal-stdin")
+    await CommandAgent("minimal-stdin", {"cmd": "{python} " + shlex.quote(str(MINIMAL)), "input": "stdin"}).attempt(job, None)
+
+    trajectory = _trajectory(job)
+    assert [a.name for a in trajectory.actions] == ["navigate", "type"]
+    assert trajectory.actions[1].args["text"] == "lantern" and trajectory.actions[1].args["submit"] is True
+    assert trajectory.closed is not None and trajectory.closed.success is True
