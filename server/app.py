@@ -14,7 +14,7 @@ os.environ.setdefault("FASTMCP_CHECK_FOR_UPDATES", "off")
 from fastmcp import FastMCP  # noqa: E402
 
 from .. import __version__  # noqa: E402
-from ..prompts import register_prompts  # noqa: E402
+from ..prompts import register_evaluation_prompts, register_prompts  # noqa: E402
 from ..harness import mcp as harness_mcp  # noqa: E402
 from ..harness.service import Harness  # noqa: E402
 from ..resources import register_resources, register_run_resources  # noqa: E402
@@ -32,6 +32,7 @@ from ..tools.generate.service import TaskService  # noqa: E402
 from ..tools.graph import mcp as graph_mcp  # noqa: E402
 from ..tools.graph.service import GraphService  # noqa: E402
 from ..tools.settings import Settings  # noqa: E402
+from ..tools.tasks.store import TaskStore  # noqa: E402
 from ..tools.workspace import Workspace  # noqa: E402
 from .errors import TaskloomErrors, quiet_expected_errors  # noqa: E402
 
@@ -135,4 +136,5 @@ def build_server(
         server.mount(consensus_server, namespace="consensus")
         server.mount(report_server, namespace="report")
         register_prompts(server)
+        register_evaluation_prompts(server, TaskStore(workspace))
     return server

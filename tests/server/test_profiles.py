@@ -107,12 +107,19 @@ async def test_full_profile_shows_graphs_environment_and_resources(full_server: 
         names = {t.name for t in await client.list_tools()}
         resources = {str(r.uri) for r in await client.list_resources()}
         templates = {t.uriTemplate for t in await client.list_resource_templates()}
+        prompts = {p.name for p in await client.list_prompts()}
         instructions = client.instructions
     assert GRAPH_TOOLS <= names
     assert ENV_TOOLS | BROWSER_TOOLS | DOC_TOOLS <= names
     assert not any(n.startswith("desktop_") for n in names)  # only with enable_desktop
-    assert resources == {"taskloom://graphs"}
+    assert resources == {"taskloom://graphs", "taskloom://runs"}
     assert {"taskloom://graphs/{graph_id}", "taskloom://graphs/{graph_id}/nodes/{node_id*}"} <= templates
+    assert {
+        "taskloom://tasks/{task_id}", "taskloom://runs/{run_id}", "taskloom://runs/{run_id}/trajectories/{trajectory_id}",
+        "taskloom://consensus/{task_id}", "taskloom://reports/{run_id}",
+    } <= templates
+    assert {"tasks_compose", "eval_answer", "eval_trajectory", "eval_run", "consensus_build", "consensus_analyze", "report_render"} <= names
+    assert {"solve_web_task", "solve_document_task", "judge_answer", "judge_trajectory", "generate_tasks"} <= prompts
     assert all(t.startswith("taskloom://") for t in templates)
     assert instructions and "graph_ingest_document" in instructions and "env_start" in instructions
 
