@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import Any
 
 import anyio
 from pydantic import BaseModel
 
+from ..tools.environment.browser import BrowserPool
 from ..tools.environment.trajectory import load_trajectory
+from ..tools.graph.service import GraphService
 from ..tools.errors import TaskloomError
 from ..tools.evaluate.episode import evaluate_episode, judge_episode
 from ..tools.llm.client import make_llm
@@ -61,7 +64,15 @@ async def _attempt(agent: Agent, job: Job) -> _Outcome:
     return outcome
 
 
-async def run_one(task: Task, spec: AgentSpec, store: RunStore, settings: Settings, run: RunSpec, server_factory: ServerFactory | None = None) -> EpisodeResult:
+async def run_one(
+    task: Task,
+    spec: AgentSpec,
+    store: RunStore,
+    settings: Settings,
+    run: RunSpec,
+    server_factory: ServerFactory | None = None,
+    shared: dict[str, Any] | None = None,
+) -> EpisodeResult:
     """One episode: attempt, then evaluate what the server recorded."""
     try:
         agent = make_agent(spec, settings)
@@ -77,6 +88,7 @@ async def run_one(task: Task, spec: AgentSpec, store: RunStore, settings: Settin
         timeout_s=run.timeout_s,
         seed=run.seed,
         server_factory=server_factory,
+        shared=shared or {},
     )
     started = time.monotonic()
     outcome = await _attempt(agent, job)
@@ -111,19 +123,24 @@ async def run_episodes(
     todo = [(t, a) for t in run.task_ids for a in run.agents if (t, a.name) not in done]
     total, finished = len(run.pairs()), len(done)
     limiter = anyio.CapacityLimiter(run.concurrency)
+    pool = BrowserPool(settings.chromium)  # one browser process and one loaded graph service for every in-process episode
+    shared: dict[str, Any] = {"pool": pool, "graphs": GraphService(settings, pool)}
 
     async def one(task_id: str, spec: AgentSpec) -> None:
         nonlocal finished
         async with limiter:
-            result = await run_one(tasks[task_id], spec, store, settings, run, server_factory)
+            result = await run_one(tasks[task_id], spec, store, settings, run, server_factory, shared)
         store.append(result)
         finished += 1
         if progress is not None:
             progress(result, finished, total)
 
-    async with anyio.create_task_group() as group:
-        for task_id, spec in todo:
-            group.start_soon(one, task_id, spec)
+    try:
+        async with anyio.create_task_group() as group:
+            for task_id, spec in todo:
+                group.start_soon(one, task_id, spec)
+    finally:
+        await pool.close()
     order = {pair: i for i, pair in enumerate(run.pairs())}
     return sorted(store.results(), key=lambda r: order.get((r.task_id, r.agent), len(order)))
 

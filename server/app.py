@@ -64,6 +64,8 @@ def build_server(
     enable_desktop: bool = False,
     bound: Bound | None = None,
     episodes_dir: Path | None = None,
+    pool: BrowserPool | None = None,
+    graphs: GraphService | None = None,
 ) -> FastMCP:
     """The Taskloom MCP server over one workspace.
 
@@ -73,13 +75,16 @@ def build_server(
     model (a server the harness starts per episode); ``episodes_dir`` is where
     trajectories go (default ``runs/episodes`` in the workspace). Each capability is a
     sub-server mounted under its namespace; Taskloom errors are translated in one
-    middleware and everything else is masked.
+    middleware and everything else is masked. ``pool`` and ``graphs`` share one browser
+    process and one loaded graph service among many servers (the harness's per-episode
+    servers); a shared pool is left open when the server stops.
     """
     settings = settings or Settings()
     quiet_expected_errors()
     workspace = Workspace(settings.workspace)
-    pool = BrowserPool(settings.chromium)
-    graphs = GraphService(settings, pool)
+    owns_pool = pool is None
+    pool = pool or BrowserPool(settings.chromium)
+    graphs = graphs or GraphService(settings, pool)
     episodes = EpisodeManager(
         pool, episodes_dir or workspace.runs / "episodes", workspace.tasks, settings.record_screenshots, settings.max_episodes, graphs
     )
@@ -91,7 +96,8 @@ def build_server(
             yield {}
         finally:
             await episodes.close_all()
-            await pool.close()
+            if owns_pool:
+                await pool.close()
             if desktops is not None:
                 desktops.close_all()
 

@@ -75,6 +75,7 @@ class Job(BaseModel):
     timeout_s: float = 120.0
     seed: int = 0
     server_factory: ServerFactory | None = Field(None, exclude=True, description="Builds an agent-profile server (server.app.build_server).")
+    shared: dict[str, Any] = Field(default_factory=dict, exclude=True, description="Run-wide objects passed to the factory (pool, graphs).")
 
     def bound(self) -> Bound:
         return Bound(task_id=self.task.id, agent=self.agent, model=self.model, max_steps=self.max_steps)
@@ -84,7 +85,7 @@ class Job(BaseModel):
         """An in-memory MCP client to an agent-profile server bound to this job."""
         if self.server_factory is None:
             raise InputError("in-process agents need a server factory: Harness(settings, server_factory=build_server)")
-        server = self.server_factory(self.settings, profile="agent", bound=self.bound(), episodes_dir=self.episodes_dir)
+        server = self.server_factory(self.settings, profile="agent", bound=self.bound(), episodes_dir=self.episodes_dir, **self.shared)
         async with Client(server) as client:
             yield client
 

@@ -6,8 +6,8 @@ element by word overlap with the instruction (an element named exactly like a qu
 value “…” scores highest), types quoted values that name no element into text boxes,
 picks options named in the instruction, and acts on the best candidate not yet used;
 ties, and with probability ``explore`` any step, are broken by a seeded generator, so
-different seeds give different, reproducible trajectories. It stops when nothing
-matches. Documents: it searches with the instruction, reads the hits and answers with
+different seeds give different, reproducible trajectories. It stops when every quoted
+value has been acted on, or when nothing matches. Documents: it searches with the instruction, reads the hits and answers with
 the sentence that overlaps the instruction most.
 """
 
@@ -129,7 +129,10 @@ class ExplorerAgent:
         quoted = [q.strip() for q in _QUOTED.findall(instruction) if q.strip()]
         wanted = _words(instruction)
         used: set[tuple[str, str]] = set()
+        pending = {q.lower() for q in quoted}
         for _ in range(max(max_steps - 1, 0)):
+            if quoted and not pending:
+                break  # every value the instruction names has been acted on: done
             candidates = self._candidates(parse_snapshot(snapshot), quoted, wanted, used)
             if not candidates:
                 break
@@ -146,3 +149,5 @@ class ExplorerAgent:
             result = await client.call_tool(tool, args, raise_on_error=False)
             if not result.is_error:
                 snapshot = str(structured(result).get("snapshot") or snapshot)
+                acted = str(args.get("text") or (args.get("values") or [""])[0] if tool != "browser_click" else args.get("element", ""))
+                pending.discard(acted.lower())
