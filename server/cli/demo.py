@@ -40,7 +40,7 @@ def demo(
     site: Path = typer.Option(EXAMPLE_SITE, "--site", help="Folder of the static web app to serve and crawl."),
     query: str = typer.Option("how often are the sensors calibrated?", "--query", help="Semantic search to run on each graph."),
     doc_tasks: int = typer.Option(6, "--doc-tasks", help="Document tasks to generate from the PDF."),
-    web_tasks: int = typer.Option(5, "--web-tasks", help="Web tasks to generate from the site."),
+    web_tasks: int = typer.Option(5, "--web-tasks", help="Web tasks to run agents on (three times as many are generated to compose from)."),
     concurrency: int = typer.Option(2, "--concurrency", "-j", min=1, max=16, help="Episodes at once."),
 ) -> None:
     """The main job on the bundled examples: graphs, tasks, composites, agents, evaluation, consensus graphs, report."""
@@ -104,13 +104,13 @@ async def _tasks(service: GraphService, doc_graph: str | None, web_graph: str, d
     tasks = TaskService(service, episodes)
     ids: list[str] = []
     try:
-        for graph_id, count in ((doc_graph, doc_count), (web_graph, web_count)):
+        for graph_id, count in ((doc_graph, doc_count), (web_graph, 3 * web_count)):
             if graph_id is None:
                 continue
             result: GenerateResult = await tasks.generate(graph_id, count=count, seed=0)
             stages = ", ".join(f"{name} {v['kept']}/{v['in']}" for name, v in result.report.stages.items())
             console.print(f"  {result.kind} tasks from {graph_id}: kept {len(result.task_ids)} ({stages})")
-            ids += result.task_ids
+            ids += result.task_ids[:web_count] if result.kind == "web" else result.task_ids  # all verified web tasks feed composition
         chains = await tasks.compose(web_graph, "chain", count=2, levels=4, seed=0)
         levels = ", ".join(f"level {row.level}: {row.tasks} task(s), {row.mean_steps:.1f} steps, {row.mean_pages:.1f} pages" for row in chains.levels)
         console.print(f"  chained tasks: {len(chains.task_ids)} ({levels}); {len(chains.failed_proposals)} failed proposals recorded")
