@@ -142,3 +142,15 @@ def test_a_killed_run_resumes_to_the_same_results(world: tuple[Settings, list[Ta
     assert len(lines) == len(results), "nothing that finished was redone"
     clean = {(r.task_id, r.agent): r for r in RunStore(Workspace(settings.workspace), "r1").results() if r.agent in ("oracle", "explorer") and r.task_kind == "web"}
     assert {k: (r.success, r.steps, r.answer) for k, r in results.items()} == {k: (r.success, r.steps, r.answer) for k, r in clean.items()}
+
+
+def test_replay_repeats_gold_trajectories(world: tuple[Settings, list[Task]]) -> None:
+    settings, tasks = world
+    web = [t for t in tasks if t.kind == "web"]
+    asyncio.run(Harness(settings, build_server).run(web, ["replay:source=gold"], run_id="replayed", max_steps=12, timeout_s=60))
+    results = RunStore(Workspace(settings.workspace), "replayed").results()
+    assert len(results) == len(web) and all(r.success for r in results), [(r.task_id, r.reason) for r in results if not r.success]
+    for result, task in zip(sorted(results, key=lambda r: r.task_id), sorted(web, key=lambda t: t.id)):
+        gold = [a.canonical for a in load_trajectory(Path(task.gold_trajectory or "")).actions]
+        replayed = [a.canonical for a in load_trajectory(Path(result.trajectory or "")).actions]
+        assert replayed[1:] == gold[1:]  # the same actions after the start page (env_start opens it itself)
