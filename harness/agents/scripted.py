@@ -78,7 +78,10 @@ class ReplayAgent:
         assert client is not None
         recorded = self._trajectory(job)
         await client.call_tool("env_start", {})
-        for action in recorded.actions[: job.max_steps]:
+        actions = recorded.actions
+        if actions and actions[0].name == "navigate" and actions[0].args.get("url") == recorded.episode.start_url:
+            actions = actions[1:]  # the episode's own opening navigation; env_start has just done it
+        for action in actions[: job.max_steps - 1]:
             call = call_for_action(action)
             if call is not None:
                 await client.call_tool(call[0], call[1], raise_on_error=False)
