@@ -51,6 +51,7 @@ bench: setup test-data
 	$(BIN)/python bench/ingest.py
 	$(BIN)/python bench/crawl.py
 	$(BIN)/python bench/generate.py
+	$(BIN)/python bench/consensus.py
 
 clean:
 	rm -rf $(VENV) .taskloom tests/data/cache .pytest_cache
