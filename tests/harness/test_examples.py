@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 from taskloom.harness.service import Harness, load_tasks_file
@@ -22,6 +25,12 @@ def test_the_example_document_tasks_run_after_ingesting_the_field_guide(settings
     report = asyncio.run(harness.run(harness.select(tasks_file=TASKS), ["oracle"], run_id="example", max_steps=8))
     [oracle] = report.summary.per_agent
     assert oracle.episodes == len(tasks) and oracle.success_rate == 1.0
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TASKLOOM_")} | settings.to_env()
+    shown = subprocess.run([sys.executable, "-m", "taskloom.server.cli", "report", "example"], env=env, capture_output=True, text=True, timeout=120)
+    assert shown.returncode == 0, shown.stderr
+    assert "oracle" in shown.stdout and "100.0%" in shown.stdout and str(report.html) in shown.stdout
+    missing = subprocess.run([sys.executable, "-m", "taskloom.server.cli", "report", "nope"], env=env, capture_output=True, text=True, timeout=120)
+    assert missing.returncode == 2 and "no run 'nope'" in missing.stderr and "Traceback" not in missing.stderr
 
 
 def test_the_example_composite_tasks_are_complete_composites() -> None:
