@@ -79,9 +79,13 @@ def get(task_id: str) -> None:
 
 
 @app.command()
-def export(output: Path | None = typer.Option(None, "--output", "-o"), kind: str | None = typer.Option(None, "--kind")) -> None:
+def export(
+    output: Path | None = typer.Option(None, "--output", "-o"),
+    kind: str | None = typer.Option(None, "--kind"),
+    fmt: str = typer.Option("jsonl", "--format", help="jsonl (full tasks) or inspect (inspect-ai Samples)."),
+) -> None:
     """Export tasks as JSON Lines (stdout, or a file with -o)."""
-    text = run(_service().export, output.expanduser().resolve() if output else None, kind)
+    text = run(_service().export, output.expanduser().resolve() if output else None, kind, fmt)
     if output is None:
         typer.echo(text, nl=False)
     else:

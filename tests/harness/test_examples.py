@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import subprocess
 import sys
@@ -42,3 +43,26 @@ def test_the_example_composite_tasks_are_complete_composites() -> None:
         assert task.level == len(task.subtasks) and len(task.dag) == task.level - 1 and task.gold_steps and task.success
     for task in graphs:
         assert task.dag and task.order_count and task.orders and set(task.complexity) == {"dependency", "instruction", "knowledge", "hierarchy", "branch"}
+
+
+def test_tasks_export_as_inspect_samples(settings: Settings) -> None:
+    from taskloom.tools.tasks import TaskStore
+    from taskloom.tools.workspace import Workspace
+
+    store = TaskStore(Workspace(settings.workspace))
+    for task in load_tasks_file(TASKS) + load_tasks_file(ROOT / "examples" / "tasks" / "example-site-composite-tasks.jsonl"):
+        store.save(task)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TASKLOOM_")} | settings.to_env()
+    done = subprocess.run([sys.executable, "-m", "taskloom.server.cli", "tasks", "export", "--format", "inspect"], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    samples = [json.loads(line) for line in done.stdout.splitlines()]
+    assert len(samples) == len(store.list())
+    for sample in samples:
+        task = store.load(sample["id"])
+        assert set(sample) == {"id", "input", "target", "metadata"} and sample["input"] == task.instruction
+        assert sample["target"] == (task.gold_answer or "")
+        assert sample["metadata"]["kind"] == task.kind
+        if task.kind == "composite":
+            assert sample["metadata"]["success"] and sample["metadata"]["dag"] is not None
+    bad = subprocess.run([sys.executable, "-m", "taskloom.server.cli", "tasks", "export", "--format", "csv"], env=env, capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "unknown export format" in bad.stderr

@@ -121,9 +121,10 @@ def register(mcp: FastMCP, tasks: TaskService) -> None:
     def export(
         path: Annotated[str | None, Field(description="Write the JSONL here instead of returning it.")] = None,
         kind: Annotated[Literal["document", "web", "composite"] | None, Field(description="Only tasks of this kind.")] = None,
+        format: Annotated[Literal["jsonl", "inspect"], Field(description="jsonl: full tasks; inspect: inspect-ai Samples (id, input, target, metadata).")] = "jsonl",
     ) -> Exported:
-        """Export tasks as JSON Lines, one full task per line."""
+        """Export tasks as JSON Lines: full tasks, or inspect-ai Samples. Gold included: for evaluators, not agents."""
         target = Path(path).expanduser().resolve() if path else None
-        text = tasks.export(target, kind)
+        text = tasks.export(target, kind, format)
         count = text.count("\n")
         return Exported(count=count, path=str(target) if target else None, content=None if target else text)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 from pydantic import BaseModel, Field
@@ -20,6 +20,7 @@ from ..environment.manager import EpisodeManager
 from ..errors import InputError
 from ..graph.service import GraphService
 from ..llm.client import LLM, make_llm
+from ..tasks.formats import ExportFormat, to_inspect_sample
 from ..tasks.model import Task
 from ..tasks.store import TaskStore
 from ..workspace import atomic_write_text
@@ -180,9 +181,12 @@ class TaskService:
     def get(self, task_id: str) -> Task:
         return self.store.load(task_id)
 
-    def export(self, path: Path | None = None, kind: str | None = None, fmt: Literal["jsonl"] = "jsonl") -> str:
-        """Tasks as JSON Lines (one full task per line), written to ``path`` when given."""
-        text = "".join(json.dumps(t.model_dump(mode="json"), ensure_ascii=False) + "\n" for t in self.list(kind))
+    def export(self, path: Path | None = None, kind: str | None = None, fmt: ExportFormat = "jsonl") -> str:
+        """Tasks as JSON Lines (one full task per line, or one inspect-ai Sample), written to ``path`` when given."""
+        if fmt not in ("jsonl", "inspect"):
+            raise InputError(f"unknown export format {fmt!r}; use jsonl or inspect")
+        rows = [t.model_dump(mode="json") if fmt == "jsonl" else to_inspect_sample(t) for t in self.list(kind)]
+        text = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
         if path is not None:
             atomic_write_text(Path(path), text)
         return text
