@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import tomllib
 from pathlib import Path
@@ -51,6 +52,20 @@ class Settings(BaseSettings):
     llm_temperature: float = Field(0.1, ge=0.0, le=2.0)
     llm_max_concurrency: int = Field(4, ge=1, le=64)
     seed: int = Field(0, description="Default seed for anything random.")
+    # Security: what tools may touch, who may call over HTTP, how agents under test are fenced.
+    allow_roots: list[Path] = Field(
+        default_factory=list, description="Directories (besides the workspace) whose files tools may read or write; symlinks are resolved first."
+    )
+    http_token: SecretStr | None = Field(None, description="Bearer token for the HTTP transport (required off loopback; generated when not given).")
+    allowed_hosts: list[str] = Field(default_factory=list, description="Extra Host header names the HTTP transport accepts (loopback names always).")
+    allowed_origins: list[str] = Field(default_factory=list, description="Extra Origin values the HTTP transport accepts (loopback origins always).")
+    agent_sandbox: Literal["auto", "user", "bwrap", "none"] = Field(
+        "auto", description="How command agents are kept from the workspace: auto (an unprivileged user when root, else bubblewrap), user, bwrap, or none (unsafe)."
+    )
+    agent_user: str = Field("nobody", description="The unprivileged user command agents run as under the 'user' sandbox.")
+    lock_timeout: float = Field(30.0, ge=0.0, le=3600.0, description="Seconds a workspace writer waits for another writer before 'workspace busy'.")
+    fetch_timeout: float = Field(30.0, ge=1.0, le=600.0, description="Overall time limit for fetching one document by URL, seconds.")
+    fetch_max_bytes: int = Field(64 * 1024 * 1024, ge=1024, description="Largest document fetched by URL, bytes.")
 
     def to_env(self) -> dict[str, str]:
         """These settings as ``TASKLOOM_*`` variables, for a server process started with the same configuration."""
@@ -62,6 +77,8 @@ class Settings(BaseSettings):
                 value = value.get_secret_value()
             elif isinstance(value, Path):
                 value = value.resolve()
+            elif isinstance(value, list):
+                value = json.dumps([str(v.resolve()) if isinstance(v, Path) else str(v) for v in value])
             env[f"TASKLOOM_{name.upper()}"] = str(value).lower() if isinstance(value, bool) else str(value)
         return env
 
