@@ -15,8 +15,9 @@ export ANONYMIZED_TELEMETRY := False
 all: test
 
 ## System packages (Debian), installed only when missing: chromium for the browser layer,
-## Xvfb + xauth + x11-utils for the opt-in desktop environment, npm to fetch TodoMVC for the crawl tests.
-APT_NEEDS := chromium:chromium Xvfb:xvfb xauth:xauth xdpyinfo:x11-utils npm:npm
+## Xvfb + xauth + x11-utils for the opt-in desktop environment, npm to fetch TodoMVC for the crawl tests,
+## bubblewrap to sandbox command agents when the harness does not run as root.
+APT_NEEDS := chromium:chromium Xvfb:xvfb xauth:xauth xdpyinfo:x11-utils npm:npm bwrap:bubblewrap
 system:
 	@missing=""; for pair in $(APT_NEEDS); do command -v $${pair%%:*} >/dev/null 2>&1 || missing="$$missing $${pair##*:}"; done; \
 	if [ -n "$$missing" ]; then \

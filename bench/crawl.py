@@ -235,7 +235,9 @@ async def _actions(pool: Any, base: str, workspace: Path, n: int) -> dict[str, A
     ready = 'body[data-ready="true"]'
 
     # raw: a plain page of the same pool
-    guarded = await pool.new_context(allowed_hosts={"127.0.0.1"})
+    from taskloom.tools.security.origin import OriginFence
+
+    guarded = await pool.new_context(fence=OriginFence.for_site(base))
     raw_page = await guarded.context.new_page()
     raw_page.set_default_timeout(5_000)
     await raw_page.goto(url, wait_until="domcontentloaded")

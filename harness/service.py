@@ -13,6 +13,7 @@ from ..tools.tasks.model import Task
 from ..tools.tasks.store import TaskStore
 from ..tools.workspace import Workspace
 from .agents.base import AgentSpec, ServerFactory
+from .agents.command import check_sandbox
 from .agents.registry import make_agent
 from .finish import RunReport, finish_run
 from .runner import Progress, run_episodes
@@ -82,6 +83,8 @@ class Harness:
             raise InputError(f"agent names must differ ({', '.join(names)}); add name=… to an agent, e.g. explorer:seed=2,name=explorer2")
         for agent in specs:
             make_agent(agent, self.settings)  # refuse bad kinds and options before anything starts
+        if any(agent.kind == "command" for agent in specs):
+            check_sandbox(self.settings)  # and command agents when no sandbox can keep them from the workspace
         if judge and self.settings.llm_backend != "openai":
             raise InputError("--judge needs an LLM: set TASKLOOM_LLM_BACKEND=openai, TASKLOOM_LLM_BASE_URL and TASKLOOM_LLM_MODEL")
         plan = RunSpec(

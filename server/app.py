@@ -31,6 +31,7 @@ from ..tools.generate import mcp as tasks_mcp  # noqa: E402
 from ..tools.generate.service import TaskService  # noqa: E402
 from ..tools.graph import mcp as graph_mcp  # noqa: E402
 from ..tools.graph.service import GraphService  # noqa: E402
+from ..tools.security.roots import Roots  # noqa: E402
 from ..tools.settings import Settings  # noqa: E402
 from ..tools.tasks.store import TaskStore  # noqa: E402
 from ..tools.workspace import Workspace  # noqa: E402
@@ -82,6 +83,7 @@ def build_server(
     settings = settings or Settings()
     quiet_expected_errors()
     workspace = Workspace(settings.workspace)
+    roots = Roots([workspace.root, *settings.allow_roots])
     owns_pool = pool is None
     pool = pool or BrowserPool(settings.chromium)
     graphs = graphs or GraphService(settings, pool)
@@ -112,7 +114,7 @@ def build_server(
     if enable_desktop:
         desktops = DesktopEpisodes(workspace.runs / "episodes", settings.record_screenshots)
         desktop_server = _sub("desktop")
-        desktop_mcp.register(desktop_server, desktops)
+        desktop_mcp.register(desktop_server, desktops, owner=env_mcp.owner_check(episodes))
     env_server, browser_server, doc_server = _sub("env"), _sub("browser"), _sub("doc")
     env_mcp.register_env(env_server, episodes, desktops, reveal_paths=profile == "full", bound=bound)
     env_mcp.register_browser(browser_server, episodes)
@@ -124,19 +126,19 @@ def build_server(
         server.mount(desktop_server, namespace="desktop")
     if profile == "full":
         graph_server = _sub("graph")
-        graph_mcp.register(graph_server, graphs)
+        graph_mcp.register(graph_server, graphs, roots)
         server.mount(graph_server, namespace="graph")
         register_resources(server, graphs)
         tasks_server = _sub("tasks")
-        tasks_mcp.register(tasks_server, TaskService(graphs, episodes))
+        tasks_mcp.register(tasks_server, TaskService(graphs, episodes), roots)
         server.mount(tasks_server, namespace="tasks")
         register_run_resources(server, workspace)
         evaluation = EvaluationService(workspace, make_llm(settings, workspace.cache))
         harness = Harness(settings, build_server)
         eval_server, consensus_server, report_server = _sub("eval"), _sub("consensus"), _sub("report")
-        eval_mcp.register_eval(eval_server, evaluation)
+        eval_mcp.register_eval(eval_server, evaluation, roots)
         harness_mcp.register_run_eval(eval_server, harness)
-        eval_mcp.register_consensus(consensus_server, evaluation)
+        eval_mcp.register_consensus(consensus_server, evaluation, roots)
         harness_mcp.register_report(report_server, harness)
         server.mount(eval_server, namespace="eval")
         server.mount(consensus_server, namespace="consensus")

@@ -16,16 +16,20 @@ from fastmcp.server.middleware import Middleware, MiddlewareContext
 from pydantic import ValidationError
 
 from ..tools.errors import InputError, TaskloomError
+from ..tools.security.disk import disk_full
 
 __all__ = ["TaskloomErrors", "quiet_expected_errors"]
 
 
 def _taskloom_cause(exc: BaseException) -> TaskloomError | None:
-    """The TaskloomError behind ``exc``; an invalid model built inside a tool counts as bad input."""
+    """The TaskloomError behind ``exc``; an invalid model built inside a tool counts as bad input, a full disk as DiskFullError."""
     seen: BaseException | None = exc
     while seen is not None:
         if isinstance(seen, TaskloomError):
             return seen
+        full = disk_full(seen)
+        if full is not None:
+            return full
         if isinstance(seen, ValidationError):
             problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'value'}: {e['msg']}" for e in seen.errors())
             return InputError(f"invalid arguments: {problems}")

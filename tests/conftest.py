@@ -25,6 +25,7 @@ from taskloom.tools.settings import Settings  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 PDF_CACHE = ROOT / "tests" / "data" / "cache"
 EXAMPLES = ROOT / "examples"
+TEST_ROOTS = [EXAMPLES, ROOT / "tests" / "data"]  # read-only material tests allow tools to read
 
 
 @pytest.fixture(scope="session")
@@ -38,8 +39,12 @@ def real_pdfs() -> dict[str, Path]:
 
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
-    """Settings over a fresh workspace with the fast hashing embedder."""
-    return Settings(workspace=tmp_path / "ws", embedder="hashing")
+    """Settings over a fresh workspace with the fast hashing embedder.
+
+    Tools may read the test's own folder and the bundled examples and test data besides
+    the workspace, as a user would allow with ``--allow-root``.
+    """
+    return Settings(workspace=tmp_path / "ws", embedder="hashing", allow_roots=[tmp_path, *TEST_ROOTS])
 
 
 @pytest.fixture

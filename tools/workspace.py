@@ -47,13 +47,25 @@ def append_jsonl(path: Path, record: Any) -> None:
         os.fsync(fh.fileno())
 
 
+def _private(root: Path) -> None:
+    """Make ``root`` 0700 if this user owns it and it is not already (someone else's folder is left as it is)."""
+    info = root.stat()
+    if info.st_uid == os.geteuid() and info.st_mode & 0o077:
+        root.chmod(0o700)
+
+
 class Workspace:
-    """Paths of one workspace; creates its sub-directories on first use."""
+    """Paths of one workspace; creates its sub-directories on first use.
+
+    The root is kept at mode 0700 (when this user owns it): tasks hold gold answers, and
+    agents under test run as another user (see ``taskloom.tools.security.sandbox``).
+    """
 
     def __init__(self, root: Path) -> None:
         self.root = Path(root).expanduser().resolve()
         for name in SUBDIRS:
             (self.root / name).mkdir(parents=True, exist_ok=True)
+        _private(self.root)
 
     @property
     def graphs(self) -> Path:

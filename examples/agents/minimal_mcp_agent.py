@@ -3,9 +3,11 @@
 
 It is what ``taskloom run --agent command:cmd=…`` expects from any agent: it reads the
 MCP client config named by ``TASKLOOM_MCP_CONFIG`` (the ``{"mcpServers": {…}}`` shape
-Claude Desktop, Claude Code and Cursor use), starts the ``taskloom-agent`` server it
-names (else ``taskloom``, else the only one) over stdio, calls ``env_start`` and then
-works through the instruction:
+Claude Desktop, Claude Code and Cursor use), takes the ``taskloom-agent`` server it
+names (else ``taskloom``, else the only one) and connects to it: an ``http`` entry
+(``url`` and ``headers``, what the harness hands out by default) over streamable HTTP,
+a ``command`` entry (``command:transport=stdio,…`` gives the stdio bridge) over stdio.
+Then it calls ``env_start`` and works through the instruction:
 
 * ``On the page “X”`` only says where it starts: skipped;
 * ``search for “X”`` / ``type “X”``: types X into the search box (else the first text
@@ -36,7 +38,7 @@ from typing import Any
 
 import anyio
 from fastmcp import Client
-from fastmcp.client.transports import StdioTransport
+from fastmcp.client.transports import ClientTransport, StdioTransport, StreamableHttpTransport
 
 STEP = re.compile(r"(?P<before>[^“”\"]*)[“\"](?P<value>[^”\"]+)[”\"]")
 ELEMENT = re.compile(r'^\s*- (?P<role>[a-z]+)(?: "(?P<name>(?:[^"\\]|\\.)*)")?.*?\[ref=(?P<ref>(?:f\d+)?e\d+)\]')
@@ -138,10 +140,20 @@ def given_instruction() -> str:
     return "" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read().strip()
 
 
+def transport_for(entry: dict[str, Any]) -> ClientTransport:
+    """Streamable HTTP for a ``url`` entry (with its ``headers``), else stdio for a ``command`` entry."""
+    if entry.get("url"):
+        return StreamableHttpTransport(str(entry["url"]), headers=dict(entry.get("headers") or {}))
+    if entry.get("command"):
+        env = {**{k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG")}, **(entry.get("env") or {})}
+        return StdioTransport(command=entry["command"], args=list(entry.get("args", [])), env=env, keep_alive=False)
+    raise SystemExit(f"the taskloom entry has neither a url nor a command: {sorted(entry)}")
+
+
 async def run(instruction: str, config_path: str) -> None:
     with open(config_path, encoding="utf-8") as handle:
         entry = server_entry(json.load(handle))
-    transport = StdioTransport(command=entry["command"], args=list(entry.get("args", [])), env=entry.get("env"), keep_alive=False)
+    transport = transport_for(entry)
     async with Client(transport, timeout=120, init_timeout=120) as client:
         started = data(await client.call_tool("env_start", {}))
         instruction = instruction or str(started.get("instruction") or "")

@@ -3,10 +3,13 @@
 Every agent reaches the environment the way an external agent would: through a
 Taskloom server in the ``agent`` profile, bound to the job's task, agent name and
 episode folder. In-process agents (oracle, replay, explorer) talk to it over an
-in-memory MCP client (:meth:`Job.connect`); process agents (builtin, command) start
-``taskloom serve --profile agent`` over stdio (:meth:`Job.serve_command`). Either
-way the server records the trajectory into ``job.episodes_dir`` and checks the
-final state when the episode closes.
+in-memory MCP client (:meth:`Job.connect`); the builtin LLM agent, the harness's own
+code, starts ``taskloom serve --profile agent`` over stdio (:meth:`Job.serve_command`);
+a command agent, which is not trusted, gets a server the harness serves over loopback
+HTTP with a per-episode token (:meth:`Job.serve_http`), never a command that would run
+a server with the agent's rights (and the task's gold within its reach). Either way the
+server records the trajectory into ``job.episodes_dir`` and checks the final state when
+the episode closes.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -25,6 +28,7 @@ from ...tools.environment.mcp import Bound
 from ...tools.errors import InputError
 from ...tools.settings import Settings
 from ...tools.tasks.model import Task
+from .endpoint import Endpoint, serve_episode
 
 __all__ = ["Agent", "Job", "AgentSpec", "AgentStopped", "ServerFactory"]
 
@@ -89,8 +93,13 @@ class Job(BaseModel):
         async with Client(server) as client:
             yield client
 
+    def serve_http(self) -> AbstractAsyncContextManager[Endpoint]:
+        """This job's agent-profile server, served by the harness on ``http://127.0.0.1:PORT/mcp`` behind a fresh token."""
+        return serve_episode(self)
+
     def serve_command(self) -> list[str]:
-        """The command line of an agent-profile server bound to this job, over stdio."""
+        """The command line of an agent-profile server bound to this job, over stdio (for the harness's own agents only:
+        it needs the workspace, so it must never be handed to an agent under test)."""
         command = [sys.executable, "-m", "taskloom.server.cli", "serve", "--profile", "agent", "--task", self.task.id]
         command += ["--agent", self.agent, "--episodes-dir", str(self.episodes_dir), "--max-steps", str(self.max_steps)]
         return command + (["--model", self.model] if self.model else [])
@@ -98,8 +107,7 @@ class Job(BaseModel):
     def serve_env(self) -> dict[str, str]:
         """Environment for that server: this job's settings as TASKLOOM_* variables, without LLM credentials.
 
-        The agent-profile server needs no LLM, and an external agent sees this environment
-        (it launches the server), so the endpoint and key are left out.
+        The agent-profile server needs no LLM, so the endpoint and key are left out.
         """
         env = {k: v for k, v in os.environ.items() if not k.startswith("TASKLOOM_")}
         env.update({k: v for k, v in self.settings.to_env().items() if not k.startswith("TASKLOOM_LLM_")})
@@ -112,7 +120,8 @@ class Agent(Protocol):
 
     ``in_process`` agents get an in-memory MCP ``client`` the harness opened (and closes,
     so the final state is checked even when the agent is stopped); the others get
-    ``None`` and start their own server with :meth:`Job.serve_command`.
+    ``None`` and reach a server through :meth:`Job.serve_http` (untrusted command agents)
+    or :meth:`Job.serve_command` (the builtin agent).
     """
 
     name: str

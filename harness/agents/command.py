@@ -1,31 +1,43 @@
-"""``command``: any MCP-capable agent, run as a subprocess against a Taskloom server bound to the episode.
+"""``command``: any MCP-capable agent, run as a subprocess in a sandbox, against a server the harness serves.
 
-For each attempt the harness writes an MCP client config in the shape Claude Desktop,
-Claude Code and Cursor read — ``{"mcpServers": {"taskloom": {"command", "args", "env"}}}``
-— whose one server is ``taskloom serve --profile agent`` bound to the job
-(:meth:`Job.serve_command`), and starts the agent's command line:
+For each attempt the harness serves the episode's agent-profile server itself, over
+streamable HTTP on ``127.0.0.1`` with a fresh bearer token (:func:`serve_episode`), and
+hands the agent an MCP client config in the shape Claude Desktop, Claude Code and
+Cursor read — ``{"mcpServers": {"taskloom": {"type": "http", "url": …, "headers":
+{"Authorization": "Bearer …"}}}}``. With ``transport=stdio`` the one entry is instead a
+stdio command, ``python -m taskloom.server.cli bridge URL`` with the token in
+``TASKLOOM_BRIDGE_TOKEN``, for clients that only start stdio servers. Neither holds a
+path: the agent never learns where the workspace (and so the gold) is, and could not
+read it anyway (see :mod:`taskloom.tools.security.sandbox`).
 
 * ``cmd`` is a template split with :func:`shlex.split` (never a shell); each word may
   hold the placeholders ``{instruction}``, ``{config}`` (the config file's path),
-  ``{task_id}`` and ``{python}`` (this interpreter); ``{{``/``}}`` are literal braces;
+  ``{task_id}`` and ``{python}`` (``python=`` or this interpreter); ``{{``/``}}`` are
+  literal braces;
 * ``input`` hands the instruction over: ``arg`` (default; the ``{instruction}`` word,
   or appended as the last argument when the template has none), ``env``
   (``TASKLOOM_INSTRUCTION``) or ``stdin`` (written, then stdin is closed). The config
   path is always in ``TASKLOOM_MCP_CONFIG`` and the task id in ``TASKLOOM_TASK_ID``;
+* ``transport``: ``http`` (default) or ``stdio`` (the bridge), as above;
+* ``python``: the interpreter for ``{python}`` and the bridge (default: this one); as
+  root it must be one the agent user may run;
 * ``timeout`` (seconds; default ``job.timeout_s``) is enforced here too.
 
-The agent runs in a session of its own with the harness's environment minus every
-``TASKLOOM_*`` variable (it reaches the workspace only through the server). Its stdout
-and stderr go to ``agent.stdout.log`` / ``agent.stderr.log`` in the episode folder.
-What it did is what the bound server recorded there; nothing is read from the agent.
+The agent runs in a session of its own, sandboxed (``Settings.agent_sandbox``), with
+HOME and working directory a fresh 0700 directory outside the workspace, and the
+harness's environment minus every ``TASKLOOM_*`` variable, ``PWD``/``OLDPWD`` and any
+variable whose value names the workspace. It gets ``PR_SET_PDEATHSIG(SIGKILL)``, so a
+killed harness takes it along. Its stdout and stderr go to ``agent.stdout.log`` /
+``agent.stderr.log`` in the episode folder. What it did is what the served server
+recorded there; nothing is read from the agent.
 
 Stopping (at the time limit, or when the runner cancels the attempt): the processes
 the agent started are listed first (``/proc``), then its process group gets SIGTERM
 and, after :data:`GRACE_S`, SIGKILL. Processes it started in sessions of their own —
-as MCP clients start their servers — get ``stray_grace_s`` to exit by themselves (a
-stdio server ends, and closes its episode, when its client's pipe closes), then the
-same SIGTERM/SIGKILL. The time limit raises :class:`AgentTimeout` (a ``TimeoutError``);
-a non-zero exit raises :class:`AgentProcessError` with the code and stderr's last lines.
+as MCP clients start stdio servers — get ``stray_grace_s`` to exit by themselves, then
+the same SIGTERM/SIGKILL. Then the server stops, which closes the episode. The time
+limit raises :class:`AgentTimeout` (a ``TimeoutError``); a non-zero exit raises
+:class:`AgentProcessError` with the code and stderr's last lines.
 """
 
 from __future__ import annotations
@@ -33,28 +45,31 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 import signal
 import string
 import subprocess
 import sys
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import anyio
-from anyio.abc import Process
 from fastmcp import Client
 
 from ...tools.errors import InputError, TaskloomError
+from ...tools.settings import Settings
+from ...tools.security.sandbox import AgentAccount, AgentLaunch, SandboxKind, agent_account, agent_launch, check_closed_to, choose_sandbox, die_with_parent, make_agent_home, pidns_problem
 from .base import Job
+from .endpoint import Endpoint
 
-__all__ = ["CommandAgent", "AgentTimeout", "AgentProcessError", "mcp_config", "log_tail", "PLACEHOLDERS", "INPUT_MODES", "GRACE_S"]
+__all__ = ["CommandAgent", "AgentTimeout", "AgentProcessError", "mcp_config", "agent_environment", "check_sandbox", "log_tail", "PLACEHOLDERS", "INPUT_MODES", "TRANSPORTS", "GRACE_S"]
 
 PLACEHOLDERS = ("instruction", "config", "task_id", "python")
 INPUT_MODES = ("arg", "env", "stdin")
+TRANSPORTS = ("http", "stdio")
 GRACE_S = 2.0  # SIGTERM → SIGKILL
-_PASS_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "PYTHONPATH", "VIRTUAL_ENV", "PLAYWRIGHT_BROWSERS_PATH", "DISPLAY", "XDG_RUNTIME_DIR")
+_DROP_ENV = ("PWD", "OLDPWD", "XDG_RUNTIME_DIR", "MAIL")  # the harness's places, not the agent's
 
 
 class AgentTimeout(TimeoutError):
@@ -65,18 +80,40 @@ class AgentProcessError(TaskloomError):
     """The agent's command exited with a non-zero code."""
 
 
-def mcp_config(job: Job, server: str = "taskloom") -> dict[str, Any]:
-    """The MCP client config for the job's bound server.
+def mcp_config(endpoint: Endpoint, transport: str = "http", python: str = sys.executable, server: str = "taskloom") -> dict[str, Any]:
+    """The MCP client config for the episode's server: an ``http`` entry, or (``stdio``) the bridge command.
 
-    ``env`` holds the server's ``TASKLOOM_*``/``FASTMCP_*`` settings (never LLM
-    credentials) and the few variables a server needs to find Python and Chromium,
-    because clients start servers with a minimal environment plus this ``env``.
+    Neither holds a path to the workspace: only the loopback URL and the episode's token.
     """
-    command = job.serve_command()
-    served = job.serve_env()
-    env = {k: v for k, v in served.items() if k.startswith(("TASKLOOM_", "FASTMCP_"))}
-    env.update({k: served[k] for k in _PASS_ENV if k in served})
-    return {"mcpServers": {server: {"command": command[0], "args": command[1:], "env": dict(sorted(env.items()))}}}
+    token = endpoint.token.get_secret_value()
+    if transport == "stdio":
+        entry: dict[str, Any] = {
+            "type": "stdio",
+            "command": python,
+            "args": ["-m", "taskloom.server.cli", "bridge", endpoint.url],
+            "env": {"TASKLOOM_BRIDGE_TOKEN": token},
+        }
+    else:
+        entry = {"type": "http", "url": endpoint.url, "headers": endpoint.headers()}
+    return {"mcpServers": {server: entry}}
+
+
+def agent_environment(base: Mapping[str, str], workspace: Path) -> dict[str, str]:
+    """``base`` without ``TASKLOOM_*``, the harness's own places and any variable whose value names the workspace."""
+    places = {str(workspace), str(workspace.resolve())}
+    return {
+        k: v
+        for k, v in base.items()
+        if not k.startswith("TASKLOOM_") and k not in _DROP_ENV and not any(place in v for place in places)
+    }
+
+
+def check_sandbox(settings: Settings) -> SandboxKind:
+    """The sandbox command agents will run in; InputError (saying what to do) when none can work here."""
+    kind = choose_sandbox(settings.agent_sandbox)
+    if kind == "user":
+        agent_account(settings.agent_user)
+    return kind
 
 
 def _template(cmd: str, name: str) -> list[str]:
@@ -154,18 +191,38 @@ async def _stop_strays(strays: dict[int, str], grace: float) -> None:
                 await anyio.sleep(0.05)
 
 
-async def _wait_watching(process: Process, family: dict[int, str], every: float = 1.0) -> None:
-    """Wait for ``process`` to exit, adding its descendants to ``family`` every ``every`` seconds meanwhile."""
-    async with anyio.create_task_group() as group:
-
-        async def watch() -> None:
-            while True:
+async def _wait(process: subprocess.Popen[bytes], limit: float | None = None, family: dict[int, str] | None = None, every: float = 1.0) -> bool:
+    """Wait (polling) for ``process`` to exit, at most ``limit`` s; add its descendants to ``family`` every ``every`` s. True when it exited."""
+    seen = -every
+    with anyio.move_on_after(limit):
+        while process.poll() is None:
+            now = anyio.current_time()
+            if family is not None and now - seen >= every:
                 family.update(_descendants(process.pid))
-                await anyio.sleep(every)
+                seen = now
+            await anyio.sleep(0.05)
+    return process.returncode is not None
 
-        group.start_soon(watch)
-        await process.wait()
-        group.cancel_scope.cancel()
+
+async def _send(process: subprocess.Popen[bytes], data: bytes) -> None:
+    """Write ``data`` to the process's stdin and close it (an agent that exits without reading it is no error)."""
+    pipe = process.stdin
+    if pipe is None:
+        return
+
+    def write() -> None:
+        try:
+            pipe.write(data)
+            pipe.flush()
+        except (BrokenPipeError, OSError):
+            pass  # the agent exited or closed stdin without reading it: its exit code tells
+        finally:
+            try:
+                pipe.close()
+            except OSError:
+                pass  # the same broken pipe, reported again on close
+
+    await anyio.to_thread.run_sync(write, abandon_on_cancel=True)
 
 
 def log_tail(path: Path, lines: int = 5, width: int = 300) -> str:
@@ -181,7 +238,7 @@ def log_tail(path: Path, lines: int = 5, width: int = 300) -> str:
 
 
 class CommandAgent:
-    """An external agent process (see the module notes); options ``cmd``, ``input``, ``timeout``."""
+    """An external agent process (see the module notes); options ``cmd``, ``input``, ``transport``, ``python``, ``timeout``."""
 
     in_process = False
     stray_grace_s = 10.0  # how long processes in their own sessions get to exit by themselves
@@ -195,6 +252,10 @@ class CommandAgent:
         self.input = options.get("input", "arg")
         if self.input not in INPUT_MODES:
             raise InputError(f"agent {name}: input={self.input!r} is not a mode; use arg, env or stdin")
+        self.transport = options.get("transport", "http")
+        if self.transport not in TRANSPORTS:
+            raise InputError(f"agent {name}: transport={self.transport!r} is not a transport; use http or stdio (the bridge)")
+        self.python = options.get("python") or sys.executable
         self.timeout: float | None = None
         if options.get("timeout"):
             try:
@@ -206,7 +267,7 @@ class CommandAgent:
 
     def argv(self, job: Job, config: Path) -> list[str]:
         """The command line for one job (placeholders filled word by word; nothing goes through a shell)."""
-        values = {"instruction": job.task.instruction, "config": str(config), "task_id": job.task.id, "python": sys.executable}
+        values = {"instruction": job.task.instruction, "config": str(config), "task_id": job.task.id, "python": self.python}
         words = [word.format_map(values) for word in self.template]
         uses_instruction = any(f == "instruction" for word in self.template for _, f, _, _ in string.Formatter().parse(word))
         if self.input == "arg" and not uses_instruction:
@@ -214,60 +275,92 @@ class CommandAgent:
         return words
 
     def environment(self, job: Job, config: Path) -> dict[str, str]:
-        """The agent's environment: the harness's, without ``TASKLOOM_*``, plus the config path, the task id and (env mode) the instruction."""
-        env = {k: v for k, v in os.environ.items() if not k.startswith("TASKLOOM_")}
+        """The agent's environment (see :func:`agent_environment`) plus the config path, the task id and (env mode) the instruction."""
+        env = agent_environment(os.environ, job.settings.workspace)
         env.update(TASKLOOM_MCP_CONFIG=str(config), TASKLOOM_TASK_ID=job.task.id)
         if self.input == "env":
             env["TASKLOOM_INSTRUCTION"] = job.task.instruction
         return env
 
+    def launch(self, job: Job, kind: SandboxKind, home: Path, account: AgentAccount | None) -> AgentLaunch:
+        """How this job's agent is started in sandbox ``kind``: argv, environment, user; the config lives in ``home``."""
+        config = home / "mcp.json"
+        hidden = [job.settings.workspace, job.episodes_dir]
+        pid_namespace = kind == "user" and pidns_problem() is None
+        argv, env = self.argv(job, config), self.environment(job, config)
+        return agent_launch(kind, argv, env, home, hidden=hidden, account=account, pid_namespace=pid_namespace)
+
     async def attempt(self, job: Job, client: Client[Any] | None) -> None:
         limit = self.timeout or job.timeout_s
+        kind = check_sandbox(job.settings)  # refuse before anything starts when no sandbox can work
+        account = agent_account(job.settings.agent_user) if kind == "user" else None
+        if account is not None:
+            check_closed_to(account, job.settings.workspace)
         job.episodes_dir.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryDirectory(prefix="taskloom-agent-") as folder:
-            config = Path(folder) / "mcp.json"
-            config.write_text(json.dumps(mcp_config(job), indent=2), encoding="utf-8")
-            stderr_path = job.episodes_dir / "agent.stderr.log"
-            with (job.episodes_dir / "agent.stdout.log").open("wb") as out, stderr_path.open("wb") as err:
-                process = await anyio.open_process(
-                    self.argv(job, config),
-                    stdin=subprocess.PIPE if self.input == "stdin" else subprocess.DEVNULL,
-                    stdout=out,
-                    stderr=err,
-                    env=self.environment(job, config),
-                    start_new_session=True,
-                )
-                family: dict[int, str] = {}  # every process the agent started, seen while it ran
-                try:
-                    with anyio.move_on_after(limit) as scope:
-                        if process.stdin is not None:
-                            try:
-                                await process.stdin.send(job.task.instruction.encode("utf-8"))
-                            except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-                                pass  # the agent exited or closed stdin without reading it: its exit code tells
-                            await process.stdin.aclose()
-                        await _wait_watching(process, family)
-                finally:
-                    with anyio.CancelScope(shield=True):
-                        await self._stop(process, family)
+        home = make_agent_home(account, avoid=[job.settings.workspace, job.episodes_dir])
+        try:
+            async with job.serve_http() as endpoint:
+                spec = self.launch(job, kind, home, account)
+                config = home / "mcp.json"
+                config.write_text(json.dumps(mcp_config(endpoint, self.transport, self.python), indent=2), encoding="utf-8")
+                config.chmod(0o600)
+                if account is not None:
+                    os.chown(config, account.uid, account.gid)
+                stderr_path = job.episodes_dir / "agent.stderr.log"
+                with (job.episodes_dir / "agent.stdout.log").open("wb") as out, stderr_path.open("wb") as err:
+                    process = self._start(spec, out, err)
+                    family: dict[int, str] = {}  # every process the agent started, seen while it ran
+                    try:
+                        with anyio.move_on_after(limit) as scope:
+                            await _send(process, job.task.instruction.encode("utf-8"))
+                            await _wait(process, None, family)
+                    finally:
+                        with anyio.CancelScope(shield=True):
+                            await self._stop(process, family)
+        finally:
+            shutil.rmtree(home, ignore_errors=True)  # the agent's scratch space: whatever it left there goes
         if scope.cancelled_caught:
             raise AgentTimeout(f"command agent {self.name!r} did not finish within {limit:g} s; it was killed")
         if process.returncode:
             tail = log_tail(stderr_path)
             raise AgentProcessError(f"command agent {self.name!r} exited with code {process.returncode}; stderr ends: {tail or '(empty)'}")
 
-    async def _stop(self, process: Process, family: dict[int, str]) -> None:
+    def _start(self, spec: AgentLaunch, out: IO[bytes], err: IO[bytes]) -> subprocess.Popen[bytes]:
+        """Start the agent as ``spec`` says, in a session of its own, dying with the harness; clear errors when it cannot start."""
+        try:
+            return subprocess.Popen(
+                spec.argv,
+                stdin=subprocess.PIPE if self.input == "stdin" else subprocess.DEVNULL,
+                stdout=out,
+                stderr=err,
+                env=spec.env,
+                cwd=spec.cwd,
+                user=spec.user,
+                group=spec.group,
+                extra_groups=spec.extra_groups,
+                start_new_session=True,
+                preexec_fn=die_with_parent(os.getpid(), no_new_privs=spec.user is not None),
+            )
+        except (PermissionError, FileNotFoundError) as exc:
+            who = f" as user {spec.user}" if spec.user is not None else ""
+            hint = (
+                "; it and every folder above it must be readable and searchable by agent_user (a Python under /root is not: "
+                "give python=/path/to/a/shared/python, or set agent_sandbox)"
+                if spec.user is not None
+                else ""
+            )
+            raise AgentProcessError(f"command agent {self.name!r} could not start {spec.argv[0]!r}{who}: {exc.strerror}{hint}") from None
+
+    async def _stop(self, process: subprocess.Popen[bytes], family: dict[int, str]) -> None:
         """End the agent's process group and whatever it started (see the module notes).
 
         The group is signalled only while its leader is unreaped, so its id cannot
         have been reused; leftovers are signalled one by one, by pid and start time.
         """
-        if process.returncode is None:
+        if process.poll() is None:
             family.update(_descendants(process.pid))
             _signal(process.pid, signal.SIGTERM, group=True)
-            with anyio.move_on_after(GRACE_S):
-                await process.wait()
-            if process.returncode is None:
+            if not await _wait(process, GRACE_S):
                 _signal(process.pid, signal.SIGKILL, group=True)
-                await process.wait()
+                await _wait(process)
         await _stop_strays(family, self.stray_grace_s)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from ...tools.errors import InputError
+from ...tools.security.roots import Roots
 from ...tools.settings import Settings
 from .base import Agent, AgentSpec
 from .explorer import ExplorerAgent
@@ -22,7 +25,7 @@ def _float(spec: AgentSpec, key: str, default: float) -> float:
 
 def make_agent(spec: AgentSpec, settings: Settings) -> Agent:
     """The agent a spec names; unknown kinds and options are refused with what is accepted."""
-    allowed = {"oracle": set(), "replay": {"source"}, "explorer": {"seed", "explore"}, "builtin": {"model", "max_tokens"}, "command": {"cmd", "input", "timeout"}}
+    allowed = {"oracle": set(), "replay": {"source"}, "explorer": {"seed", "explore"}, "builtin": {"model", "max_tokens"}, "command": {"cmd", "input", "timeout", "transport", "python"}}
     if spec.kind not in allowed:
         raise InputError(f"unknown agent kind {spec.kind!r}; use one of {', '.join(KINDS)}")
     extra = sorted(set(spec.options) - allowed[spec.kind])
@@ -31,7 +34,11 @@ def make_agent(spec: AgentSpec, settings: Settings) -> Agent:
     if spec.kind == "oracle":
         return OracleAgent(spec.name)
     if spec.kind == "replay":
-        return ReplayAgent(spec.name, spec.options.get("source", "gold"))
+        source = spec.options.get("source", "gold")
+        if source == "gold":
+            return ReplayAgent(spec.name)
+        roots = Roots([settings.workspace, *settings.allow_roots, Path.cwd()])
+        return ReplayAgent(spec.name, str(roots.readable(source, f"agent {spec.name}: source")), roots)
     if spec.kind == "explorer":
         return ExplorerAgent(spec.name, seed=int(_float(spec, "seed", 0)), explore=_float(spec, "explore", 0.0))
     if spec.kind == "builtin":

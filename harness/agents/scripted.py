@@ -9,6 +9,7 @@ from fastmcp import Client
 
 from ...tools.environment.trajectory import Trajectory, load_trajectory
 from ...tools.errors import InputError
+from ...tools.security.roots import Roots
 from .base import Job
 from .calls import call_for_action, call_for_step
 
@@ -54,11 +55,12 @@ class ReplayAgent:
 
     in_process = True
 
-    def __init__(self, name: str = "replay", source: str = "gold") -> None:
+    def __init__(self, name: str = "replay", source: str = "gold", roots: Roots | None = None) -> None:
         self.name = name
         self.model: str | None = None
         self.tokens = 0
         self.source = source
+        self.roots = roots  # where a folder source may be searched (default: the folder itself)
 
     def _trajectory(self, job: Job) -> Trajectory:
         if self.source == "gold":
@@ -67,7 +69,7 @@ class ReplayAgent:
             return load_trajectory(Path(job.task.gold_trajectory))
         path = Path(self.source)
         if path.is_dir():
-            for candidate in sorted(path.rglob("trajectory.jsonl")):
+            for candidate in (self.roots or Roots([path])).walk(path, "trajectory.jsonl"):
                 trajectory = load_trajectory(candidate)
                 if trajectory.episode.task_id == job.task.id:
                     return trajectory

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import sys
 
-from . import crawl, demo, graph, ingest, run, serve, tasks
+from . import bridge, crawl, demo, gc, graph, ingest, run, serve, tasks
 from .common import app
 
 __all__ = ["app", "main"]
 
 app.command("serve")(serve.serve)
+app.command("bridge")(bridge.bridge)
 app.command("ingest")(ingest.ingest)
 app.command("crawl")(crawl.crawl)
 app.command("demo")(demo.demo)
@@ -19,6 +20,7 @@ app.command("compose")(tasks.compose)
 app.add_typer(tasks.app, name="tasks")
 app.command("run")(run.run_agents)
 app.command("report")(run.report)
+app.command("gc")(gc.gc)
 
 
 def main() -> None:

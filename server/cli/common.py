@@ -10,12 +10,15 @@ from typing import Any, TypeVar
 
 import typer
 from pydantic import BaseModel, ValidationError
+from pydantic_settings import SettingsError
 from rich.console import Console
 
 from ...tools.errors import TaskloomError
+from ...tools.security.disk import disk_full
+from ...tools.security.roots import Roots
 from ...tools.settings import Settings, load_settings
 
-__all__ = ["app", "state", "settings", "errors", "run", "echo_json", "console"]
+__all__ = ["app", "state", "settings", "roots", "errors", "run", "echo_json", "console"]
 
 app = typer.Typer(
     name="taskloom",
@@ -33,8 +36,11 @@ T = TypeVar("T")
 def _root(
     workspace: Path | None = typer.Option(None, "--workspace", "-w", envvar="TASKLOOM_WORKSPACE", help="Workspace directory (default ./.taskloom)."),
     embedder: str | None = typer.Option(None, "--embedder", envvar="TASKLOOM_EMBEDDER", help="minilm (default) or hashing (tests only)."),
+    allow_root: list[Path] = typer.Option(
+        [], "--allow-root", help="A folder (besides the workspace) whose files may be read or written; repeatable. Also TASKLOOM_ALLOW_ROOTS (JSON list)."
+    ),
 ) -> None:
-    state["overrides"] = {"workspace": workspace, "embedder": embedder}
+    state["overrides"] = {"workspace": workspace, "embedder": embedder, "allow_roots": allow_root or None}
 
 
 def settings() -> Settings:
@@ -44,9 +50,14 @@ def settings() -> Settings:
     raise AssertionError("unreachable")
 
 
+def roots(current: Settings) -> Roots:
+    """Where a command may read or write: the workspace, the allowed roots, and the folder it runs in."""
+    return Roots([current.workspace, *current.allow_roots, Path.cwd()])
+
+
 @contextmanager
 def errors() -> Iterator[None]:
-    """Print Taskloom and validation errors as one red line and exit with status 2."""
+    """Print Taskloom and validation errors, and a full disk, as one red line and exit with status 2."""
     try:
         yield
     except TaskloomError as exc:
@@ -55,6 +66,15 @@ def errors() -> Iterator[None]:
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
         console.print(f"[red]error:[/red] invalid setting or argument: {problems}", highlight=False, soft_wrap=True)
+        raise typer.Exit(2) from None
+    except SettingsError as exc:  # a TASKLOOM_* variable that cannot be parsed at all (e.g. a list that is not JSON)
+        console.print(f"[red]error:[/red] {exc}: list settings take JSON, e.g. TASKLOOM_ALLOW_ROOTS='[\"/data/docs\"]'", highlight=False, soft_wrap=True)
+        raise typer.Exit(2) from None
+    except Exception as exc:
+        full = disk_full(exc)
+        if full is None:
+            raise
+        console.print(f"[red]error:[/red] {full}", highlight=False, soft_wrap=True)
         raise typer.Exit(2) from None
 
 

@@ -13,7 +13,7 @@ def crawl(
     start_url: str = typer.Argument(..., help="Where the crawl starts (http/https)."),
     max_pages: int = typer.Option(30, "--max-pages"),
     max_depth: int = typer.Option(3, "--max-depth"),
-    allow: list[str] = typer.Option(None, "--allow", help="Allowed domain (repeatable); default: the start URL's host."),
+    allow: list[str] = typer.Option(None, "--allow", help="Allowed domain (repeatable): 'example.org' (and subdomains) on the start URL's scheme and port, 'host:port', or 'http://host:port'; default: the start URL's origin."),
     contexts: int = typer.Option(1, "--contexts", help="Browser contexts crawling in parallel."),
     name: str | None = typer.Option(None, "--name"),
 ) -> None:

@@ -8,7 +8,7 @@ import typer
 
 from ...tools.graph.sampling import SampleSpec
 from ...tools.graph.service import GraphService, write_export
-from .common import echo_json, run, settings
+from .common import echo_json, roots, run, settings
 
 app = typer.Typer(help="Inspect and query knowledge graphs.", no_args_is_help=True)
 
@@ -95,14 +95,16 @@ def export(
     graph_id: str,
     fmt: str = typer.Option("json", "--format", help="json or graphml"),
     output: Path | None = typer.Option(None, "--output", "-o"),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace the output file if it exists."),
 ) -> None:
     """Export a graph (to stdout, or a file with -o)."""
+    target = None if output is None else run(lambda: roots(settings()).writable_file(output, "--output", overwrite))
     content = run(lambda: _service().export(graph_id, fmt))  # type: ignore[arg-type]
-    if output is None:
+    if target is None:
         typer.echo(content)
     else:
-        run(write_export, output.expanduser().resolve(), content)
-        typer.echo(str(output))
+        run(write_export, target, content)
+        typer.echo(str(target))
 
 
 @app.command()

@@ -8,7 +8,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ...tools.graph.service import GraphService
-from .common import console, echo_json, run, settings
+from .common import console, echo_json, roots, run, settings
 
 
 def ingest(
@@ -16,12 +16,14 @@ def ingest(
     name: str | None = typer.Option(None, "--name", help="Display name (default: the document's title)."),
 ) -> None:
     """Ingest a document into a knowledge graph and print the report as JSON."""
-    service = run(lambda: GraphService(settings()))
+    current = settings()
+    source = run(lambda: roots(current).readable_file(path, "PATH"))
+    service = run(lambda: GraphService(current))
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console, transient=True) as bar:
         task = bar.add_task("parsing", total=None)
 
         def progress(done: float, total: float, message: str) -> None:
             bar.update(task, completed=done, total=total, description=message.split(" ")[0])
 
-        report = run(lambda: service.ingest_document(path, name, progress))
+        report = run(lambda: service.ingest_document(source, name, progress))
     echo_json(report)

@@ -13,7 +13,7 @@ from ..app import build_server
 from ...harness.service import Harness
 from ...tools.evaluate.model import EpisodeResult
 from ...tools.evaluate.summary import terminal_summary
-from .common import console, echo_json, run, settings
+from .common import console, echo_json, roots, run, settings
 
 __all__ = ["run_agents", "report"]
 
@@ -53,7 +53,8 @@ def run_agents(
         if resume:
             report = run(anyio.run, lambda: harness.resume(resume, progress))
         else:
-            chosen = run(harness.select, task or None, kind, tasks_file)
+            tasks_path = None if tasks_file is None else run(lambda: roots(harness.settings).readable_file(tasks_file, "--tasks"))
+            chosen = run(harness.select, task or None, kind, tasks_path)
             report = run(anyio.run, lambda: harness.run(chosen, agent, concurrency, max_steps, timeout, seed, run_id, progress, judge))
     _show(report, as_json)
 

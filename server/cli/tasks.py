@@ -8,7 +8,7 @@ from typing import Any
 import anyio
 import typer
 
-from .common import echo_json, run, settings
+from .common import echo_json, roots, run, settings
 
 app = typer.Typer(help="List, show and export generated tasks.", no_args_is_help=True)
 
@@ -83,10 +83,12 @@ def export(
     output: Path | None = typer.Option(None, "--output", "-o"),
     kind: str | None = typer.Option(None, "--kind"),
     fmt: str = typer.Option("jsonl", "--format", help="jsonl (full tasks) or inspect (inspect-ai Samples)."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace the output file if it exists."),
 ) -> None:
     """Export tasks as JSON Lines (stdout, or a file with -o)."""
-    text = run(_service().export, output.expanduser().resolve() if output else None, kind, fmt)
-    if output is None:
+    target = None if output is None else run(lambda: roots(settings()).writable_file(output, "--output", overwrite))
+    text = run(_service().export, target, kind, fmt)
+    if target is None:
         typer.echo(text, nl=False)
     else:
-        typer.echo(str(output))
+        typer.echo(str(target))

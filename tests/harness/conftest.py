@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from taskloom.harness.agents.base import Job
+from taskloom.server.app import build_server
 from taskloom.tools.environment.site import serve_static
 from taskloom.tools.settings import Settings
 from taskloom.tools.tasks.model import GoldStep, Provenance, SuccessCriterion, Task
@@ -54,7 +60,53 @@ def process_agents_job(tmp_path: Path) -> MakeJob:
         config = Settings(**values)  # type: ignore[arg-type]
         TaskStore(Workspace(config.workspace)).save(task)
         return Job(
-            task=task, agent=agent, model=model, episodes_dir=tmp_path / "episodes" / agent, settings=config, max_steps=max_steps, timeout_s=timeout_s
+            task=task, agent=agent, model=model, episodes_dir=tmp_path / "episodes" / agent, settings=config, max_steps=max_steps, timeout_s=timeout_s,
+            server_factory=build_server,
         )
 
     return make
+
+
+@pytest.fixture
+def agent_dir() -> Iterator[Path]:
+    """A folder command agents can read and write whichever user they run as (pytest's own tmp folders are 0700)."""
+    folder = Path(tempfile.mkdtemp(prefix="taskloom-test-agent-"))
+    folder.chmod(0o1777)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def _runs_for_agent_user(python: str) -> bool:
+    try:
+        done = subprocess.run([python, "-c", "import fastmcp"], user="nobody", cwd="/", capture_output=True, timeout=60, check=False)
+    except PermissionError:  # a folder on the way (e.g. /root) is closed to it
+        return False
+    return done.returncode == 0
+
+
+@pytest.fixture(scope="session")
+def agent_python() -> Iterator[str]:
+    """A Python with this venv's packages that command agents can run: this one, unless running as root with a Python
+    the agent user cannot reach (e.g. pyenv under /root); then a venv over the system Python of the same version whose
+    site-packages point at this venv's."""
+    if os.geteuid() != 0 or _runs_for_agent_user(sys.executable):
+        yield sys.executable
+        return
+    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    system = next((p for p in (f"/usr/bin/{version}", f"/usr/local/bin/{version}") if os.access(p, os.X_OK)), None)
+    if system is None:
+        pytest.skip(f"running as root, the agent user cannot run {sys.executable} and there is no system {version}")
+    folder = Path(tempfile.mkdtemp(prefix="taskloom-test-python-"))
+    folder.chmod(0o755)
+    subprocess.run([system, "-m", "venv", "--without-pip", str(folder / "py")], check=True, capture_output=True, timeout=120)
+    site = next((folder / "py" / "lib").glob("python*/site-packages"))
+    packages = next(p for p in map(Path, sys.path) if p.name == "site-packages" and (p / "fastmcp").is_dir())
+    (site / "taskloom-venv.pth").write_text(f"import site; site.addsitedir({str(packages)!r})\n", encoding="utf-8")
+    for path in [folder, *folder.rglob("*")]:
+        if not path.is_symlink():
+            path.chmod(0o755 if path.is_dir() or os.access(path, os.X_OK) else 0o644)
+    python = str(folder / "py" / "bin" / "python")
+    if not _runs_for_agent_user(python):
+        pytest.skip(f"running as root, the agent user can run neither {sys.executable} nor a venv over {system}")
+    yield python
+    shutil.rmtree(folder, ignore_errors=True)

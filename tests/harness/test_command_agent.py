@@ -1,10 +1,14 @@
 """CommandAgent: an external MCP agent as a subprocess — the bundled minimal agent solving tasks on the example site
-in a real Chromium, how the instruction and the MCP config reach the process, the time limit, cancellation and
-exit codes (checked on real processes through /proc: nothing is left running)."""
+in a real Chromium (over the harness-served HTTP endpoint and over the stdio bridge), how the instruction and the MCP
+config reach the process, the time limit, cancellation and exit codes (checked on real processes through /proc:
+nothing is left running). Agents run in the default sandbox, so their scripts and outputs live in ``agent_dir`` and
+they run ``agent_python`` (see conftest)."""
 
 from __future__ import annotations
 
 import json
+import re
+import secrets
 import shlex
 from pathlib import Path
 from typing import Any
@@ -38,11 +42,49 @@ json.dump(record, open(sys.argv[1], "w"))
 
 HANG = """\
 import json, os, subprocess, sys, time
-same = subprocess.Popen(["sleep", "300"])  # in the agent's process group
-own = subprocess.Popen(["sleep", "300"], start_new_session=True)  # in a session of its own, as MCP clients start servers
+marker = sys.argv[2]  # in every command line, so the test finds these processes from outside any PID namespace
+same = subprocess.Popen(["sleep", marker])  # in the agent's process group
+own = subprocess.Popen(["sleep", marker], start_new_session=True)  # in a session of its own, as MCP clients start servers
 json.dump([os.getpid(), same.pid, own.pid], open(sys.argv[1], "w"))
 time.sleep(300)
 """
+
+
+def _marked(marker: str) -> list[int]:
+    """Live processes whose command line holds ``marker``."""
+    found = []
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            words = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if any(marker.encode() in w for w in words) and _alive(int(entry.name)):
+            found.append(int(entry.name))
+    return found
+
+
+async def _hang(agent: CommandAgent, job: Job, pids_file: Path, marker: str, limit: float | None = None) -> tuple[list[int], bool]:
+    """Attempt ``job`` (cancelled after ``limit`` s when given); the marked processes seen while it ran, and whether it was cancelled."""
+    seen: list[int] = []
+    async with anyio.create_task_group() as group:
+
+        async def look() -> None:
+            while not pids_file.is_file() or not pids_file.read_text():
+                await anyio.sleep(0.1)
+            await anyio.sleep(0.3)
+            seen.extend(_marked(marker))
+
+        group.start_soon(look)
+        error: AgentTimeout | None = None
+        try:
+            with anyio.move_on_after(limit) as scope:
+                await agent.attempt(job, None)
+        except AgentTimeout as exc:
+            error = exc
+        group.cancel_scope.cancel()
+    if error is not None:
+        raise error
+    return seen, scope.cancelled_caught
 
 
 def _alive(pid: int) -> bool:
@@ -59,9 +101,10 @@ def _trajectory(job: Job) -> Trajectory:
     return load_trajectory(files[0])
 
 
-def _script(tmp_path: Path, name: str, text: str) -> str:
-    path = tmp_path / name
+def _script(folder: Path, name: str, text: str) -> str:
+    path = folder / name
     path.write_text(text, encoding="utf-8")
+    path.chmod(0o644)
     return shlex.quote(str(path))
 
 
@@ -84,23 +127,25 @@ def probe_job(process_agents_job: Any, process_agents_web_task: Any) -> Job:
 )
 @pytest.mark.anyio
 async def test_the_instruction_and_the_config_reach_the_process(
-    tmp_path: Path, probe_job: Job, monkeypatch: pytest.MonkeyPatch, mode: str, words: str, argv_tail: list[str], env_instruction: str | None, stdin: str
+    agent_dir: Path, agent_python: str, probe_job: Job, monkeypatch: pytest.MonkeyPatch,
+    mode: str, words: str, argv_tail: list[str], env_instruction: str | None, stdin: str,
 ) -> None:
     monkeypatch.setenv("TASKLOOM_LLM_API_KEY", "sk-never-shown")
-    out = tmp_path / "probe.json"
-    cmd = "{python} " + _script(tmp_path, "probe.py", PROBE) + f" {shlex.quote(str(out))} {{config}} {{task_id}}" + words
-    await CommandAgent("probe", {"cmd": cmd, "input": mode}).attempt(probe_job, None)
+    out = agent_dir / "probe.json"
+    cmd = "{python} " + _script(agent_dir, "probe.py", PROBE) + f" {shlex.quote(str(out))} {{config}} {{task_id}}" + words
+    await CommandAgent("probe", {"cmd": cmd, "input": mode, "python": agent_python}).attempt(probe_job, None)
 
     seen = json.loads(out.read_text(encoding="utf-8"))
     config_path = seen["config_path"]
     assert seen["argv"] == [config_path, "web-probe", *argv_tail]
     assert seen["env_instruction"] == env_instruction and seen["stdin"] == stdin
     assert seen["task_id"] == "web-probe" and seen["leaked"] == []  # no TASKLOOM_* setting or key reaches the agent
+    assert list(seen["config"]["mcpServers"]) == ["taskloom"]  # one server: the episode's, served by the harness
     entry = seen["config"]["mcpServers"]["taskloom"]
-    assert [entry["command"], *entry["args"]] == probe_job.serve_command()
-    assert entry["args"][entry["args"].index("--profile") + 1] == "agent" and "--task" in entry["args"]
-    assert entry["env"]["TASKLOOM_WORKSPACE"] == str(probe_job.settings.workspace.resolve())
-    assert not any(k.startswith("TASKLOOM_LLM_") for k in entry["env"]) and "sk-never-shown" not in json.dumps(seen["config"])
+    assert entry["type"] == "http" and re.fullmatch(r"http://127\.0\.0\.1:\d+/mcp", entry["url"])
+    assert re.fullmatch(r"Bearer [\w-]{40,}", entry["headers"]["Authorization"]) and set(entry) == {"type", "url", "headers"}
+    text = json.dumps(seen["config"])
+    assert "sk-never-shown" not in text and str(probe_job.settings.workspace.resolve()) not in text and "TASKLOOM_WORKSPACE" not in text
     assert not Path(config_path).exists()  # the config lives only as long as the attempt
 
 
@@ -113,6 +158,7 @@ async def test_the_instruction_and_the_config_reach_the_process(
         ({"cmd": "run", "input": "file"}, "arg, env or stdin"),
         ({"cmd": "run", "timeout": "soon"}, "not a number"),
         ({"cmd": "run", "timeout": "0"}, "positive"),
+        ({"cmd": "run", "transport": "sse"}, "http or stdio"),
     ],
 )
 def test_bad_options_are_refused_with_what_to_do(options: dict[str, str], says: str) -> None:
@@ -122,51 +168,53 @@ def test_bad_options_are_refused_with_what_to_do(options: dict[str, str], says: 
 
 
 @pytest.mark.anyio
-async def test_a_non_zero_exit_raises_with_the_code_and_stderr(probe_job: Job) -> None:
+async def test_a_non_zero_exit_raises_with_the_code_and_stderr(probe_job: Job, agent_python: str) -> None:
     cmd = """{python} -c "import sys; print('starting', file=sys.stderr); print('boom: no MCP config', file=sys.stderr); sys.exit(3)" """
     with pytest.raises(AgentProcessError) as caught:
-        await CommandAgent("failing", {"cmd": cmd}).attempt(probe_job, None)
+        await CommandAgent("failing", {"cmd": cmd, "python": agent_python}).attempt(probe_job, None)
     first = str(caught.value).splitlines()[0]  # the runner keeps the first line as the episode's reason
     assert "exited with code 3" in first and "starting | boom: no MCP config" in first
     assert (probe_job.episodes_dir / "agent.stderr.log").read_text().splitlines() == ["starting", "boom: no MCP config"]
 
 
 @pytest.mark.anyio
-async def test_a_hanging_command_is_killed_at_its_timeout_with_everything_it_started(tmp_path: Path, probe_job: Job) -> None:
-    pids_file = tmp_path / "pids.json"
-    agent = CommandAgent("hanging", {"cmd": "{python} " + _script(tmp_path, "hang.py", HANG) + f" {shlex.quote(str(pids_file))}", "timeout": "4"})
+async def test_a_hanging_command_is_killed_at_its_timeout_with_everything_it_started(agent_dir: Path, agent_python: str, probe_job: Job) -> None:
+    pids_file, marker = agent_dir / "pids.json", f"300.{secrets.randbelow(10**9)}"
+    cmd = "{python} " + _script(agent_dir, "hang.py", HANG) + f" {shlex.quote(str(pids_file))} {marker}"
+    agent = CommandAgent("hanging", {"cmd": cmd, "timeout": "4", "python": agent_python})
     agent.stray_grace_s = 0.5  # the own-session sleep never exits by itself; do not wait the default
     started = anyio.current_time()
     with pytest.raises(AgentTimeout) as caught:
-        await agent.attempt(probe_job, None)
+        await _hang(agent, probe_job, pids_file, marker)
     assert "4 s" in str(caught.value)
     assert isinstance(caught.value, TimeoutError)
     assert 4 <= anyio.current_time() - started < 4 + 3 * 2 + 5
-    pids = json.loads(pids_file.read_text())
-    assert len(pids) == 3 and [p for p in pids if _alive(p)] == []
+    assert len(json.loads(pids_file.read_text())) == 3 and _marked(marker) == [] and _marked(str(agent_dir)) == []
 
 
 @pytest.mark.anyio
-async def test_cancelling_the_attempt_kills_the_command_and_everything_it_started(tmp_path: Path, probe_job: Job) -> None:
-    pids_file = tmp_path / "pids.json"
-    agent = CommandAgent("hanging", {"cmd": "{python} " + _script(tmp_path, "hang.py", HANG) + f" {shlex.quote(str(pids_file))}"})
+async def test_cancelling_the_attempt_kills_the_command_and_everything_it_started(agent_dir: Path, agent_python: str, probe_job: Job) -> None:
+    pids_file, marker = agent_dir / "pids.json", f"300.{secrets.randbelow(10**9)}"
+    cmd = "{python} " + _script(agent_dir, "hang.py", HANG) + f" {shlex.quote(str(pids_file))} {marker}"
+    agent = CommandAgent("hanging", {"cmd": cmd, "python": agent_python})
     agent.stray_grace_s = 0.5
-    with anyio.move_on_after(4) as scope:  # what the runner's time limit does (job.timeout_s is 120 here)
-        await agent.attempt(probe_job, None)
-    assert scope.cancelled_caught
-    pids = json.loads(pids_file.read_text())
-    assert len(pids) == 3 and [p for p in pids if _alive(p)] == []
+    seen, cancelled = await _hang(agent, probe_job, pids_file, marker, limit=4)  # what the runner's time limit does (job.timeout_s is 120)
+    assert cancelled
+    assert len(seen) >= 3  # the agent and both sleeps were running (and the sandbox wrapper, when there is one)
+    assert _marked(marker) == [] and _marked(str(agent_dir)) == []
 
 
 @pytest.mark.anyio
 @pytest.mark.integration
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium")
-async def test_the_minimal_agent_solves_a_two_step_navigation(process_agents_job: Any, process_agents_web_task: Any) -> None:
+@pytest.mark.parametrize("transport", ["http", "stdio"])
+async def test_the_minimal_agent_solves_a_two_step_navigation(process_agents_job: Any, process_agents_web_task: Any, agent_python: str, transport: str) -> None:
     task = process_agents_web_task(
         "web-poetry", "On the page “Harbourside Library”, open “Genres”, then open “Poetry”.", r"search\.html\?genre=poetry$", ["#nav-genres", "#genre-link-poetry"]
     )
     job: Job = process_agents_job(task, "minimal")
-    await CommandAgent("minimal", {"cmd": "{python} " + shlex.quote(str(MINIMAL))}).attempt(job, None)
+    options = {"cmd": "{python} " + shlex.quote(str(MINIMAL)), "python": agent_python, "transport": transport}
+    await CommandAgent("minimal", options).attempt(job, None)
 
     trajectory = _trajectory(job)
     assert (trajectory.episode.agent, trajectory.episode.task_id) == ("minimal", "web-poetry")
@@ -179,10 +227,11 @@ async def test_the_minimal_agent_solves_a_two_step_navigation(process_agents_job
 @pytest.mark.anyio
 @pytest.mark.integration
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium")
-async def test_the_minimal_agent_searches_with_the_instruction_from_stdin(process_agents_job: Any, process_agents_web_task: Any) -> None:
+async def test_the_minimal_agent_searches_with_the_instruction_from_stdin(process_agents_job: Any, process_agents_web_task: Any, agent_python: str) -> None:
     task = process_agents_web_task("web-search", "On the page “Harbourside Library”, search for “lantern”.", r"[?&]q=lantern", ["#search-input"])
     job: Job = process_agents_job(task, "minimal-stdin")
-    await CommandAgent("minimal-stdin", {"cmd": "{python} " + shlex.quote(str(MINIMAL)), "input": "stdin"}).attempt(job, None)
+    options = {"cmd": "{python} " + shlex.quote(str(MINIMAL)), "input": "stdin", "python": agent_python}
+    await CommandAgent("minimal-stdin", options).attempt(job, None)
 
     trajectory = _trajectory(job)
     assert [a.name for a in trajectory.actions] == ["navigate", "type"]

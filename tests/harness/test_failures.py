@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import sys
 from pathlib import Path
 
 import pytest
@@ -29,14 +28,17 @@ def document_task(settings: Settings) -> Task:
     return TaskStore(Workspace(settings.workspace)).load(ids[0])
 
 
-def test_a_crashing_and_a_hanging_agent_fail_alone(settings: Settings, document_task: Task, tmp_path: Path) -> None:
-    hang = tmp_path / "hang.py"
+def test_a_crashing_and_a_hanging_agent_fail_alone(settings: Settings, document_task: Task, tmp_path: Path, agent_dir: Path, agent_python: str) -> None:
+    hang = agent_dir / "hang.py"  # the command agent runs sandboxed: its script must be readable by the agent user
     hang.write_text("import time\ntime.sleep(60)\n")
-    agents = [f"replay:source={tmp_path / 'missing.jsonl'},name=broken", f"command:name=sleeper,cmd={sys.executable} {hang}", "oracle"]
+    hang.chmod(0o644)
+    broken = tmp_path / "broken.jsonl"  # exists (inside the allowed roots) but is no trajectory: the replay crashes mid-run
+    broken.write_text('{"kind": "noise"}\n', encoding="utf-8")
+    agents = [f"replay:source={broken},name=broken", f"command:name=sleeper,cmd={agent_python} {hang}", "oracle"]
     asyncio.run(Harness(settings, build_server).run([document_task], agents, run_id="rough", timeout_s=4, concurrency=3))
     results = {r.agent: r for r in RunStore(Workspace(settings.workspace), "rough").results()}
     assert set(results) == {"broken", "sleeper", "oracle"}
-    assert results["broken"].status == "crashed" and "missing.jsonl" in (results["broken"].reason or "")
+    assert results["broken"].status == "crashed" and "broken.jsonl is not a trajectory file" in (results["broken"].reason or "")
     assert results["sleeper"].status == "timeout" and not results["sleeper"].success
     assert results["oracle"].status == "finished" and results["oracle"].success
 

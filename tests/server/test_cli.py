@@ -27,6 +27,7 @@ def taskloom(*args: str, workspace: Path, cwd: Path, env: dict[str, str] | None 
     env.update(
         TASKLOOM_WORKSPACE=str(workspace),
         TASKLOOM_EMBEDDER="hashing",
+        TASKLOOM_ALLOW_ROOTS=json.dumps([str(ROOT / "examples")]),
         FASTMCP_SHOW_SERVER_BANNER="false",
         FASTMCP_CHECK_FOR_UPDATES="off",
     )
@@ -97,8 +98,8 @@ def test_graph_node_shows_a_cell(ingested: Ingested) -> None:
     assert (node["id"], node["type"], node["text"]) == (CELL, "table_cell", "Air temperature")
 
 
-def test_graph_export_graphml_to_a_file(ingested: Ingested, tmp_path: Path) -> None:
-    target = tmp_path / "guide.graphml"
+def test_graph_export_graphml_to_a_file(ingested: Ingested) -> None:
+    target = ingested.cwd / "guide.graphml"  # the folder the command runs in is an allowed root
     result = ingested.run("graph", "export", ingested.graph_id, "--format", "graphml", "-o", str(target))
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == str(target)
@@ -162,3 +163,30 @@ def test_malformed_config_file_is_a_one_line_error(ingested: Ingested, tmp_path:
     result = ingested.run("graph", "list", env={"TASKLOOM_CONFIG": str(bad)})
     assert result.returncode == 2
     assert "not valid TOML" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_ingest_outside_the_allowed_roots_is_refused(tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    doc = outside / "notes.md"
+    doc.write_text("# Notes\n\nA paragraph about rain gauges and their calibration.\n", encoding="utf-8")
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    refused = taskloom("ingest", str(doc), workspace=tmp_path / "ws", cwd=cwd)
+    assert refused.returncode == 2
+    assert "outside the allowed roots" in refused.stderr and "--allow-root" in refused.stderr
+    assert "Traceback" not in refused.stderr
+    allowed = taskloom("--allow-root", str(outside), "ingest", str(doc), workspace=tmp_path / "ws", cwd=cwd)
+    assert allowed.returncode == 0, allowed.stderr
+    assert json.loads(allowed.stdout)["nodes"] > 0
+
+
+def test_export_never_overwrites_unless_asked(ingested: Ingested) -> None:
+    target = ingested.cwd / "exists.json"
+    target.write_text("keep me", encoding="utf-8")
+    refused = ingested.run("graph", "export", ingested.graph_id, "-o", str(target))
+    assert refused.returncode == 2 and "already exists" in refused.stderr
+    assert target.read_text(encoding="utf-8") == "keep me"
+    replaced = ingested.run("graph", "export", ingested.graph_id, "-o", str(target), "--overwrite")
+    assert replaced.returncode == 0, replaced.stderr
+    assert json.loads(target.read_text(encoding="utf-8"))["graph"]["id"] == ingested.graph_id

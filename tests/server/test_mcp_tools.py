@@ -68,7 +68,7 @@ def guide(tmp_path_factory: pytest.TempPathFactory) -> Guide:
     Shared by the tests that only read, so each does not pay for an ingestion; the
     tests of ingestion, listing and deletion use ``server`` instead.
     """
-    settings = Settings(workspace=tmp_path_factory.mktemp("guide") / "ws", embedder="hashing")
+    settings = Settings(workspace=tmp_path_factory.mktemp("guide") / "ws", embedder="hashing", allow_roots=[tmp_path_factory.getbasetemp(), ROOT / "examples"])
     graph_id = GraphService(settings).ingest_document(FIELD_GUIDE).graph_id
     return Guide(build_server(settings), graph_id)
 
@@ -414,7 +414,7 @@ def _bad_calls(request: pytest.FixtureRequest, tmp_path: Path, graph_id: str) ->
     zero = request.getfixturevalue("zero_page_pdf")
     empty = _empty_md(tmp_path)
     return {
-        "missing file": ("graph_ingest_document", {"path": str(missing)}, [str(missing), "no file", "check the path"]),
+        "missing file": ("graph_ingest_document", {"path": str(missing)}, [str(missing), "does not exist", "check the path"]),
         "not a pdf": ("graph_ingest_document", {"path": str(not_pdf)}, [str(not_pdf), "not a readable PDF", "pass a PDF"]),
         "encrypted pdf": ("graph_ingest_document", {"path": str(encrypted)}, [str(encrypted), "encrypted", "decrypt"]),
         "image-only pdf": ("graph_ingest_document", {"path": str(image_only)}, [str(image_only), "no text layer", "OCR"]),

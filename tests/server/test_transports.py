@@ -6,6 +6,7 @@ the console script next to the interpreter is used.
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -44,6 +45,7 @@ def server_env(workspace: Path) -> dict[str, str]:
     env.update(
         TASKLOOM_WORKSPACE=str(workspace),
         TASKLOOM_EMBEDDER="hashing",
+        TASKLOOM_ALLOW_ROOTS=json.dumps([str(Path(__file__).resolve().parents[2] / "examples")]),
         FASTMCP_SHOW_SERVER_BANNER="false",
         FASTMCP_CHECK_FOR_UPDATES="off",
     )

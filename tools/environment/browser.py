@@ -1,23 +1,25 @@
-"""The one Playwright layer: Debian's chromium, one process, isolated contexts, a domain guard.
+"""The one Playwright layer: Debian's chromium, one process, isolated contexts, an origin fence.
 
 Browser downloads are impossible here, so Chromium is always launched from a
 system binary (``executable_path``). Every context can be fenced to a set of
-allowed hosts: requests elsewhere are aborted before they leave the browser and
-logged on the context.
+origins (scheme, host, port; see :mod:`taskloom.tools.security.origin`): requests
+elsewhere are aborted before they leave the browser and logged on the context.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shutil
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlparse
+from urllib.parse import urljoin, urlparse
 
 from ..errors import TaskloomError
+from ..security.origin import OriginFence
 
-__all__ = ["CHROMIUM_ARGS", "EnvironmentUnavailable", "BrowserPool", "GuardedContext", "find_chromium", "host_of", "host_allowed"]
+__all__ = ["CHROMIUM_ARGS", "EnvironmentUnavailable", "BrowserPool", "GuardedContext", "OriginFence", "find_chromium", "host_of"]
 
 #: Flags that keep Chromium quiet on a machine with no network beyond loopback.
 CHROMIUM_ARGS = [
@@ -48,33 +50,110 @@ def host_of(url: str) -> str:
     return (urlparse(url).hostname or "").lower()
 
 
-def host_allowed(url: str, allowed: set[str]) -> bool:
-    """True for data:/about:/blob: URLs and for hosts equal to, or under, an allowed domain.
-
-    Examples
-    --------
-    >>> host_allowed("http://127.0.0.1:8000/a", {"127.0.0.1"})
-    True
-    >>> host_allowed("https://docs.example.org/x", {"example.org"})
-    True
-    >>> host_allowed("http://localhost:9/x", {"127.0.0.1"})
-    False
-    """
-    scheme = urlparse(url).scheme
-    if scheme in ("data", "about", "blob", "chrome-error"):
-        return True
-    host = host_of(url)
-    return any(host == d or host.endswith("." + d) for d in allowed)
-
-
 @dataclass
 class GuardedContext:
-    """A browser context plus what its domain guard blocked."""
+    """A browser context plus its origin fence and what the fence blocked.
+
+    Every request is checked against the fence before it leaves the browser. A
+    navigation request is fetched without following redirects, so a redirect that
+    would leave the fence is refused at that hop (Playwright does not route the
+    hops Chromium follows itself). A later hop of a redirect chain is caught after
+    the load by :meth:`refuse_outside`.
+    """
 
     context: Any
-    allowed: set[str] | None
+    fence: OriginFence | None
     blocked: list[str] = field(default_factory=list)
     requested: list[str] = field(default_factory=list)
+    left: list[str] = field(default_factory=list)  # blocked navigations (a page or frame that tried to go outside)
+
+    def allows(self, url: str) -> bool:
+        """True when ``url`` is inside the fence (or there is no fence)."""
+        return self.fence is None or self.fence.allows(url)
+
+    def describe(self) -> str:
+        """The fence in words, for messages."""
+        return self.fence.describe() if self.fence is not None else "anywhere"
+
+    async def refuse_outside(self, page: Any, back_to: str | None = None) -> str | None:
+        """If ``page`` ended outside the fence, record it as blocked, leave it, and say so; else None.
+
+        The page is put back where it was (see :meth:`restore`), so nothing from the
+        other origin stays on screen.
+        """
+        url = page.url
+        if self.allows(url) or url.startswith("chrome-error:"):
+            return None
+        self.blocked.append(url)
+        self.left.append(url)
+        await self.restore(page, back_to)
+        return f"the page was redirected to {url}, which is outside this episode's allowed domains (origins {self.describe()}); it was not shown and the page went back"
+
+    async def restore(self, page: Any, back_to: str | None = None) -> None:
+        """Put ``page`` back at ``back_to`` (where it was before an action), else one step back, else on ``about:blank``."""
+        from playwright.async_api import Error as PlaywrightError
+
+        def placed() -> bool:
+            return self.allows(page.url) and not page.url.startswith("chrome-error:")
+
+        with contextlib.suppress(PlaywrightError):  # a page that cannot be restored ends on about:blank below
+            if back_to and back_to.startswith(("http://", "https://")) and self.allows(back_to):
+                await page.goto(back_to, wait_until="domcontentloaded", timeout=10_000)
+            else:
+                await page.go_back(wait_until="domcontentloaded", timeout=5_000)
+        for _ in range(3):  # a script of the page gone back to may leave again: settle on about:blank
+            if placed():
+                return
+            with contextlib.suppress(PlaywrightError):  # interrupted by the page's own pending navigation: try again
+                await page.goto("about:blank", timeout=5_000)
+
+
+#: How long the fence waits for one navigation hop; the page's own navigation timeout is usually shorter.
+_FETCH_TIMEOUT_MS = 300_000
+
+
+async def _guard(guarded: GuardedContext, route: Any) -> None:
+    """The route handler of a fenced context: abort outside, fetch navigations hop by hop."""
+    from playwright.async_api import Error as PlaywrightError
+
+    request = route.request
+    url = request.url
+    try:
+        if not guarded.allows(url):
+            guarded.blocked.append(url)
+            if request.is_navigation_request():
+                guarded.left.append(url)
+            await route.abort("blockedbyclient")
+            return
+        guarded.requested.append(url)
+        if not request.is_navigation_request():
+            await route.continue_()
+            return
+        try:
+            response = await route.fetch(max_redirects=0, timeout=_FETCH_TIMEOUT_MS)
+        except PlaywrightError as exc:
+            await route.abort(_net_error(str(exc)))  # the page shows Chromium's error page, as for any unreachable server
+            return
+        location = response.headers.get("location")
+        if 300 <= response.status < 400 and location:
+            target = urljoin(url, location)
+            if not guarded.allows(target):
+                guarded.blocked.append(target)
+                guarded.left.append(target)
+                await route.abort("blockedbyclient")
+                return
+        await route.fulfill(response=response)
+    except PlaywrightError:
+        return  # the page or request went away (closed context, navigation timed out) while this hop was checked
+
+
+def _net_error(message: str) -> str:
+    """The Chromium error code closest to a failed fetch's message (what ``page.goto`` then reports)."""
+    for needle, code in (("ECONNREFUSED", "connectionrefused"), ("ENOTFOUND", "namenotresolved"), ("EAI_AGAIN", "namenotresolved"),
+                         ("ECONNRESET", "connectionreset"), ("imeout", "timedout")):
+        if needle in message:
+            return code
+    return "failed"
 
 
 class BrowserPool:
@@ -102,23 +181,13 @@ class BrowserPool:
                     raise EnvironmentUnavailable(f"Chromium at {path} did not start: {exc}") from exc
             return self._browser
 
-    async def new_context(self, allowed_hosts: set[str] | None = None, viewport: tuple[int, int] = (1280, 800)) -> GuardedContext:
-        """A fresh, isolated context; with ``allowed_hosts``, requests to other hosts are aborted."""
+    async def new_context(self, fence: OriginFence | None = None, viewport: tuple[int, int] = (1280, 800)) -> GuardedContext:
+        """A fresh, isolated context; with a ``fence``, requests outside its origins are aborted."""
         browser = await self.browser()
         context = await browser.new_context(viewport={"width": viewport[0], "height": viewport[1]}, service_workers="block")
-        guarded = GuardedContext(context=context, allowed={h.lower() for h in allowed_hosts} if allowed_hosts else None)
-        if guarded.allowed is not None:
-
-            async def guard(route: Any) -> None:
-                url = route.request.url
-                if host_allowed(url, guarded.allowed or set()):
-                    guarded.requested.append(url)
-                    await route.continue_()
-                else:
-                    guarded.blocked.append(url)
-                    await route.abort("blockedbyclient")
-
-            await context.route("**/*", guard)
+        guarded = GuardedContext(context=context, fence=fence)
+        if fence is not None:
+            await context.route("**/*", lambda route: _guard(guarded, route))
         return guarded
 
     async def close(self) -> None:

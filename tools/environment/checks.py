@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from playwright.async_api import Error as PlaywrightError
+
 from ..tasks.model import SuccessCriterion, criterion_key
 from .trajectory import ActionRecord, CriterionResult
 
@@ -73,8 +75,30 @@ async def _state(page: Any, criterion: SuccessCriterion, body: list[str]) -> tup
     return await _element_state(page, criterion.value, criterion.state)
 
 
-async def check_criteria(page: Any, criteria: list[SuccessCriterion], actions: list[ActionRecord]) -> list[CriterionResult]:
-    """Check every criterion against the page's current state and the recorded actions."""
+async def check_criteria(page: Any, criteria: list[SuccessCriterion], actions: list[ActionRecord], grace_s: float = 1.0) -> list[CriterionResult]:
+    """Check every criterion against the page's current state and the recorded actions.
+
+    A script may navigate a moment after the last action (a filter that calls
+    ``location.assign`` on change): when a state criterion fails, a navigation starting
+    within ``grace_s`` is waited for and the criteria are checked once more.
+    """
+    results = await _check_once(page, criteria, actions)
+    if grace_s > 0 and any(r.criterion.on_state and not r.ok for r in results) and await _navigated(page, grace_s):
+        results = await _check_once(page, criteria, actions)
+    return results
+
+
+async def _navigated(page: Any, grace_s: float) -> bool:
+    """True when the main frame navigates within ``grace_s`` (then after it has loaded)."""
+    try:
+        await page.wait_for_event("framenavigated", predicate=lambda frame: frame == page.main_frame, timeout=grace_s * 1000)
+        await page.wait_for_load_state("load", timeout=5_000)
+    except PlaywrightError:
+        return False
+    return True
+
+
+async def _check_once(page: Any, criteria: list[SuccessCriterion], actions: list[ActionRecord]) -> list[CriterionResult]:
     results: list[CriterionResult] = []
     body: list[str] = []
     for criterion in criteria:

@@ -137,7 +137,7 @@ class VirtualDisplay:
                     n += 1
                 auth.unlink(missing_ok=True)
                 subprocess.run([xauth, "-q", "-f", str(auth), "add", f":{n}", ".", secrets.token_hex(16)], check=True, capture_output=True)
-                cmd = [xvfb, f":{n}", "-screen", "0", f"{self.width}x{self.height}x{self.depth}", "-nolisten", "tcp", "-auth", str(auth)]
+                cmd = [xvfb, f":{n}", "-screen", "0", f"{self.width}x{self.height}x{self.depth}", "-nolisten", "tcp", "-noreset", "-auth", str(auth)]
                 with open(log_path, "wb") as log:
                     proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
                 self._stack.callback(_terminate, proc)

@@ -39,11 +39,20 @@ class DesktopActionResult(BaseModel):
     error: str | None = Field(None, description="Why the action was refused; None when ok.")
 
 
-def register(mcp: FastMCP, envs: DesktopEpisodes, prefix: str = "") -> None:
-    """Add the desktop tools to ``mcp``, named ``prefix`` + action (``click``, or ``desktop_click`` with ``prefix="desktop_"``)."""
+def register(mcp: FastMCP, envs: DesktopEpisodes, prefix: str = "", owner: Callable[[str], None] | None = None) -> None:
+    """Add the desktop tools to ``mcp``, named ``prefix`` + action (``click``, or ``desktop_click`` with ``prefix="desktop_"``).
+
+    ``owner``, when given, is called with the episode id before every action and raises if
+    the calling session may not use that episode.
+    """
+
+    def get(episode_id: str) -> DesktopEnv:
+        if owner is not None:
+            owner(episode_id)
+        return envs.get(episode_id)
 
     async def run(episode_id: str, action: Callable[[DesktopEnv], ActionRecord]) -> DesktopActionResult:
-        env = envs.get(episode_id)
+        env = get(episode_id)
         record = await anyio.to_thread.run_sync(action, env)  # DesktopActionError (recorded) reaches the agent as a tool error
         return DesktopActionResult(ok=True, canonical=record.canonical)
 
@@ -112,5 +121,5 @@ def register(mcp: FastMCP, envs: DesktopEpisodes, prefix: str = "") -> None:
 
     @mcp.tool(name=f"{prefix}screenshot", description=doc("screenshot"), annotations=LOOKS)
     async def screenshot(episode_id: EpisodeId) -> Image:
-        env = envs.get(episode_id)
+        env = get(episode_id)
         return Image(data=await anyio.to_thread.run_sync(env.screenshot), format="png")

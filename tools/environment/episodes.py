@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field
 
 from ..errors import InputError, TaskloomError
 from ..tasks.model import SuccessCriterion, Task
-from .browser import GuardedContext, host_allowed
+from .browser import GuardedContext
 from .canonical import canonical
 from .checks import probe_state
 from .dom import DESCRIBE_JS, draw_marks
@@ -137,8 +137,8 @@ class BrowserEpisode:
     async def navigate(self, url: str) -> Observation:
         if not url.startswith(("http://", "https://")):
             return await self._fail("navigate", {"url": url}, canonical("navigate", url=url), None, f"{url!r} is not an http(s) URL; pass a full address such as http://host/path")
-        if self.guarded.allowed is not None and not host_allowed(url, self.guarded.allowed):
-            return await self._fail("navigate", {"url": url}, canonical("navigate", url=url), None, f"{url} is outside this episode's allowed domains ({', '.join(sorted(self.guarded.allowed))})")
+        if not self.guarded.allows(url):
+            return await self._fail("navigate", {"url": url}, canonical("navigate", url=url), None, f"{url} is outside this episode's allowed domains (origins {self.guarded.describe()})")
         return await self._act("navigate", {"url": url}, canonical("navigate", url=url), None, lambda: self.page.goto(url, wait_until="domcontentloaded"))
 
     async def navigate_back(self) -> Observation:
@@ -266,9 +266,11 @@ class BrowserEpisode:
                 error = str(exc)
             except PlaywrightError as exc:
                 error = _explain(exc)
+            if error is None:
+                error = await self.guarded.refuse_outside(self.page, url_before)
             if error is None and self.page.url.startswith("chrome-error://"):
                 error = "the page could not be loaded: it is outside this episode's allowed domains or unreachable; went back"
-                await self.page.go_back(wait_until="domcontentloaded")
+                await self.guarded.restore(self.page, url_before)
         relative = None
         if self.screenshots and error is None and name != "snapshot":
             path, relative = self.recorder.screenshot_path(name)

@@ -1,7 +1,10 @@
 """EpisodeManager: start, find and close browser episodes; one browser process, many contexts.
 
 An episode is found by its id, or through the MCP session it is bound to, so an
-agent that never passes ``episode_id`` still acts in its own episode.
+agent that never passes ``episode_id`` still acts in its own episode. Every episode
+has an owner, the binding key of the session that started it (``process`` over stdio
+and in memory, ``http:<mcp-session-id>`` over HTTP, None when started without a
+session): naming another owner's episode by id is refused.
 """
 
 from __future__ import annotations
@@ -18,7 +21,8 @@ from pydantic import BaseModel, Field, ValidationError
 from ..errors import InputError, NotFoundError
 from ..graph.service import GraphService
 from ..tasks.model import SuccessCriterion, Task, criterion_key
-from .browser import BrowserPool, host_of
+from ..security.origin import OriginFence
+from .browser import BrowserPool
 from .checks import check_criteria
 from .documents import DocumentEpisode
 from .episodes import BrowserEpisode
@@ -71,6 +75,7 @@ class EpisodeManager:
         self.episodes: dict[str, BrowserEpisode] = {}
         self.documents: dict[str, DocumentEpisode] = {}
         self.sessions: dict[str, str] = {}
+        self.owners: dict[str, str | None] = {}  # episode id -> binding key of the session that started it
         self._lock = asyncio.Lock()
 
     def private_task(self, task_id: str) -> Task | None:
@@ -111,24 +116,24 @@ class EpisodeManager:
             raise InputError("pass url or a task_id of a web task")
         if not start.startswith(("http://", "https://")):
             raise InputError(f"url {start!r} must start with http:// or https://")
-        allowed = set(allowed_domains or (task.allowed_domains if task else []) or [host_of(start)])
+        private = self.private_task(task_id) if task_id else None
+        fence = OriginFence.for_site(start, allowed_domains or (task.allowed_domains if task else None), task_urls(private))
         async with self._lock:
             if len(self.episodes) >= self.max_episodes:
                 raise InputError(f"{self.max_episodes} episodes are open; close one with env_close first")
             episode_id = f"ep-{secrets.token_hex(6)}"
-            guarded = await self.pool.new_context(allowed_hosts=allowed)
+            guarded = await self.pool.new_context(fence=fence)
             page = await guarded.context.new_page()
             page.set_default_timeout(5_000)
             page.set_default_navigation_timeout(15_000)
             header = EpisodeRecord(episode_id=episode_id, env="browser", task_id=task_id, agent=agent, model=model, start_url=start)
             recorder = Recorder(self.root / episode_id, header)
             episode = BrowserEpisode(episode_id, guarded, page, recorder, self.screenshots)
-            episode.task = self.private_task(task_id) if task_id else None
+            episode.task = private
             if episode.task is not None:
                 episode.watch = watched_checks(episode.task)
             self.episodes[episode_id] = episode
-            if session:
-                self.sessions[session] = episode_id
+            self.claim(episode_id, session)
         try:
             observation = await episode.navigate(start)
         except Exception:
@@ -160,8 +165,7 @@ class EpisodeManager:
             header = EpisodeRecord(episode_id=episode_id, env="document", task_id=task_id, agent=agent, model=model)
             episode = DocumentEpisode(episode_id, task.provenance.graph_id, self.graphs, Recorder(self.root / episode_id, header))
             self.documents[episode_id] = episode
-            if session:
-                self.sessions[session] = episode_id
+            self.claim(episode_id, session)
         return episode, StartedEpisode(
             episode_id=episode_id,
             url="",
@@ -171,9 +175,29 @@ class EpisodeManager:
             trajectory=str(episode.recorder.path),
         )
 
+    def claim(self, episode_id: str, owner: str | None, bind: bool = True) -> None:
+        """Record that the session ``owner`` started ``episode_id`` (and, with ``bind``, make it that session's episode)."""
+        self.owners[episode_id] = owner
+        if owner and bind:
+            self.sessions[owner] = episode_id
+
+    def release(self, episode_id: str) -> None:
+        """Forget an episode's owner and session binding (it has closed)."""
+        self.owners.pop(episode_id, None)
+        for session in [s for s, e in self.sessions.items() if e == episode_id]:
+            del self.sessions[session]
+
+    def check_owner(self, episode_id: str, session: str | None) -> None:
+        """Refuse ``session`` an episode another session started; episodes without a recorded owner pass."""
+        if episode_id in self.owners and self.owners[episode_id] != session:
+            raise InputError(f"episode_id {episode_id!r}: that episode belongs to another session; start your own with env_start")
+
     def resolve(self, episode_id: str | None, session: str | None) -> str:
-        """The id of the episode named, else of the one bound to ``session``."""
-        chosen = episode_id or (self.sessions.get(session) if session else None)
+        """The id of the episode named (if ``session`` owns it), else of the one bound to ``session``."""
+        if episode_id:
+            self.check_owner(episode_id, session)
+            return episode_id
+        chosen = self.sessions.get(session) if session else None
         if chosen is None:
             if session is None and (self.episodes or self.documents):
                 raise InputError("this connection has no session to find your episode by; pass the episode_id env_start returned")
@@ -212,8 +236,8 @@ class EpisodeManager:
         async with self._lock:
             episode = self.episodes.pop(episode_id, None)
             document = self.documents.pop(episode_id, None)
-            for session in [s for s, e in self.sessions.items() if e == episode_id]:
-                del self.sessions[session]
+            if episode is not None or document is not None:
+                self.release(episode_id)
         if document is not None:
             document.closed = True
             document.recorder.close(status=status, reason=reason)  # type: ignore[arg-type]
@@ -238,6 +262,14 @@ class EpisodeManager:
         """Close every open episode (server shutdown); final states are still checked."""
         for episode_id in [*self.episodes, *self.documents]:
             await self.close(episode_id, status="closed", reason="server shutting down")
+
+
+def task_urls(task: Task | None) -> list[str]:
+    """URLs a task's gold solution navigates to (a composite task may span sites): their origins join the episode's fence."""
+    if task is None:
+        return []
+    steps = [*task.gold_steps, *(step for sub in task.subtasks for step in sub.gold_steps)]
+    return [step.text for step in steps if step.action == "navigate" and step.text]
 
 
 def watched_checks(task: Task) -> list[SuccessCriterion]:

@@ -7,12 +7,15 @@ bound to the caller's MCP session is used.
 
 from __future__ import annotations
 
+import hashlib
 import secrets
+from collections.abc import Callable
 from typing import Annotated, Literal
 
 import anyio.to_thread
 
 from fastmcp import Context, FastMCP
+from fastmcp.server.dependencies import get_context
 from fastmcp.utilities.types import Image
 from pydantic import BaseModel, Field
 
@@ -22,7 +25,7 @@ from .documents import DocHit, DocNode
 from .episodes import Observation
 from .manager import EpisodeManager, StartedEpisode
 
-__all__ = ["Bound", "register_env", "register_browser", "register_doc"]
+__all__ = ["Bound", "owner_check", "register_env", "register_browser", "register_doc"]
 
 EpisodeId = Annotated[str | None, Field(description="Episode to act in; default: the one this session started.")]
 Element = Annotated[str, Field(description="Human-readable description of the element, e.g. 'Search button'.")]
@@ -36,13 +39,29 @@ def binding(ctx: Context) -> str | None:
 
     Over stdio and in memory a server process serves one client, so episodes bind to
     the process. Over HTTP they bind to the ``mcp-session-id`` when the client has one;
-    sessionless HTTP requests (protocol 2026-07-28) must pass ``episode_id``.
+    sessionless HTTP requests (protocol 2026-07-28) bind to their bearer token when they
+    carry one (the harness serves each command agent's episode behind a token of its
+    own), else must pass ``episode_id``. The key is
+    also the episode's owner: another key naming it by id is refused (sessionless
+    requests share the key None, so they reach each other's episodes by id).
     """
     if ctx.transport in ("sse", "streamable-http"):
         request = ctx.request_context.request if ctx.request_context is not None else None
         session = request.headers.get("mcp-session-id") if request is not None else None
-        return f"http:{session}" if session else None
+        if session:
+            return f"http:{session}"
+        bearer = request.headers.get("authorization") if request is not None else None  # sessionless: the token is the caller
+        return f"bearer:{hashlib.sha256(bearer.encode()).hexdigest()[:32]}" if bearer else None
     return "process"
+
+
+def owner_check(episodes: EpisodeManager) -> Callable[[str], None]:
+    """A check for tools without a ``Context`` argument (``desktop_*``): refuse an episode the current session does not own."""
+
+    def check(episode_id: str) -> None:
+        episodes.check_owner(episode_id, binding(get_context()))
+
+    return check
 
 
 class Bound(BaseModel):
@@ -87,7 +106,9 @@ def register_env(
 
     def chosen(ctx: Context, episode_id: str | None) -> str:
         key = binding(ctx)
-        found = episode_id or (latest.get(key) if key else None)
+        if episode_id:
+            return episodes.resolve(episode_id, key)  # refuses another session's episode
+        found = latest.get(key) if key else None
         return found or episodes.resolve(None, key)
 
     @mcp.tool(annotations=ACTION)
@@ -115,6 +136,7 @@ def register_env(
             task = episodes.public_task(task_id) if task_id else None
             episode_id = f"desk-{secrets.token_hex(6)}"
             env = await anyio.to_thread.run_sync(lambda: desktops.start(episode_id, task_id=task_id))
+            episodes.claim(episode_id, key, bind=False)
             started = StartedEpisode(
                 episode_id=episode_id, url="", title="desktop", instruction=task.instruction if task else None,
                 snapshot="(desktop: call desktop_screenshot to see the screen)", trajectory=str(env.recorder.path),
@@ -148,6 +170,7 @@ def register_env(
         if desktops and found.startswith("desk-"):
             path = desktops.get(found).recorder.path
             await anyio.to_thread.run_sync(lambda: desktops.close(found))
+            episodes.release(found)
         else:
             path = await episodes.close(found)
         return Closed(episode_id=found, trajectory=str(path) if reveal_paths else None)

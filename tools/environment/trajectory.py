@@ -15,7 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from ..tasks.model import SuccessCriterion
-from ..errors import TaskloomError
+from ..errors import InputError, TaskloomError
 from ..workspace import append_jsonl
 
 __all__ = [
@@ -185,10 +185,18 @@ def load_trajectory(path: Path) -> Trajectory:
     actions: list[ActionRecord] = []
     answer: str | None = None
     closed: CloseRecord | None = None
-    for line in Path(path).read_text(encoding="utf-8").splitlines():
+    try:
+        text = Path(path).read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path} is not a trajectory file: not UTF-8 text (byte {exc.start}); give a trajectory.jsonl") from None
+    except OSError as exc:
+        raise InputError(f"{path} cannot be read ({exc.strerror or exc}); give a trajectory.jsonl") from None
+    for line in text.splitlines():
         try:
             data = json.loads(line)
         except json.JSONDecodeError:
+            continue
+        if not isinstance(data, dict):
             continue
         kind = data.get("kind")
         if kind == "episode":
@@ -200,5 +208,5 @@ def load_trajectory(path: Path) -> Trajectory:
         elif kind == "close":
             closed = CloseRecord.model_validate(data)
     if episode is None:
-        raise ValueError(f"{path} has no episode header; not a trajectory file")
+        raise InputError(f"{path} is not a trajectory file (no episode header line); give a trajectory.jsonl that Taskloom recorded")
     return Trajectory(episode=episode, actions=actions, answer=answer, closed=closed)

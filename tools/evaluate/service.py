@@ -9,8 +9,9 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from ..environment.trajectory import load_trajectory
-from ..errors import InputError
+from ..errors import InputError, NotFoundError
 from ..llm.client import LLM
+from ..security.roots import Roots
 from ..tasks.store import TaskStore
 from ..workspace import Workspace, atomic_write_json
 from .consensus.analyze import build_consensus, group_by_task
@@ -22,6 +23,8 @@ from .judge import AnswerJudgement, judge_answer
 from .metrics import answer_scores, answer_success
 from .model import EpisodeResult
 from .progress import ProgressResult, evaluate_progress
+
+RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
 
 __all__ = ["AnswerVerdict", "TrajectoryVerdict", "ConsensusBuilt", "ConsensusAnalysis", "EvaluationService"]
 
@@ -102,7 +105,7 @@ class EvaluationService:
     async def trajectory(self, task_id: str, path: Path, agent: str | None = None, judge: bool = False) -> TrajectoryVerdict:
         task = self.tasks.load(task_id)
         if not Path(path).is_file():
-            raise InputError(f"no trajectory file {path}")
+            raise NotFoundError(f"no trajectory file {path}; give the path of a trajectory.jsonl (taskloom://runs/{{run_id}} lists them)")
         trajectory = load_trajectory(Path(path))
         result = evaluate_episode(task, trajectory, agent or trajectory.episode.agent or "agent", trajectory_path=str(path))
         if judge:
@@ -110,16 +113,21 @@ class EvaluationService:
         progress = evaluate_progress(task, trajectory) if task.kind == "composite" and task.subtasks else None
         return TrajectoryVerdict(result=result, progress=progress)
 
-    def load_source(self, source: SourceFormat, paths: list[Path]) -> list[AgentTrajectory]:
-        """Trajectories from our files (success from their close records), Online-Mind2Web folders or JSONL files."""
+    def load_source(self, source: SourceFormat, paths: list[Path], roots: Roots | None = None) -> list[AgentTrajectory]:
+        """Trajectories from our files (success from their close records), Online-Mind2Web folders or JSONL files.
+
+        Folders are searched without following symlinks, within ``roots`` (default: the
+        given paths), visiting a bounded number of entries.
+        """
         if not paths:
             raise InputError("pass at least one trajectory file or folder")
+        roots = roots or Roots(paths)
         found: list[AgentTrajectory] = []
         for path in paths:
             if not Path(path).exists():
-                raise InputError(f"no such file or folder {path}")
+                raise NotFoundError(f"no such file or folder {path}; check the path")
             if source == "ours":
-                files = sorted(Path(path).rglob("trajectory.jsonl")) if Path(path).is_dir() else [Path(path)]
+                files = list(roots.walk(Path(path), "trajectory.jsonl")) if Path(path).is_dir() else [Path(path)]
                 found += [from_trajectory(load_trajectory(f)) for f in files]
             elif source == "mind2web":
                 found += load_online_mind2web(Path(path))
@@ -130,7 +138,9 @@ class EvaluationService:
     def consensus_path(self, task_id: str, run_id: str | None) -> Path:
         """Where a task's consensus graph is stored; ids from imported data are made safe as file names."""
         safe = re.sub(r"[^A-Za-z0-9_.-]", "_", task_id).lstrip(".")[:128] or "unknown"
-        run = re.sub(r"[^A-Za-z0-9_.-]", "_", run_id or "adhoc").lstrip(".") or "adhoc"
+        if run_id is not None and not RUN_ID.fullmatch(run_id):
+            raise InputError(f"run_id {run_id[:80]!r} is not valid: 1-128 letters, digits, '.', '_' or '-', starting with a letter or digit")
+        run = run_id or "adhoc"
         return self.workspace.runs / run / "consensus" / f"{safe}.json"
 
     def build(self, trajectories: list[AgentTrajectory], run_id: str | None = None, theta: float = 0.9, thresholds: Thresholds | None = None) -> list[ConsensusBuilt]:

@@ -63,6 +63,7 @@ from ..environment.manager import EpisodeManager, watched_checks
 from ..environment.trajectory import ActionRecord, load_trajectory
 from ..errors import InputError, TaskloomError
 from ..llm.client import LLM
+from ..security.origin import origin_of
 from ..tasks.dag import Dag
 from ..tasks.model import Difficulty, GoldStep, Provenance, Resource, SuccessCriterion, Subtask, Task, criterion_key
 from .complexity import capabilities_of, capability_id, complexities, satisfies
@@ -275,6 +276,17 @@ def _intent(pool: list[_Node], members: list[int], hub: tuple[str, str]) -> str:
     return f"work with “{values[-1] if values else hub[1]}”"
 
 
+def _allowed(sources: list[Task]) -> list[str]:
+    """The sources' allowed domains, plus each source's start origin when they span more than one origin.
+
+    The browser fence is by origin: a task graph whose subtasks start on two sites must
+    name both origins, or the second site's pages would be refused.
+    """
+    domains = {d for t in sources for d in t.allowed_domains}
+    origins = {str(o) for t in sources if t.start_url and (o := origin_of(t.start_url)) is not None}
+    return sorted(domains | origins) if len(origins) > 1 else sorted(domains)
+
+
 def _build(pool: list[_Node], members: list[int], hub: tuple[str, str], seed: int) -> Task:
     """The composite task of one group (instruction and checks of consistency are added by the caller)."""
     subs = [pool[i].subtask for i in members]
@@ -304,7 +316,7 @@ def _build(pool: list[_Node], members: list[int], hub: tuple[str, str], seed: in
     graph_ids = sorted({t.provenance.graph_id for t in sources})
     return Task(
         id=f"dag-{digest}", kind="composite", type="task_graph", difficulty=_difficulty(len(subtasks)), instruction="",
-        start_url=web[0].task.start_url if web else None, allowed_domains=sorted({d for t in sources for d in t.allowed_domains}),
+        start_url=web[0].task.start_url if web else None, allowed_domains=_allowed(sources),
         gold_steps=steps, success=success, subtasks=subtasks, dag=edges, orders=orders, order_count=count,
         provenance=Provenance(graph_id="+".join(graph_ids), template=f"{hub[0]}:{hub[1]}", generator="compose-dag", model="none", seed=seed),
         quality={"intent": intent, "hub": {"kind": hub[0], "name": hub[1]}},

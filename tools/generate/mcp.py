@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated, Literal
 
-from fastmcp import FastMCP
+from fastmcp import Context, FastMCP
 from pydantic import BaseModel, Field
 
+from ..security.mcp import within_roots
+from ..security.roots import Roots
 from ..tasks.model import Task
 from .draft import Draft, Submission, Verdict
 from .compose import ComposeResult
@@ -37,7 +38,7 @@ class Exported(BaseModel):
     content: str | None = None
 
 
-def register(mcp: FastMCP, tasks: TaskService) -> None:
+def register(mcp: FastMCP, tasks: TaskService, roots: Roots) -> None:
     """Add the task tools to ``mcp`` (mounted under the ``tasks`` namespace)."""
 
     @mcp.tool(annotations={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False})
@@ -118,13 +119,15 @@ def register(mcp: FastMCP, tasks: TaskService) -> None:
         return tasks.get(task_id)
 
     @mcp.tool(annotations={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False})
-    def export(
-        path: Annotated[str | None, Field(description="Write the JSONL here instead of returning it.")] = None,
+    async def export(
+        ctx: Context,
+        path: Annotated[str | None, Field(description="Write the JSONL here (inside the allowed roots) instead of returning it.")] = None,
         kind: Annotated[Literal["document", "web", "composite"] | None, Field(description="Only tasks of this kind.")] = None,
         format: Annotated[Literal["jsonl", "inspect"], Field(description="jsonl: full tasks; inspect: inspect-ai Samples (id, input, target, metadata).")] = "jsonl",
+        overwrite: Annotated[bool, Field(description="Replace the file at path if it exists.")] = False,
     ) -> Exported:
         """Export tasks as JSON Lines: full tasks, or inspect-ai Samples. Gold included: for evaluators, not agents."""
-        target = Path(path).expanduser().resolve() if path else None
+        target = None if path is None else await within_roots(ctx, roots, lambda r: r.writable_file(path, "path", overwrite))
         text = tasks.export(target, kind, format)
         count = text.count("\n")
         return Exported(count=count, path=str(target) if target else None, content=None if target else text)

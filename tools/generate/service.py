@@ -50,7 +50,7 @@ class TaskService:
     def __init__(self, graphs: GraphService, episodes: EpisodeManager, llm: LLM | None = None) -> None:
         self.graphs = graphs
         self.settings = graphs.settings
-        self.store = TaskStore(graphs.workspace)
+        self.store = TaskStore(graphs.workspace, graphs.settings.lock_timeout)
         self.episodes = episodes
         self.llm = llm if llm is not None else make_llm(self.settings, graphs.workspace.cache / "llm")
 

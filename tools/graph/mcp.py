@@ -7,7 +7,6 @@ the ``graph`` namespace, so ``ingest_document`` is seen as ``graph_ingest_docume
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import anyio
@@ -15,6 +14,9 @@ import anyio.from_thread
 from fastmcp import Context, FastMCP
 from pydantic import BaseModel, Field
 
+from ..security.mcp import within_roots
+from ..security.roots import Roots, check_path_text
+from .ingest.fetch import is_url
 from .ingest.pipeline import IngestReport
 from .model import Edge, Node
 from .sampling import SampleSpec
@@ -67,8 +69,8 @@ class ExportResult(BaseModel):
     chars: int
 
 
-def register(mcp: FastMCP, service: GraphService) -> None:
-    """Add the graph tools to ``mcp``."""
+def register(mcp: FastMCP, service: GraphService, roots: Roots) -> None:
+    """Add the graph tools to ``mcp``; paths are confined to ``roots`` (plus the client's advertised roots)."""
 
     @mcp.tool(annotations={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False})
     async def ingest_document(
@@ -85,7 +87,8 @@ def register(mcp: FastMCP, service: GraphService) -> None:
         def progress(done: float, total: float, message: str) -> None:
             anyio.from_thread.run(ctx.report_progress, done, total, message)
 
-        return await anyio.to_thread.run_sync(lambda: service.ingest_document(path, name, progress))
+        source = path if is_url(check_path_text(path, "path")) else str(await within_roots(ctx, roots, lambda r: r.readable_file(path, "path")))
+        return await anyio.to_thread.run_sync(lambda: service.ingest_document(source, name, progress))
 
     @mcp.tool(annotations={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": True, "openWorldHint": True})
     async def ingest_website(
@@ -93,7 +96,7 @@ def register(mcp: FastMCP, service: GraphService) -> None:
         ctx: Context,
         max_pages: Annotated[int, Field(ge=1, le=2000)] = 30,
         max_depth: Annotated[int, Field(ge=0, le=20)] = 3,
-        allowed_domains: Annotated[list[str] | None, Field(description="Hosts the crawl may request (subdomains included); default: the start URL's host.")] = None,
+        allowed_domains: Annotated[list[str] | None, Field(description="Hosts the crawl may request: 'example.org' (and subdomains) on the start URL's scheme and port, 'host:port' for another port, or an exact origin 'http://host:port'; default: the start URL's origin.")] = None,
         contexts: Annotated[int, Field(ge=1, le=16, description="Browser contexts crawling in parallel.")] = 1,
         name: Annotated[str | None, Field(description="Display name; default: the first page's title.")] = None,
     ) -> WebIngestReport:
@@ -207,21 +210,23 @@ def register(mcp: FastMCP, service: GraphService) -> None:
         return Subgraph(nodes=nodes, edges=list(sub.edges()), stats=sub.meta.stats)
 
     @mcp.tool(annotations={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False})
-    def export(
+    async def export(
         graph_id: GraphId,
+        ctx: Context,
         format: Literal["json", "graphml"] = "json",
-        path: Annotated[str | None, Field(description="Write to this file instead of returning the content.")] = None,
+        path: Annotated[str | None, Field(description="Write to this file (inside the allowed roots) instead of returning the content.")] = None,
+        overwrite: Annotated[bool, Field(description="Replace the file at path if it exists.")] = False,
     ) -> ExportResult:
         """Export a graph as node-link JSON or GraphML, inline or to a file."""
+        target = None if path is None else await within_roots(ctx, roots, lambda r: r.writable_file(path, "path", overwrite))
         content = service.export(graph_id, format)
-        if path is None:
+        if target is None:
             return ExportResult(format=format, content=content, chars=len(content))
-        target = Path(path).expanduser().resolve()
         write_export(target, content)
         return ExportResult(format=format, path=str(target), chars=len(content))
 
     @mcp.tool(annotations={"readOnlyHint": False, "destructiveHint": True, "idempotentHint": True, "openWorldHint": False})
-    def delete(graph_id: GraphId) -> dict[str, str]:
+    async def delete(graph_id: GraphId) -> dict[str, str]:
         """Delete a graph and its embeddings. This cannot be undone."""
-        service.delete(graph_id)
+        await anyio.to_thread.run_sync(lambda: service.delete(graph_id))
         return {"deleted": graph_id}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+import shutil
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -12,6 +14,8 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from ..errors import EmbedderError, InputError
+from ..security.disk import storage_error
+from ..security.lock import WorkspaceLock
 from ..environment.browser import BrowserPool
 from ..llm.embedders import Embedder, make_embedder
 from ..settings import Settings
@@ -23,11 +27,13 @@ from .model import Edge, GraphMeta, KnowledgeGraph, Node, NodeType
 from .queries import get_node, graph_stats, neighbors, shortest_path
 from .sampling import SampleSpec, sample_document_subgraph, web_seeds
 from .web.crawl import CrawlOptions
-from .web.pipeline import WebIngestReport, ingest_website
-from .store import GraphStore
+from .web.pipeline import WebIngestReport, ingest_website, website_graph_id
+from .store import GraphStore, validate_graph_id
 from .vectors import VectorStore
 
 __all__ = ["GraphService", "SearchHit", "NeighborHit", "write_export"]
+
+log = logging.getLogger(__name__)
 
 
 class SearchHit(BaseModel):
@@ -73,13 +79,34 @@ class GraphService:
                 self._embedder = make_embedder(self.settings)
             return self._embedder
 
+    def write_lock(self, what: str) -> WorkspaceLock:
+        """The workspace's graph lock, held by every writer of graphs, vectors and screenshots."""
+        return WorkspaceLock(self.workspace.root, "graphs", self.settings.lock_timeout, what)
+
     def ingest_document(self, source: str | Path, name: str | None = None, progress: ProgressFn | None = None) -> IngestReport:
-        """Parse, build, embed and store one document (PDF, HTML, Markdown, text), given by path or http(s) URL."""
+        """Parse, build, embed and store one document (PDF, HTML, Markdown, text), given by path or http(s) URL.
+
+        Holds the workspace lock while it writes; a failure removes the vectors it had
+        written for a graph that was not stored.
+        """
+        origin: str | None = None
         if isinstance(source, str) and is_url(source):
-            path = fetch_document(source, self.workspace.cache)
+            origin = source
+            path = fetch_document(source, self.workspace.cache, self.settings.fetch_timeout, self.settings.fetch_max_bytes)
             name = name or Path(urlparse(source).path).stem or urlparse(source).netloc
-            return ingest_document(path, self.settings, self.store, self.vectors, self.embedder, name, progress, origin=source)
-        return ingest_document(Path(source), self.settings, self.store, self.vectors, self.embedder, name, progress)
+        else:
+            path = Path(source)
+        with self.write_lock(f"ingest {origin or path}"):
+            before: set[str] | None = None
+            try:
+                before = self._collection_names()
+                return ingest_document(path, self.settings, self.store, self.vectors, self.embedder, name, progress, origin=origin)
+            except BaseException as exc:
+                self._discard_partial(before)
+                clear = storage_error(exc, f"the graph of {origin or path}", self.workspace.root)
+                if clear is not None:
+                    raise clear from exc
+                raise
 
     async def ingest_website(
         self,
@@ -91,7 +118,11 @@ class GraphService:
         name: str | None = None,
         progress: ProgressFn | None = None,
     ) -> WebIngestReport:
-        """Crawl a website in a real browser (inside its allowed domains) into a web graph."""
+        """Crawl a website in a real browser (inside its allowed domains) into a web graph.
+
+        Holds the workspace lock for the whole crawl; a failure removes the screenshots
+        and vectors of a graph that was not stored before.
+        """
         options = CrawlOptions(
             start_url=start_url,
             max_pages=max_pages,
@@ -101,7 +132,48 @@ class GraphService:
             page_timeout=self.settings.page_timeout,
             contexts=contexts,
         )
-        return await ingest_website(options, self.settings, self.store, self.vectors, self.embedder, self.browsers, name, progress)
+        async with self.write_lock(f"crawl {start_url}"):
+            graph_id = website_graph_id(options, name)
+            existed = self.store.exists(graph_id)
+            before: set[str] | None = None
+            try:
+                before = self._collection_names()
+                return await ingest_website(options, self.settings, self.store, self.vectors, self.embedder, self.browsers, name, progress)
+            except BaseException as exc:
+                if not existed and not self.store.exists(graph_id):
+                    self._discard_assets(graph_id)
+                self._discard_partial(before)
+                clear = storage_error(exc, f"the graph of {start_url}", self.workspace.root)
+                if clear is not None:
+                    raise clear from exc
+                raise
+
+    def _collection_names(self) -> set[str]:
+        return {c.name for c in self.vectors.collections()}
+
+    def _discard_partial(self, before: set[str] | None) -> None:
+        """After a failed write: drop collections created since ``before`` whose graph was not stored.
+
+        Runs under the write lock, so no other writer's collection can be caught. A
+        cleanup that fails itself (a full disk) is logged and left to ``taskloom gc``.
+        """
+        if before is None:
+            return  # failed before anything was written
+        try:
+            for col in self.vectors.collections():
+                if col.name not in before and (col.graph_id is None or not self.store.exists(col.graph_id)):
+                    self.vectors.drop(col.name)
+        except Exception as err:  # noqa: BLE001 - never hide the error that caused the cleanup
+            log.warning("could not remove the partial vectors of a failed ingest (%s); `taskloom gc` removes them", err)
+
+    def _discard_assets(self, graph_id: str) -> None:
+        assets = self.store.assets_dir(graph_id)
+        try:
+            shutil.rmtree(assets)
+        except FileNotFoundError:
+            return
+        except OSError as err:
+            log.warning("could not remove the screenshots of a failed crawl at %s (%s); `taskloom gc` removes them", assets, err)
 
     def list_graphs(self) -> list[GraphMeta]:
         return self.store.list()
@@ -176,9 +248,22 @@ class GraphService:
         return export_graph(self.load(graph_id), fmt)
 
     def delete(self, graph_id: str) -> None:
-        """Delete a graph and its vectors."""
-        self.store.delete(graph_id)
-        self.vectors.delete(graph_id)
+        """Delete a graph, its vectors and its screenshots — each even when the others are gone.
+
+        Raises NotFoundError only when none of the three exists.
+        """
+        validate_graph_id(graph_id)
+        with self.write_lock(f"delete graph {graph_id}"):
+            had_file = self.store.exists(graph_id)
+            if had_file:
+                self.store.delete(graph_id)
+            had_vectors = self.vectors.delete(graph_id)
+            assets = self.store.assets_dir(graph_id)
+            had_assets = assets.exists()
+            if had_assets:
+                shutil.rmtree(assets)
+            if not (had_file or had_vectors or had_assets):
+                self.store.delete(graph_id)  # raises NotFoundError listing the known ids
 
 
 def write_export(target: Path, content: str) -> None:

@@ -144,6 +144,10 @@ class GraphStore:
         """File of ``graph_id`` (validated; the file need not exist)."""
         return self.dir / f"{validate_graph_id(graph_id)}.json"
 
+    def assets_dir(self, graph_id: str) -> Path:
+        """Folder of a graph's files besides its JSON (a web graph's screenshots)."""
+        return self.dir / f"{validate_graph_id(graph_id)}.assets"
+
     def exists(self, graph_id: str) -> bool:
         """Whether a graph with this id is stored."""
         return self.path(graph_id).is_file()

@@ -8,14 +8,19 @@ with another embedder (or dimension) is refused with :class:`EmbedderError`.
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import re
+import shutil
+import sqlite3
 import threading
+from contextlib import closing
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from collections.abc import Sequence
 
 import numpy as np
+from pydantic import BaseModel, Field
 
 from ..errors import EmbedderError, InputError, NotFoundError
 
@@ -23,10 +28,22 @@ if TYPE_CHECKING:
     from chromadb.api import ClientAPI
     from chromadb.api.models.Collection import Collection
 
-__all__ = ["VectorStore", "collection_name"]
+__all__ = ["VectorStore", "CollectionInfo", "collection_name"]
+
+log = logging.getLogger(__name__)
 
 DEFAULT_MAX_BATCH = 5000
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{1,61}[A-Za-z0-9]$")
+_UUID_RE = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+class CollectionInfo(BaseModel):
+    """One Chroma collection: its name, the graph it belongs to, how many vectors it holds."""
+
+    name: str
+    id: str
+    graph_id: str | None
+    count: int = Field(description="Vectors stored; -1 when Chroma cannot count them.")
 
 
 def collection_name(graph_id: str) -> str:
@@ -263,13 +280,71 @@ class VectorStore:
         }
 
     def delete(self, graph_id: str) -> bool:
-        """Drop the collection of ``graph_id``; return whether there was one."""
+        """Drop the collection of ``graph_id`` and its index files; return whether there was one."""
         if self._collection(graph_id) is None:
             return False
+        return self.drop(collection_name(graph_id))
+
+    def drop(self, name: str) -> bool:
+        """Drop the collection called ``name`` and remove its index folders; return whether it existed.
+
+        Chroma leaves a deleted collection's HNSW folder on disk; it is removed here.
+        """
         from chromadb.errors import NotFoundError as ChromaNotFound
 
         try:
-            self.client.delete_collection(collection_name(graph_id))
+            col = self.client.get_collection(name, embedding_function=None)
         except ChromaNotFound:
             return False
+        segments = self._segment_ids(str(col.id))
+        try:
+            self.client.delete_collection(name)
+        except ChromaNotFound:
+            return False
+        remaining = self._segment_ids()
+        if segments is not None and remaining is not None:
+            for seg in segments - remaining:
+                shutil.rmtree(self.path / seg, ignore_errors=True)
         return True
+
+    def collections(self) -> list[CollectionInfo]:
+        """Every collection in the database, with the graph it belongs to (when recorded)."""
+        from chromadb.errors import ChromaError
+
+        out = []
+        for col in self.client.list_collections():
+            meta = col.metadata or {}
+            owner = meta.get("graph_id")
+            try:
+                count = col.count()
+            except ChromaError:
+                count = -1  # unreadable (e.g. its log cannot be applied on a full disk); it can still be dropped
+            out.append(CollectionInfo(name=col.name, id=str(col.id), graph_id=str(owner) if owner is not None else None, count=count))
+        return sorted(out, key=lambda c: c.name)
+
+    def orphan_segment_dirs(self) -> list[Path]:
+        """Index folders under the database that no collection refers to (left by deletes and crashes)."""
+        if not (self.path / "chroma.sqlite3").is_file():
+            return []
+        used = self._segment_ids()
+        if used is None:
+            return []  # cannot tell which folders are in use: keep them all
+        return sorted(p for p in self.path.iterdir() if p.is_dir() and _UUID_RE.fullmatch(p.name) and p.name not in used)
+
+    def index_dirs(self, collection_id: str) -> list[Path]:
+        """The index folders of one collection that exist on disk."""
+        return sorted(p for seg in self._segment_ids(collection_id) or () if (p := self.path / seg).is_dir())
+
+    def _segment_ids(self, collection_id: str | None = None) -> set[str] | None:
+        """Ids of the segments of one collection (or of all), read from Chroma's SQLite file; None when unreadable."""
+        self.client  # noqa: B018 - make sure the database exists and is migrated
+        try:
+            with closing(sqlite3.connect(self.path / "chroma.sqlite3", timeout=10)) as db:
+                if collection_id is None:
+                    rows = db.execute("SELECT id FROM segments").fetchall()
+                else:
+                    rows = db.execute("SELECT id FROM segments WHERE collection = ?", (collection_id,)).fetchall()
+        except sqlite3.Error as err:
+            log.warning("cannot read Chroma's segment table in %s (%s); leaving index folders alone", self.path, err)
+            return None
+        return {str(r[0]) for r in rows}

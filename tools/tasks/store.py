@@ -9,6 +9,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from ..errors import InputError, NotFoundError
+from ..security.lock import WorkspaceLock
 from ..workspace import Workspace, atomic_write_json
 from .model import Task
 
@@ -18,10 +19,19 @@ TASK_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
 
 
 class TaskStore:
-    """Save, load, list and delete tasks (one file each: ``tasks/{id}.json``)."""
+    """Save, load, list and delete tasks (one file each: ``tasks/{id}.json``).
 
-    def __init__(self, workspace: Workspace) -> None:
+    Writes hold the workspace's ``tasks`` lock (waiting up to ``lock_timeout`` seconds),
+    so ``taskloom gc`` never mistakes a write in progress for debris.
+    """
+
+    def __init__(self, workspace: Workspace, lock_timeout: float = 30.0) -> None:
         self.dir = workspace.tasks
+        self.root = workspace.root
+        self.lock_timeout = lock_timeout
+
+    def _lock(self, what: str) -> WorkspaceLock:
+        return WorkspaceLock(self.root, "tasks", self.lock_timeout, what)
 
     def path(self, task_id: str) -> Path:
         if not TASK_ID_RE.fullmatch(task_id or ""):
@@ -30,7 +40,8 @@ class TaskStore:
 
     def save(self, task: Task) -> Path:
         path = self.path(task.id)
-        atomic_write_json(path, task.model_dump(mode="json"))
+        with self._lock(f"save task {task.id}"):
+            atomic_write_json(path, task.model_dump(mode="json"))
         return path
 
     def load(self, task_id: str) -> Task:
@@ -51,4 +62,5 @@ class TaskStore:
         path = self.path(task_id)
         if not path.is_file():
             raise NotFoundError(f"no task with id {task_id!r}")
-        path.unlink()
+        with self._lock(f"delete task {task_id}"):
+            path.unlink(missing_ok=True)

@@ -1,8 +1,12 @@
-"""Breadth-first crawl of a site in a real browser, inside its allowed domains.
+"""Breadth-first crawl of a site in a real browser, inside its allowed origins.
 
 Pages are de-duplicated by normalised URL and by a hash of their rendered text;
-every context is fenced by the browser layer's domain guard, so no request leaves
-the allowed domains (blocked ones are reported). Click simulation finds what links
+every context is fenced by the browser layer's origin fence (the start URL's
+scheme, host and port, plus the allowed domains on that scheme and port), so no
+request leaves it and blocked ones are reported. A page whose load ends outside
+the fence (an HTTP, JavaScript or meta-refresh redirect), on Chromium's error page,
+or with an HTTP error is never stored; a start page like that is a
+:class:`SiteUnreachable` error, not an empty graph. Click simulation finds what links
 do not show: each visible trigger (button, tab, menu button, summary) is clicked on
 a fresh load of the page and the dialogs, menus, tab panels and toasts it reveals
 are recorded.
@@ -21,15 +25,20 @@ from urllib.parse import parse_qsl, urlencode, urlparse, urlunparse
 from playwright.async_api import Error as PlaywrightError
 from pydantic import BaseModel, Field
 
-from ...environment.browser import BrowserPool, host_allowed, host_of
+from ...environment.browser import BrowserPool, GuardedContext, host_of
 from ...environment.dom import draw_marks
-from ...errors import InputError
+from ...errors import InputError, TaskloomError
+from ...security.origin import OriginFence
 from .extract import EXTRACT_JS, VISIBLE_CONTAINERS_JS, ElementInfo, classify_element
 
-__all__ = ["CrawlOptions", "ClickEffect", "PageCapture", "CrawlResult", "crawl", "normalize_url"]
+__all__ = ["CrawlOptions", "ClickEffect", "PageCapture", "CrawlResult", "SiteUnreachable", "crawl", "normalize_url"]
 
 ProgressFn = Callable[[float, float, str], None]
 _TRIGGER_TYPES = {"button", "tab"}
+
+
+class SiteUnreachable(TaskloomError):
+    """The crawl's start page could not be loaded as a page of the site (refused, unresolvable, HTTP error, redirected away)."""
 
 
 class CrawlOptions(BaseModel):
@@ -38,7 +47,11 @@ class CrawlOptions(BaseModel):
     start_url: str
     max_pages: int = Field(30, ge=1, le=2000)
     max_depth: int = Field(3, ge=0, le=20)
-    allowed_domains: list[str] | None = Field(None, description="Hosts (and their subdomains) the crawl may request; default: the start URL's host.")
+    allowed_domains: list[str] | None = Field(
+        None,
+        description="Hosts (and their subdomains) the crawl may request, on the start URL's scheme and port unless written as host:port "
+        "or as an origin (http://host:port); the start URL's origin is always allowed.",
+    )
     delay: float = Field(0.2, ge=0.0, le=30.0, description="Seconds between page loads of one context.")
     page_timeout: float = Field(15.0, ge=1.0, le=300.0)
     contexts: int = Field(1, ge=1, le=16, description="Browser contexts crawling in parallel.")
@@ -46,7 +59,12 @@ class CrawlOptions(BaseModel):
     screenshots: bool = True
 
     def allowed(self) -> set[str]:
+        """The allowed domains as given (default: the start URL's host); they name the graph."""
         return {d.lower() for d in self.allowed_domains} if self.allowed_domains else {host_of(self.start_url)}
+
+    def fence(self) -> OriginFence:
+        """The origins the crawl may reach: the start URL's, plus the allowed domains on its scheme and port."""
+        return OriginFence.for_site(self.start_url, self.allowed_domains)
 
 
 class ClickEffect(BaseModel):
@@ -84,7 +102,7 @@ class CrawlResult(BaseModel):
     pages: list[PageCapture]
     aliases: dict[str, str] = Field(default_factory=dict, description="URL → URL of the page with identical content.")
     skipped: dict[str, str] = Field(default_factory=dict, description="URL → why it was not crawled.")
-    blocked: list[str] = Field(default_factory=list, description="Requests the domain guard aborted.")
+    blocked: list[str] = Field(default_factory=list, description="Requests the origin fence aborted, and pages whose load ended outside it.")
     requested: list[str] = Field(default_factory=list, description="Every request that went out.")
     seconds: float = 0.0
 
@@ -119,6 +137,7 @@ class _Crawl:
         self.shots = shots
         self.progress = progress
         self.allowed = options.allowed()
+        self.fence = options.fence()
         self.result = CrawlResult(start_url=normalize_url(options.start_url), allowed_domains=sorted(self.allowed), pages=[])
         self.hashes: dict[str, str] = {}
         self.seen: set[str] = set()
@@ -126,9 +145,10 @@ class _Crawl:
 
     async def run(self) -> CrawlResult:
         start = time.perf_counter()
-        contexts = [await self.pool.new_context(allowed_hosts=self.allowed) for _ in range(self.options.contexts)]
+        contexts = [await self.pool.new_context(fence=self.fence) for _ in range(self.options.contexts)]
         pages = [await g.context.new_page() for g in contexts]
-        for page in pages:
+        for page, guarded in zip(pages, contexts):
+            page.guarded = guarded
             _track_requests(page)
             page.set_default_timeout(3_000)
             page.set_default_navigation_timeout(self.options.page_timeout * 1000)
@@ -165,6 +185,10 @@ class _Crawl:
                 self.result.blocked += guarded.blocked
                 self.result.requested += guarded.requested
                 await guarded.context.close()
+        if not self.result.pages:
+            start_url = self.result.start_url
+            reason = self.result.skipped.get(start_url, "it was not captured")
+            raise SiteUnreachable(f"start_url {start_url} could not be crawled: {reason}; check that the site is running and the URL is right (nothing was stored)")
         self.result.seconds = time.perf_counter() - start
         return self.result
 
@@ -178,17 +202,45 @@ class _Crawl:
             if self.options.delay:
                 await asyncio.sleep(self.options.delay)
 
-    async def _load(self, page: Any, url: str) -> None:
-        await page.goto(url, wait_until="load")
+    async def _load(self, page: Any, url: str) -> Any:
+        """Load ``url`` and let it settle; its main response (None for same-document loads).
+
+        A load cut short by a navigation still pending from the previous page (Chromium
+        committing the error page of a blocked redirect) is retried once.
+        """
+        try:
+            response = await page.goto(url, wait_until="load")
+        except PlaywrightError as exc:
+            if "interrupted by another navigation" not in str(exc):
+                raise
+            await page.wait_for_load_state("load")
+            response = await page.goto(url, wait_until="load")
         await _settle(page)
+        return response
 
     async def _capture(self, page: Any, url: str, depth: int, order: int) -> PageCapture | None:
-        await self._load(page, url)
-        final = normalize_url(page.url)
-        if not host_allowed(final, self.allowed):
-            self.result.skipped[url] = f"redirected outside the allowed domains to {final}"
+        guarded: GuardedContext = page.guarded
+        before = len(guarded.left)
+        try:
+            response = await self._load(page, url)
+        except PlaywrightError as exc:  # an HTTP redirect, a script or a meta refresh that tried to leave ends here too
+            if "interrupted by another navigation" in str(exc):
+                await self._quiet(page)  # the navigation that cut in may still be on its way to the fence
+            reason = self._not_a_page(page, None, guarded, before) if len(guarded.left) == before else None
+            self.result.skipped[url] = self._left(guarded) if len(guarded.left) > before else reason or str(exc).splitlines()[0]
             return None
-        data = await page.evaluate(EXTRACT_JS)
+        data: dict[str, Any] | None = None
+        if (reason := self._not_a_page(page, response, guarded, before)) is None:
+            try:
+                data = await page.evaluate(EXTRACT_JS)
+            except PlaywrightError:
+                if len(guarded.left) == before:
+                    raise
+            reason = self._not_a_page(page, response, guarded, before)  # a script or meta refresh may have left while the page was read
+        if reason is not None or data is None:
+            self.result.skipped[url] = reason or self._left(guarded)
+            return None
+        final = normalize_url(page.url)
         elements = [ElementInfo.model_validate(e) for e in data["elements"]]
         dom_hash = hashlib.sha1(f"{data['title']}\n{data['text']}".encode()).hexdigest()[:16]
         capture = PageCapture(url=url, final_url=final, title=data["title"], text=data["text"], depth=depth, order=order, dom_hash=dom_hash, elements=elements)
@@ -197,9 +249,17 @@ class _Crawl:
             await self._screenshots(page, capture)
         capture.clicks = await self._clicks(page, capture)
         for effect in capture.clicks:
-            if effect.navigated_to and effect.navigated_to not in capture.links and host_allowed(effect.navigated_to, self.allowed):
+            if effect.navigated_to and effect.navigated_to not in capture.links and self.fence.allows(effect.navigated_to):
                 capture.links.append(effect.navigated_to)
         return capture
+
+    @staticmethod
+    async def _quiet(page: Any, timeout_ms: float = 3000) -> None:
+        """Wait (bounded) until the page has finished loading whatever navigation is under way."""
+        try:
+            await page.wait_for_load_state("load", timeout=timeout_ms)
+        except PlaywrightError:
+            return  # still loading or gone: the caller reports what it sees now
 
     def _links(self, elements: list[ElementInfo]) -> list[str]:
         links: list[str] = []
@@ -208,9 +268,25 @@ class _Crawl:
             if not target or not target.startswith(("http://", "https://")):
                 continue
             normal = normalize_url(target)
-            if host_allowed(normal, self.allowed) and normal not in links:
+            if self.fence.allows(normal) and normal not in links:
                 links.append(normal)
         return links
+
+    def _not_a_page(self, page: Any, response: Any, guarded: GuardedContext, before: int) -> str | None:
+        """Why the loaded page is not a page of the site (outside the fence, an error page, an HTTP error), or None."""
+        url = page.url
+        if url.startswith("chrome-error:"):
+            return self._left(guarded) if len(guarded.left) > before else "the browser showed its own error page (the page or a redirect it made could not be loaded)"
+        if not self.fence.allows(url):
+            guarded.blocked.append(url)
+            guarded.left.append(url)
+            return self._left(guarded)
+        if response is not None and response.status >= 400:
+            return f"answered HTTP {response.status}"
+        return None
+
+    def _left(self, guarded: GuardedContext) -> str:
+        return f"redirected outside the allowed origins ({self.fence.describe()}) to {guarded.left[-1]}; not stored"
 
     async def _screenshots(self, page: Any, capture: PageCapture) -> None:
         assert self.shots is not None

@@ -22,6 +22,9 @@ __all__ = ["WebIngestReport", "ingest_website", "WEB_EMBEDDED_TYPES", "website_g
 
 ProgressFn = Callable[[float, float, str], None]
 
+#: At most this many blocked URLs are listed in a report (all are counted).
+BLOCKED_LISTED = 200
+
 #: Web node types whose text is embedded (pages and every element with a name or text).
 WEB_EMBEDDED_TYPES = (
     NodeType.PAGE, NodeType.LINK, NodeType.BUTTON, NodeType.INPUT, NodeType.SEARCH_BOX, NodeType.SELECT,
@@ -43,7 +46,8 @@ class WebIngestReport(BaseModel):
     node_types: dict[str, int] = Field(default_factory=dict)
     edge_types: dict[str, int] = Field(default_factory=dict)
     skipped: dict[str, str] = Field(default_factory=dict, description="URL → why it was not crawled.")
-    blocked: int = Field(0, description="Requests outside the allowed domains that the browser aborted.")
+    blocked: int = Field(0, description="Requests outside the allowed origins that the browser aborted, and pages whose load ended outside them.")
+    blocked_urls: list[str] = Field(default_factory=list, description=f"The first {BLOCKED_LISTED} distinct blocked URLs, in the order they were blocked.")
     seconds: dict[str, float] = Field(default_factory=dict)
 
 
@@ -95,5 +99,6 @@ async def ingest_website(
         edge_types=edges,
         skipped=result.skipped,
         blocked=len(result.blocked),
+        blocked_urls=list(dict.fromkeys(result.blocked))[:BLOCKED_LISTED],
         seconds={"crawl": round(crawled, 3), "build": round(built, 3), "embed": round(time.perf_counter() - clock, 3)},
     )

@@ -1,0 +1,222 @@
+"""Faults with real processes: kill -9 mid-ingest and mid-crawl, concurrent writers, a full disk.
+
+Each scenario checks that nothing is lost or duplicated after a rerun, that the CLI
+prints no traceback, and that ``taskloom gc`` leaves no debris. (kill -9 mid-run and
+resume is tested in tests/harness/test_run.py::test_a_killed_run_resumes_to_the_same_results.)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from taskloom.tools.security.lock import WorkspaceLock, read_holder
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).resolve().parents[2]
+LMER = ROOT / "tests" / "data" / "cache" / "lmer.pdf"
+COUNTREG = ROOT / "tests" / "data" / "cache" / "countreg.pdf"
+SITE = ROOT / "examples" / "site"
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TASKLOOM_")}
+    env.update(FASTMCP_SHOW_SERVER_BANNER="false", FASTMCP_CHECK_FOR_UPDATES="off", TASKLOOM_EMBEDDER="hashing", **extra)
+    return env
+
+
+def _cmd(ws: Path, *args: str) -> list[str]:
+    return [sys.executable, "-m", "taskloom.server.cli", "-w", str(ws), "--allow-root", str(ROOT), *args]
+
+
+def _taskloom(ws: Path, *args: str, timeout: float = 300, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(_cmd(ws, *args), env=_env(**env), cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+
+
+def _json(proc: subprocess.CompletedProcess[str]) -> object:
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def _gc(ws: Path, dry_run: bool = False) -> dict[str, object]:
+    report = _json(_taskloom(ws, "gc", *(["--dry-run"] if dry_run else [])))
+    assert isinstance(report, dict)
+    return report
+
+
+def _graph_ids(ws: Path) -> list[str]:
+    listed = _json(_taskloom(ws, "graph", "list"))
+    assert isinstance(listed, list)
+    return [g["id"] for g in listed]
+
+
+def _kill_when(proc: subprocess.Popen[str], ready: object, delay: float, limit: float = 120) -> None:
+    """SIGKILL the whole process group ``delay`` seconds after ``ready()`` holds."""
+    deadline = time.monotonic() + limit
+    while not ready() and proc.poll() is None:  # type: ignore[operator]
+        assert time.monotonic() < deadline, "the command never started its work"
+        time.sleep(0.05)
+    time.sleep(delay)
+    assert proc.poll() is None, "the command finished before it could be killed; the scenario did not happen"
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _pdfs() -> None:
+    if not (LMER.is_file() and COUNTREG.is_file()):
+        pytest.skip("test PDFs missing; run tests/data/fetch-pdfs.sh")
+
+
+@pytest.mark.parametrize("delay", [0.3, 1.5])
+def test_kill_mid_ingest_then_rerun_stores_the_graph_once_and_leaves_no_debris(tmp_path: Path, delay: float) -> None:
+    ws = tmp_path / "ws"
+    lock = ws / ".locks" / "graphs.lock"
+    proc = subprocess.Popen(_cmd(ws, "ingest", str(LMER)), env=_env(), cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, text=True)
+    _kill_when(proc, lambda: (h := read_holder(lock)) is not None and h.what.startswith("ingest"), delay)
+    assert _graph_ids(ws) == [], "a killed ingest stores no graph"
+    _gc(ws)  # whatever the kill left (vectors without a graph, a stale lock record) goes now
+    assert _gc(ws, dry_run=True)["found"] == 0
+    report = _json(_taskloom(ws, "ingest", str(LMER)))
+    assert isinstance(report, dict) and report["embedded"] > 100
+    assert _graph_ids(ws) == [report["graph_id"]], "the graph is stored exactly once"
+    assert _gc(ws, dry_run=True)["found"] == 0
+
+
+def test_rerun_after_a_kill_without_gc_also_leaves_no_debris(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    lock = ws / ".locks" / "graphs.lock"
+    proc = subprocess.Popen(_cmd(ws, "ingest", str(LMER)), env=_env(), cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, text=True)
+    _kill_when(proc, lambda: (ws / "chroma" / "chroma.sqlite3").is_file() and read_holder(lock) is not None, 0.8)
+    report = _json(_taskloom(ws, "ingest", str(LMER)))
+    assert isinstance(report, dict) and _graph_ids(ws) == [report["graph_id"]]
+    assert _gc(ws, dry_run=True)["found"] == 0, "the rerun replaced the killed ingest's vectors and lock record"
+
+
+def test_concurrent_ingests_both_succeed_or_one_is_busy_never_a_traceback(tmp_path: Path) -> None:
+    outcomes: list[str] = []
+    for trial, docs in enumerate([(LMER, LMER), (LMER, COUNTREG), (COUNTREG, LMER)]):
+        ws = tmp_path / f"ws{trial}"
+        procs = [subprocess.Popen(_cmd(ws, "ingest", str(d)), env=_env(), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for d in docs]
+        results = [(p.wait(timeout=300), p.stdout.read(), p.stderr.read()) for p in procs]  # type: ignore[union-attr]
+        ids = set()
+        for code, out, err in results:
+            assert "Traceback" not in err, err
+            if code == 0:
+                ids.add(json.loads(out)["graph_id"])
+                outcomes.append("ok")
+            else:
+                assert code == 2 and "workspace busy" in err, err
+                outcomes.append("busy")
+        assert sorted(_graph_ids(ws)) == sorted(ids), "every success is stored, once"
+        assert _gc(ws, dry_run=True)["found"] == 0
+    assert outcomes.count("ok") >= 3
+
+
+def test_a_writer_that_cannot_wait_is_told_who_holds_the_workspace(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys,time; from pathlib import Path; from taskloom.tools.security.lock import WorkspaceLock\n"
+         "lock = WorkspaceLock(Path(sys.argv[1]), 'graphs', 0, 'crawl http://127.0.0.1:1/').acquire(); print('held', flush=True); time.sleep(60)", str(ws)],
+        stdout=subprocess.PIPE, text=True, env=_env(), cwd=ROOT,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        proc = _taskloom(ws, "ingest", str(COUNTREG), TASKLOOM_LOCK_TIMEOUT="1")
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr
+        assert "workspace busy: crawl http://127.0.0.1:1/" in proc.stderr and f"pid {holder.pid}" in proc.stderr, proc.stderr
+    finally:
+        holder.kill()
+        holder.wait()
+    with WorkspaceLock(ws, "graphs", 5.0) as lock:  # released by the kernel when its holder died
+        assert lock.stale is not None and lock.stale.pid == holder.pid
+    assert _json(_taskloom(ws, "ingest", str(COUNTREG)))
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def site() -> Iterator[str]:
+    port = _free_port()
+    server = subprocess.Popen([sys.executable, "-m", "http.server", "-d", str(SITE), "-b", "127.0.0.1", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "http.server did not start"
+                time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}/"
+    finally:
+        server.kill()
+        server.wait()
+
+
+def test_kill_mid_crawl_then_gc_leaves_no_orphan_screenshots(tmp_path: Path, site: str) -> None:
+    ws = tmp_path / "ws"
+    graphs = ws / "graphs"
+    proc = subprocess.Popen(_cmd(ws, "crawl", site, "--max-pages", "30"), env=_env(TASKLOOM_CRAWL_DELAY="0.3"), cwd=ROOT,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, text=True)
+    _kill_when(proc, lambda: any(graphs.glob("*.assets/pages/*.png")), 0.3)
+    assert _graph_ids(ws) == []
+    listed = _gc(ws, dry_run=True)
+    assert [d["kind"] for d in listed["debris"] if d["kind"] == "screenshots"] == ["screenshots"], listed  # type: ignore[union-attr]
+    removed = _gc(ws)
+    assert removed["errors"] == [] and removed["removed"] == removed["found"]
+    assert list(graphs.glob("*.assets")) == [], "no orphan screenshots after gc"
+    assert _gc(ws, dry_run=True)["found"] == 0
+    report = _json(_taskloom(ws, "crawl", site, "--max-pages", "4", timeout=300, TASKLOOM_CRAWL_DELAY="0"))
+    assert isinstance(report, dict) and _graph_ids(ws) == [report["graph_id"]]
+    assert [p.name for p in graphs.glob("*.assets")] == [f"{report['graph_id']}.assets"]
+    assert _gc(ws, dry_run=True)["found"] == 0
+
+
+@pytest.fixture
+def tiny_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 2 MB tmpfs (root only)."""
+    if os.geteuid() != 0:
+        pytest.skip("a full disk needs a tmpfs mount, which needs root")
+    mount = tmp_path / "tiny"
+    mount.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount)], capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+@pytest.mark.parametrize("size", ["2m", "5m"])
+def test_a_full_disk_is_a_clear_error_and_gc_cleans_up(tiny_disk: Path, size: str) -> None:
+    subprocess.run(["mount", "-o", f"remount,size={size}", str(tiny_disk)], check=True)
+    ws = tiny_disk / "ws"
+    proc = _taskloom(ws, "ingest", str(LMER))
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert "disk full while writing" in proc.stderr and "taskloom gc" in proc.stderr, proc.stderr
+    assert _graph_ids(ws) == [], "graph list still works, and lists no half-written graph"
+    _gc(ws, dry_run=True)  # works on the full disk; it may list vectors Chroma could not delete then
+    subprocess.run(["mount", "-o", "remount,size=32m", str(tiny_disk)], check=True)  # the user frees space
+    cleaned = _gc(ws)
+    assert cleaned["errors"] == []
+    assert _gc(ws, dry_run=True)["found"] == 0
+    report = _json(_taskloom(ws, "ingest", str(LMER)))
+    assert isinstance(report, dict) and _graph_ids(ws) == [report["graph_id"]]
