@@ -10,6 +10,7 @@ import json
 import re
 import secrets
 import shlex
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,9 @@ from taskloom.harness.agents.base import Job
 from taskloom.harness.agents.command import AgentProcessError, AgentTimeout, CommandAgent
 from taskloom.tools.environment.trajectory import Trajectory, load_trajectory
 from taskloom.tools.errors import InputError
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from processes import marked  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 MINIMAL = ROOT / "examples" / "agents" / "minimal_mcp_agent.py"
@@ -50,17 +54,6 @@ time.sleep(300)
 """
 
 
-def _marked(marker: str) -> list[int]:
-    """Live processes whose command line holds ``marker``."""
-    found = []
-    for entry in Path("/proc").glob("[0-9]*"):
-        try:
-            words = (entry / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if any(marker.encode() in w for w in words) and _alive(int(entry.name)):
-            found.append(int(entry.name))
-    return found
 
 
 async def _hang(agent: CommandAgent, job: Job, pids_file: Path, marker: str, limit: float | None = None) -> tuple[list[int], bool]:
@@ -72,7 +65,7 @@ async def _hang(agent: CommandAgent, job: Job, pids_file: Path, marker: str, lim
             while not pids_file.is_file() or not pids_file.read_text():
                 await anyio.sleep(0.1)
             await anyio.sleep(0.3)
-            seen.extend(_marked(marker))
+            seen.extend(marked(marker))
 
         group.start_soon(look)
         error: AgentTimeout | None = None
@@ -87,12 +80,6 @@ async def _hang(agent: CommandAgent, job: Job, pids_file: Path, marker: str, lim
     return seen, scope.cancelled_caught
 
 
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state not in ("Z", "X")
 
 
 def _trajectory(job: Job) -> Trajectory:
@@ -189,7 +176,7 @@ async def test_a_hanging_command_is_killed_at_its_timeout_with_everything_it_sta
     assert "4 s" in str(caught.value)
     assert isinstance(caught.value, TimeoutError)
     assert 4 <= anyio.current_time() - started < 4 + 3 * 2 + 5
-    assert len(json.loads(pids_file.read_text())) == 3 and _marked(marker) == [] and _marked(str(agent_dir)) == []
+    assert len(json.loads(pids_file.read_text())) == 3 and marked(marker) == [] and marked(str(agent_dir)) == []
 
 
 @pytest.mark.anyio
@@ -201,7 +188,7 @@ async def test_cancelling_the_attempt_kills_the_command_and_everything_it_starte
     seen, cancelled = await _hang(agent, probe_job, pids_file, marker, limit=4)  # what the runner's time limit does (job.timeout_s is 120)
     assert cancelled
     assert len(seen) >= 3  # the agent and both sleeps were running (and the sandbox wrapper, when there is one)
-    assert _marked(marker) == [] and _marked(str(agent_dir)) == []
+    assert marked(marker) == [] and marked(str(agent_dir)) == []
 
 
 @pytest.mark.anyio

@@ -41,6 +41,9 @@ from taskloom.tools.tasks.model import Provenance, Task
 from taskloom.tools.tasks.store import TaskStore
 from taskloom.tools.workspace import Workspace
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from processes import marked  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[2]
 GUIDE = ROOT / "examples" / "documents" / "field-guide.md"
 CHEATER = Path(__file__).with_name("cheater.py")
@@ -61,12 +64,6 @@ def open_parent() -> Iterator[Path]:
     shutil.rmtree(folder, ignore_errors=True)
 
 
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state not in ("Z", "X")
 
 
 # -- the pure parts -------------------------------------------------------------------------------------------------
@@ -237,17 +234,6 @@ def test_a_cheating_agent_finds_no_gold_and_its_episode_still_completes(open_par
 # -- dying with the run ---------------------------------------------------------------------------------------------
 
 
-def _marked(marker: str) -> list[int]:
-    """Live processes whose command line holds ``marker`` (found from outside any PID namespace)."""
-    found = []
-    for entry in Path("/proc").glob("[0-9]*"):
-        try:
-            words = (entry / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if any(marker.encode() in w for w in words) and _alive(int(entry.name)):
-            found.append(int(entry.name))
-    return found
 
 
 @pytest.mark.integration
@@ -270,16 +256,16 @@ def test_kill_9_of_a_run_takes_its_command_agent_along(open_parent: Path, agent_
             time.sleep(0.1)
         assert ready.exists(), f"the agent never started; run exited {run.poll()}: {run.stderr.read().decode() if run.poll() is not None and run.stderr else ''}"
         time.sleep(0.3)
-        sleepers = [pid for pid in _marked(marker) if Path(f"/proc/{pid}/comm").read_text().strip() == "sleep"]
+        sleepers = [pid for pid in marked(marker) if Path(f"/proc/{pid}/comm").read_text().strip() == "sleep"]
         assert len(sleepers) == 2
         if IS_ROOT:  # the user sandbox
             assert {os.stat(f"/proc/{pid}").st_uid for pid in sleepers} == {agent_account("nobody").uid}
         os.kill(run.pid, signal.SIGKILL)
         killed = time.monotonic()
-        while _marked(marker) and time.monotonic() - killed < 3:
+        while marked(marker) and time.monotonic() - killed < 3:
             time.sleep(0.05)
         gone_after = time.monotonic() - killed
-        assert _marked(marker) == [], "the agent (or what it started) outlived the run by more than 3 s"
+        assert marked(marker) == [], "the agent (or what it started) outlived the run by more than 3 s"
         print(f"agent and its children gone {gone_after:.2f} s after kill -9 of the run")
         run.wait()
         base = Path(tempfile.gettempdir()).resolve()
