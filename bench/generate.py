@@ -39,7 +39,7 @@ def main() -> int:
 
     from taskloom.tools.environment.browser import BrowserPool
     from taskloom.tools.environment.manager import EpisodeManager
-    from taskloom.tools.generate.document import generate_document_tasks
+    from taskloom.tools.generate.document.generator import generate_document_tasks
     from taskloom.tools.generate.service import TaskService
     from taskloom.tools.graph.ingest.pipeline import build_document_graph
     from taskloom.tools.graph.service import GraphService

@@ -10,8 +10,8 @@ from pydantic import BaseModel, Field
 from ..security.mcp import within_roots
 from ..security.roots import Roots
 from ..tasks.model import Task
-from .draft import Draft, Submission, Verdict
-from .compose import ComposeResult
+from .document.draft import Draft, Submission, Verdict
+from .compose.composer import ComposeResult
 from .service import GenerateResult, TaskService
 
 __all__ = ["register", "TaskSummary"]

@@ -24,12 +24,12 @@ from ..tasks.formats import ExportFormat, to_inspect_sample
 from ..tasks.model import Task
 from ..tasks.store import TaskStore
 from ..workspace import atomic_write_text
-from .compose import ComposeMode, ComposeResult, compose_tasks
-from .draft import Draft, Submission, Verdict, check_submission, make_draft
-from .llm_document import generate_llm_document_tasks
-from .templates import templates_by_id
-from .filtering import GenerationReport, deduplicate, filter_reachable, mmr_select, score_quality
-from .web import llm_instructions, task_from_path, verify_web_tasks
+from .compose.composer import ComposeMode, ComposeResult, compose_tasks
+from .document.draft import Draft, Submission, Verdict, check_submission, make_draft
+from .document.llm import generate_llm_document_tasks
+from .document.templates import templates_by_id
+from .filter.stages import GenerationReport, deduplicate, filter_reachable, mmr_select, score_quality
+from .web.paths import llm_instructions, task_from_path, verify_web_tasks
 
 __all__ = ["TaskService", "GenerateResult"]
 
@@ -99,7 +99,7 @@ class TaskService:
         return GenerateResult(graph_id=kg.id, kind=kg.meta.kind, task_ids=[t.id for t in chosen], report=report, llm=self.llm.name if scored else "none")
 
     def _document_candidates(self, kg: Any, pool: int, types: list[str] | None, difficulty: str | None, seed: int, report: GenerationReport) -> tuple[list[Task], dict[str, int]]:
-        from .document import generate_document_tasks
+        from .document.generator import generate_document_tasks
 
         per_type = max(2, -(-pool // len(types or range(12))))  # generate_document_tasks counts per type
         tasks, generator_report = generate_document_tasks(kg, types, per_type, seed, difficulty)
@@ -110,8 +110,8 @@ class TaskService:
         """Seed-driven (Graph2Eval §3.4): draw task seeds, sample each one's 3-hop subgraph, match the
         meta-paths inside it; whole-graph matches fill in only when the seeds yield too few candidates."""
         from ..graph.sampling import SampleSpec, sample_document_subgraph, web_seeds
-        from .metapath import match
-        from .patterns import patterns_by_priority
+        from .metapath.engine import match
+        from .metapath.patterns import patterns_by_priority
 
         rng = np.random.default_rng(seed)
         patterns = [p for p in patterns_by_priority() if not types or p.task_type in types or p.id in types]

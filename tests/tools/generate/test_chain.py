@@ -22,10 +22,10 @@ from taskloom.tools.environment.gold import run_gold_steps  # noqa: E402
 from taskloom.tools.environment.manager import EpisodeManager  # noqa: E402
 from taskloom.tools.environment.site import serve_static  # noqa: E402
 from taskloom.tools.environment.trajectory import load_trajectory  # noqa: E402
-from taskloom.tools.generate.chain import ChainReport, ChainRun, FollowUps, Proposal, build_chains  # noqa: E402
-from taskloom.tools.generate.chain_summary import level_difficulty, level_stats, quoted_values, split_instruction, template_summary  # noqa: E402
-from taskloom.tools.generate.filtering import GenerationReport  # noqa: E402
-from taskloom.tools.generate.web import task_from_path, verify_web_tasks  # noqa: E402
+from taskloom.tools.generate.compose.chain import ChainReport, ChainRun, FollowUps, Proposal, build_chains  # noqa: E402
+from taskloom.tools.generate.compose.levels import level_difficulty, level_stats, quoted_values, split_instruction, template_summary  # noqa: E402
+from taskloom.tools.generate.filter.stages import GenerationReport  # noqa: E402
+from taskloom.tools.generate.web.paths import task_from_path, verify_web_tasks  # noqa: E402
 from taskloom.tools.errors import InputError  # noqa: E402
 from taskloom.tools.graph.model import GraphMeta, KnowledgeGraph  # noqa: E402
 from taskloom.tools.graph.service import GraphService  # noqa: E402

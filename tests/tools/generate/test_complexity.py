@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from taskloom.tools.errors import InputError
-from taskloom.tools.generate.complexity import CAPABILITIES, capabilities_of, capability_id, complexities, level_of, select
+from taskloom.tools.generate.compose.complexity import CAPABILITIES, capabilities_of, capability_id, complexities, level_of, select
 from taskloom.tools.tasks.model import Provenance, Subtask, Task
 
 

@@ -15,7 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm"))
 import openai_double  # noqa: E402  (test double: a local OpenAI-compatible server on 127.0.0.1)
 
 from taskloom.tools.environment.canonical import canonical  # noqa: E402
-from taskloom.tools.generate.consistency import (  # noqa: E402
+from taskloom.tools.generate.compose.consistency import (  # noqa: E402
     check_consistency,
     closure,
     infer_dag,
@@ -25,7 +25,7 @@ from taskloom.tools.generate.consistency import (  # noqa: E402
     synthesize,
     validate,
 )
-from taskloom.tools.generate.dag import compose_dags  # noqa: E402
+from taskloom.tools.generate.compose.dag import compose_dags  # noqa: E402
 from taskloom.tools.llm.client import OpenAILLM  # noqa: E402
 from taskloom.tools.tasks.dag import Dag  # noqa: E402
 from taskloom.tools.tasks.model import GoldStep, Provenance, Subtask, SuccessCriterion, Task  # noqa: E402

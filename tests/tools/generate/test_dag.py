@@ -15,10 +15,10 @@ from taskloom.tools.environment.manager import EpisodeManager
 from taskloom.tools.environment.site import serve_static
 from taskloom.tools.environment.trajectory import EpisodeRecord, Recorder, Target, load_trajectory
 from taskloom.tools.errors import InputError
-from taskloom.tools.generate.consistency import check_consistency
-from taskloom.tools.generate.dag import compose_dags, page_resource, resource_edges, subtask_from_task, verify_composite
-from taskloom.tools.generate.filtering import GenerationReport
-from taskloom.tools.generate.web import task_from_path, verify_web_tasks
+from taskloom.tools.generate.compose.consistency import check_consistency
+from taskloom.tools.generate.compose.dag import compose_dags, page_resource, resource_edges, subtask_from_task, verify_composite
+from taskloom.tools.generate.filter.stages import GenerationReport
+from taskloom.tools.generate.web.paths import task_from_path, verify_web_tasks
 from taskloom.tools.graph.model import KnowledgeGraph
 from taskloom.tools.graph.service import GraphService
 from taskloom.tools.settings import Settings

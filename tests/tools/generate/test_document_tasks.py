@@ -15,8 +15,8 @@ import jinja2
 import pytest
 
 from taskloom.tools.errors import InputError
-from taskloom.tools.generate.document import generate_document_tasks
-from taskloom.tools.generate.templates import DOCUMENT_TASK_TYPES, DOCUMENT_TEMPLATES, TaskTemplate, render
+from taskloom.tools.generate.document.generator import generate_document_tasks
+from taskloom.tools.generate.document.templates import DOCUMENT_TASK_TYPES, DOCUMENT_TEMPLATES, TaskTemplate, render
 from taskloom.tools.graph.ingest.pipeline import build_document_graph
 from taskloom.tools.graph.model import KnowledgeGraph
 from taskloom.tools.settings import Settings

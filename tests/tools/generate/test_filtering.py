@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from taskloom.tools.generate.filtering import GenerationReport, deduplicate, filter_reachable, mmr_select, reachable
+from taskloom.tools.generate.filter.stages import GenerationReport, deduplicate, filter_reachable, mmr_select, reachable
 from taskloom.tools.graph.model import Edge, GraphMeta, KnowledgeGraph, Node
 from taskloom.tools.llm.embedders import HashingEmbedder
 from taskloom.tools.tasks.model import Provenance, Task

@@ -63,7 +63,7 @@ def test_llm_writes_grounded_tasks_citing_node_ids(double: openai_double.OpenAID
 
 
 def test_llm_rewrites_web_instructions_only_when_every_value_survives(double: openai_double.OpenAIDouble) -> None:
-    from taskloom.tools.generate.web import llm_instructions
+    from taskloom.tools.generate.web.paths import llm_instructions
     from taskloom.tools.tasks.model import Provenance, Task
 
     def rewrite(body: dict) -> str:

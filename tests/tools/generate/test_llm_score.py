@@ -12,7 +12,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm"))
 import openai_double  # noqa: E402  (test double: a local OpenAI-compatible server on 127.0.0.1)
 
-from taskloom.tools.generate.filtering import GenerationReport, score_quality  # noqa: E402
+from taskloom.tools.generate.filter.stages import GenerationReport, score_quality  # noqa: E402
 from taskloom.tools.graph.model import GraphMeta, KnowledgeGraph, Node  # noqa: E402
 from taskloom.tools.llm.client import OpenAILLM  # noqa: E402
 from taskloom.tools.tasks.model import Provenance, Task  # noqa: E402

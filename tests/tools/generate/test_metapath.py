@@ -10,7 +10,7 @@ import pytest
 
 from taskloom.tools.environment.site import serve_static
 from taskloom.tools.errors import InputError, NotFoundError
-from taskloom.tools.generate.metapath import (
+from taskloom.tools.generate.metapath.engine import (
     MAX_REPEAT,
     EdgeTerm,
     NodeTerm,
@@ -23,7 +23,7 @@ from taskloom.tools.generate.metapath import (
     normalize_type_name,
     parse_pattern,
 )
-from taskloom.tools.generate.patterns import META_PATHS, TIERS, get_meta_path, patterns_by_priority
+from taskloom.tools.generate.metapath.patterns import META_PATHS, TIERS, get_meta_path, patterns_by_priority
 from taskloom.tools.graph.model import Edge, GraphMeta, KnowledgeGraph, Node
 from taskloom.tools.graph.service import GraphService
 from taskloom.tools.settings import Settings

@@ -12,8 +12,8 @@ from taskloom.tools.environment.browser import BrowserPool
 from taskloom.tools.environment.manager import EpisodeManager
 from taskloom.tools.environment.site import serve_static
 from taskloom.tools.environment.trajectory import load_trajectory
-from taskloom.tools.generate.filtering import GenerationReport
-from taskloom.tools.generate.web import task_from_path, verify_web_tasks
+from taskloom.tools.generate.filter.stages import GenerationReport
+from taskloom.tools.generate.web.paths import task_from_path, verify_web_tasks
 from taskloom.tools.graph.model import KnowledgeGraph
 from taskloom.tools.graph.service import GraphService
 from taskloom.tools.settings import Settings

@@ -27,7 +27,7 @@ its criteria). Then, up to ``levels`` subtasks:
   criteria; if they do not hold, the chain stops there.
 
 A chain that stops early yields the levels it reached. Each level-k task
-(:func:`~taskloom.tools.generate.chain_summary.compose_chain`) is replayed in a fresh
+(:func:`~taskloom.tools.generate.compose.levels.compose_chain`) is replayed in a fresh
 episode — its concatenated gold steps only — and kept when all its criteria hold.
 """
 
@@ -45,22 +45,22 @@ import numpy as np
 from playwright.async_api import Error as PlaywrightError
 from pydantic import BaseModel, Field
 
-from ..environment.canonical import canonical
-from ..environment.checks import check_criteria, probe_state
-from ..environment.dom import DESCRIBE_JS
-from ..environment.episodes import ActionFailed, BrowserEpisode
-from ..environment.gold import run_gold_step, run_gold_steps
-from ..environment.manager import EpisodeManager
-from ..environment.trajectory import load_trajectory
-from ..errors import InputError, TaskloomError
-from ..graph.model import KnowledgeGraph
-from ..llm.client import LLM
-from ..tasks.model import GoldStep, Provenance, SuccessCriterion, Task, criterion_key
-from .chain_summary import ChainOutcome, ChainReport, FailedProposal, Link, Source, compose_chain, level_stats, reason_of, settled_check, split_instruction
-from .filtering import Dropped
-from .metapath import match
-from .patterns import TIERS, patterns_by_priority
-from .web import PathEdge, task_from_path
+from ...environment.canonical import canonical
+from ...environment.checks import check_criteria, probe_state
+from ...environment.dom import DESCRIBE_JS
+from ...environment.episodes import ActionFailed, BrowserEpisode
+from ...environment.gold import run_gold_step, run_gold_steps
+from ...environment.manager import EpisodeManager
+from ...environment.trajectory import load_trajectory
+from ...errors import InputError, TaskloomError
+from ...graph.model import KnowledgeGraph
+from ...llm.client import LLM
+from ...tasks.model import GoldStep, Provenance, SuccessCriterion, Task, criterion_key
+from .levels import ChainOutcome, ChainReport, FailedProposal, Link, Source, compose_chain, level_stats, reason_of, settled_check, split_instruction
+from ..filter.stages import Dropped
+from ..metapath.engine import match
+from ..metapath.patterns import TIERS, patterns_by_priority
+from ..web.paths import PathEdge, task_from_path
 
 __all__ = ["Proposal", "FailedProposal", "ChainOutcome", "ChainReport", "FollowUps", "ChainRun", "build_chains"]
 

@@ -16,11 +16,11 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InputError
-from ..graph.model import KnowledgeGraph, Node
-from ..tasks.model import Provenance, Task
+from ...errors import InputError
+from ...graph.model import KnowledgeGraph, Node
+from ...tasks.model import Provenance, Task
 from .templates import DOCUMENT_TASK_TYPES, DOCUMENT_TEMPLATES, TaskTemplate
-from .document_index import (
+from .index import (
     Builder,
     _CAPTION_PREFIX,
     _Cand,

@@ -55,17 +55,17 @@ from urllib.parse import parse_qsl, urlsplit, urlunsplit
 import numpy as np
 from pydantic import BaseModel, Field
 
-from ..environment.canonical import canonical
-from ..environment.checks import check_criteria
-from ..environment.episodes import ActionFailed
-from ..environment.gold import run_gold_steps
-from ..environment.manager import EpisodeManager, watched_checks
-from ..environment.trajectory import ActionRecord, load_trajectory
-from ..errors import InputError, TaskloomError
-from ..llm.client import LLM
-from ..security.origin import origin_of
-from ..tasks.dag import Dag
-from ..tasks.model import Difficulty, GoldStep, Provenance, Resource, SuccessCriterion, Subtask, Task, criterion_key
+from ...environment.canonical import canonical
+from ...environment.checks import check_criteria
+from ...environment.episodes import ActionFailed
+from ...environment.gold import run_gold_steps
+from ...environment.manager import EpisodeManager, watched_checks
+from ...environment.trajectory import ActionRecord, load_trajectory
+from ...errors import InputError, TaskloomError
+from ...llm.client import LLM
+from ...security.origin import origin_of
+from ...tasks.dag import Dag
+from ...tasks.model import Difficulty, GoldStep, Provenance, Resource, SuccessCriterion, Subtask, Task, criterion_key
 from .complexity import capabilities_of, capability_id, complexities, satisfies
 from .consistency import synthesize, validate
 

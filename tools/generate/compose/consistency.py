@@ -49,10 +49,10 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
 
-from ..errors import InputError, TaskloomError
-from ..llm.client import LLM, LLMError
-from ..tasks.dag import Dag
-from ..tasks.model import Subtask, Task
+from ...errors import InputError, TaskloomError
+from ...llm.client import LLM, LLMError
+from ...tasks.dag import Dag
+from ...tasks.model import Subtask, Task
 
 __all__ = ["Style", "mention_order", "closure", "reduction", "synthesize", "infer_dag", "infer_dag_llm", "check_consistency", "validate", "InferredDag"]
 

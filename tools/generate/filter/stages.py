@@ -16,10 +16,10 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, Field
 
-from ..errors import TaskloomError
-from ..graph.model import KnowledgeGraph
-from ..llm.embedders import Embedder
-from ..tasks.model import Task
+from ...errors import TaskloomError
+from ...graph.model import KnowledgeGraph
+from ...llm.embedders import Embedder
+from ...tasks.model import Task
 
 __all__ = ["Dropped", "GenerationReport", "QualityScore", "reachable", "filter_reachable", "score_quality", "deduplicate", "mmr_select", "task_features"]
 

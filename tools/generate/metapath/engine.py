@@ -1,7 +1,7 @@
 """Meta-path matching: find the concrete graph paths that have a pattern's shape.
 
 The pattern language (grammar, quantifiers, slots, predicates) is defined and parsed
-in :mod:`taskloom.tools.generate.metapath_syntax`; this module re-exports it and adds
+in :mod:`taskloom.tools.generate.metapath.syntax`; this module re-exports it and adds
 the backtracking matcher.
 
 Examples
@@ -18,9 +18,9 @@ from typing import Any
 
 import networkx as nx
 
-from ..errors import InputError, NotFoundError
-from ..graph.model import KnowledgeGraph
-from .metapath_syntax import (
+from ...errors import InputError, NotFoundError
+from ...graph.model import KnowledgeGraph
+from .syntax import (
     MAX_REPEAT,
     MAX_STEPS,
     EdgeTerm,

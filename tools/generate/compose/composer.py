@@ -13,14 +13,14 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, Field
 
-from ..environment.manager import EpisodeManager
-from ..errors import InputError
-from ..graph.model import KnowledgeGraph
-from ..llm.client import LLM
-from ..tasks.model import Task
-from ..tasks.store import TaskStore
+from ...environment.manager import EpisodeManager
+from ...errors import InputError
+from ...graph.model import KnowledgeGraph
+from ...llm.client import LLM
+from ...tasks.model import Task
+from ...tasks.store import TaskStore
 from .chain import FailedProposal, build_chains
-from .chain_summary import LevelStats
+from .levels import LevelStats
 from .dag import compose_dags
 
 __all__ = ["ComposeMode", "ComposeResult", "compose_tasks"]

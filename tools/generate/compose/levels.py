@@ -20,7 +20,7 @@ Difficulty from the level: 1 easy, 2–3 medium, 4–5 hard, 6 and more expert. 
 is replayed in a fresh episode (its gold steps only, no failed attempts); a level whose
 criteria do not all hold is dropped, and the replay is the kept task's gold trajectory and
 the source of the per-level statistics (steps, distinct pages visited, distinct roles of
-the elements acted on). The report models of :func:`~taskloom.tools.generate.chain.build_chains`
+the elements acted on). The report models of :func:`~taskloom.tools.generate.compose.chain.build_chains`
 live here too.
 """
 
@@ -37,15 +37,15 @@ from typing import Any, Literal
 from playwright.async_api import Error as PlaywrightError
 from pydantic import BaseModel, Field
 
-from ..environment.checks import CriterionResult, check_criteria
-from ..environment.episodes import ActionFailed
-from ..environment.gold import run_gold_steps
-from ..environment.manager import EpisodeManager
-from ..environment.trajectory import ActionRecord, Trajectory, load_trajectory
-from ..errors import TaskloomError
-from ..llm.client import LLM
-from ..tasks.model import Difficulty, Provenance, Resource, SuccessCriterion, Subtask, Task, criterion_key
-from .filtering import Dropped
+from ...environment.checks import CriterionResult, check_criteria
+from ...environment.episodes import ActionFailed
+from ...environment.gold import run_gold_steps
+from ...environment.manager import EpisodeManager
+from ...environment.trajectory import ActionRecord, Trajectory, load_trajectory
+from ...errors import TaskloomError
+from ...llm.client import LLM
+from ...tasks.model import Difficulty, Provenance, Resource, SuccessCriterion, Subtask, Task, criterion_key
+from ..filter.stages import Dropped
 
 __all__ = [
     "FailedProposal",

@@ -14,13 +14,13 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import TaskloomError
-from ..graph.model import KnowledgeGraph
-from ..llm.client import LLM
-from ..llm.embedders import Embedder
-from ..tasks.model import Task
+from ...errors import TaskloomError
+from ...graph.model import KnowledgeGraph
+from ...llm.client import LLM
+from ...llm.embedders import Embedder
+from ...tasks.model import Task
 from .draft import Submission, check_submission, make_draft
-from .filtering import Dropped, GenerationReport
+from ..filter.stages import Dropped, GenerationReport
 from .templates import templates_by_id
 
 __all__ = ["generate_llm_document_tasks"]

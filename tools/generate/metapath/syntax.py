@@ -72,8 +72,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from ..errors import InputError
-from ..graph.model import EdgeType, NodeType
+from ...errors import InputError
+from ...graph.model import EdgeType, NodeType
 
 __all__ = [
     "MAX_REPEAT",

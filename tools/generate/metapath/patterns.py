@@ -25,9 +25,9 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from ..errors import NotFoundError
-from ..graph.model import KnowledgeGraph
-from .metapath import Match, Pattern, compile_pattern
+from ...errors import NotFoundError
+from ...graph.model import KnowledgeGraph
+from .engine import Match, Pattern, compile_pattern
 
 __all__ = ["Tier", "TIERS", "MetaPath", "META_PATHS", "get_meta_path", "patterns_by_priority", "node_label"]
 
@@ -49,7 +49,7 @@ class MetaPath(BaseModel):
 
     id: str
     tier: Tier
-    pattern: str = Field(description="Graph-regex pattern (see taskloom.tools.generate.metapath).")
+    pattern: str = Field(description="Graph-regex pattern (see taskloom.tools.generate.metapath.engine).")
     task_type: str = Field(description="Task.type of tasks generated from it.")
     template: str = Field(description="Instruction with {slot} placeholders.")
     description: str = ""

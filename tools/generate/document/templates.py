@@ -15,7 +15,7 @@ from typing import Any
 from jinja2 import Environment, StrictUndefined, Template
 from pydantic import BaseModel, Field
 
-from ..tasks.model import Difficulty
+from ...tasks.model import Difficulty
 
 __all__ = ["DOCUMENT_TASK_TYPES", "DOCUMENT_TEMPLATES", "TaskTemplate", "render", "templates_by_id"]
 

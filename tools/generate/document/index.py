@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..graph.model import KnowledgeGraph, Node
+from ...graph.model import KnowledgeGraph, Node
 from .templates import TaskTemplate
 
 __all__ = ["normalise", "split_sentences"]

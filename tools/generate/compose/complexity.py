@@ -46,9 +46,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from ..errors import InputError
-from ..tasks.dag import Dag
-from ..tasks.model import Subtask, Task
+from ...errors import InputError
+from ...tasks.dag import Dag
+from ...tasks.model import Subtask, Task
 
 __all__ = ["Level", "DIMENSIONS", "CUTOFFS", "CAPABILITIES", "level_of", "complexities", "capabilities_of", "satisfies", "select", "capability_id"]
 

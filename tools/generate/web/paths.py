@@ -21,16 +21,16 @@ from urllib.parse import quote_plus, urlparse
 import numpy as np
 from pydantic import BaseModel
 
-from ..environment.canonical import canonical
-from ..environment.checks import check_criteria
-from ..environment.episodes import ActionFailed
-from ..environment.gold import run_gold_steps
-from ..environment.manager import EpisodeManager
-from ..environment.trajectory import load_trajectory
-from ..errors import TaskloomError
-from ..graph.model import KnowledgeGraph, Node
-from ..tasks.model import Difficulty, GoldStep, Provenance, SuccessCriterion, Task
-from .filtering import Dropped, GenerationReport
+from ...environment.canonical import canonical
+from ...environment.checks import check_criteria
+from ...environment.episodes import ActionFailed
+from ...environment.gold import run_gold_steps
+from ...environment.manager import EpisodeManager
+from ...environment.trajectory import load_trajectory
+from ...errors import TaskloomError
+from ...graph.model import KnowledgeGraph, Node
+from ...tasks.model import Difficulty, GoldStep, Provenance, SuccessCriterion, Task
+from ..filter.stages import Dropped, GenerationReport
 
 __all__ = ["PathEdge", "task_from_path", "verify_web_tasks", "search_terms", "llm_instructions"]
 

@@ -18,12 +18,12 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, Field
 
-from ..errors import InputError
-from ..graph.model import KnowledgeGraph
-from ..graph.sampling import SampleSpec, sample_document_subgraph
-from ..llm.embedders import Embedder
-from ..tasks.model import Difficulty, Provenance, Task
-from .filtering import reachable
+from ...errors import InputError
+from ...graph.model import KnowledgeGraph
+from ...graph.sampling import SampleSpec, sample_document_subgraph
+from ...llm.embedders import Embedder
+from ...tasks.model import Difficulty, Provenance, Task
+from ..filter.stages import reachable
 from .templates import TaskTemplate, templates_by_id
 
 __all__ = ["Draft", "Submission", "Verdict", "make_draft", "check_submission"]

@@ -1,0 +1,1 @@
+"""Composition: chained long tasks (AgentSynth) and task graphs (OmniBench), complexity, consistency."""

@@ -1,0 +1,1 @@
+"""Document tasks: templates, generators over document graphs, LLM-authored drafts."""

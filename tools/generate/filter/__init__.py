@@ -1,0 +1,1 @@
+"""Filtering: reachability, LLM quality score, de-duplication, coverage (MMR)."""

@@ -1,0 +1,1 @@
+"""The meta-path engine: a graph-regex over typed nodes and edges, and the shipped patterns."""
