@@ -230,6 +230,7 @@ async def _selected(page: Any) -> str:
 
 async def _actions(pool: Any, base: str, workspace: Path, n: int) -> dict[str, Any]:
     from taskloom.tools.environment.manager import EpisodeManager
+    from taskloom.tools.evaluate.checks import Checker
 
     url = base + _BOOK
     ready = 'body[data-ready="true"]'
@@ -246,7 +247,7 @@ async def _actions(pool: Any, base: str, workspace: Path, n: int) -> dict[str, A
 
     # recorded: one episode with screenshots off, one with them on
     managers = {
-        shots: EpisodeManager(pool, workspace / f"runs-shots-{shots}", workspace / "tasks", screenshots=shots) for shots in (False, True)
+        shots: EpisodeManager(pool, workspace / f"runs-shots-{shots}", workspace / "tasks", checker=Checker(), screenshots=shots) for shots in (False, True)
     }
     episodes: dict[bool, Any] = {}
     refs: dict[bool, dict[str, str]] = {}
@@ -328,7 +329,7 @@ async def _actions(pool: Any, base: str, workspace: Path, n: int) -> dict[str, A
 
 
 async def _run(args: argparse.Namespace, root: Path) -> dict[str, Any]:
-    from taskloom.tools.environment.browser import BrowserPool
+    from taskloom.tools.browser import BrowserPool
     from taskloom.tools.graph.service import GraphService
     from taskloom.tools.settings import Settings
 

@@ -37,8 +37,6 @@ def main() -> int:
 
     import openai_double
 
-    from taskloom.tools.environment.browser import BrowserPool
-    from taskloom.tools.environment.manager import EpisodeManager
     from taskloom.tools.generate.document.generator import generate_document_tasks
     from taskloom.tools.generate.service import TaskService
     from taskloom.tools.graph.ingest.pipeline import build_document_graph
@@ -71,7 +69,7 @@ def main() -> int:
         graphs = GraphService(settings)
         graph_id = graphs.ingest_document(args.pdf).graph_id
         llm = OpenAILLM(double.base_url, "double-model", cache_dir=work / "llm-cache")
-        service = TaskService(graphs, EpisodeManager(BrowserPool(), work / "runs", work / "tasks"), llm)
+        service = TaskService(graphs, llm=llm)  # document tasks: no browser
         start = time.perf_counter()
         result = asyncio.run(service.generate(graph_id, count=args.llm_tasks, seed=0))
         llm_seconds = time.perf_counter() - start

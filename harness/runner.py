@@ -10,21 +10,16 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
 
 import anyio
 from pydantic import BaseModel
 
-from ..tools.environment.browser import BrowserPool
 from ..tools.environment.trajectory import load_trajectory
-from ..tools.graph.service import GraphService
 from ..tools.errors import TaskloomError
 from ..tools.evaluate.episode import evaluate_episode, judge_episode
-from ..tools.llm.client import make_llm
 from ..tools.evaluate.model import EpisodeResult, EpisodeStatus
-from ..tools.settings import Settings
+from ..tools.runtime import Runtime
 from ..tools.tasks.model import Task
-from ..tools.workspace import Workspace
 from .agents.base import Agent, AgentSpec, Job, ServerFactory
 from .agents.registry import make_agent
 from .store import RunSpec, RunStore
@@ -68,12 +63,15 @@ async def run_one(
     task: Task,
     spec: AgentSpec,
     store: RunStore,
-    settings: Settings,
+    runtime: Runtime,
     run: RunSpec,
     server_factory: ServerFactory | None = None,
-    shared: dict[str, Any] | None = None,
 ) -> EpisodeResult:
-    """One episode: attempt, then evaluate what the server recorded."""
+    """One episode: attempt, then evaluate what the server recorded.
+
+    In-process episodes' servers share ``runtime``'s browser and graph service.
+    """
+    settings = runtime.settings
     try:
         agent = make_agent(spec, settings)
     except TaskloomError as exc:  # e.g. builtin without an endpoint on a resumed run: this episode fails, clearly
@@ -88,7 +86,7 @@ async def run_one(
         timeout_s=run.timeout_s,
         seed=run.seed,
         server_factory=server_factory,
-        shared=shared or {},
+        runtime=runtime,
     )
     started = time.monotonic()
     outcome = await _attempt(agent, job)
@@ -102,9 +100,8 @@ async def run_one(
     )
     result = result.model_copy(update={"tokens": agent.tokens, "model": result.model or agent.model})
     if run.judge and trajectory is not None:
-        llm = make_llm(settings, Workspace(settings.workspace).cache / "llm")
         try:
-            result = await judge_episode(result, task, trajectory, llm)
+            result = await judge_episode(result, task, trajectory, runtime.llm)
         except TaskloomError as exc:  # a judge that cannot answer leaves the rule-based result standing, with the reason
             result = result.model_copy(update={"reason": f"{result.reason + '; ' if result.reason else ''}judge: {exc}"})
     return result
@@ -114,33 +111,32 @@ async def run_episodes(
     run: RunSpec,
     tasks: dict[str, Task],
     store: RunStore,
-    settings: Settings,
+    runtime: Runtime,
     progress: Progress | None = None,
     server_factory: ServerFactory | None = None,
 ) -> list[EpisodeResult]:
-    """Run every (task, agent) pair not yet in the store, ``run.concurrency`` at a time; returns all results."""
+    """Run every (task, agent) pair not yet in the store, ``run.concurrency`` at a time; returns all results.
+
+    Every in-process episode uses ``runtime``'s one browser process and loaded graph
+    service; whoever owns the runtime closes it.
+    """
     done = store.done()
     todo = [(t, a) for t in run.task_ids for a in run.agents if (t, a.name) not in done]
     total, finished = len(run.pairs()), len(done)
     limiter = anyio.CapacityLimiter(run.concurrency)
-    pool = BrowserPool(settings.chromium)  # one browser process and one loaded graph service for every in-process episode
-    shared: dict[str, Any] = {"pool": pool, "graphs": GraphService(settings, pool)}
 
     async def one(task_id: str, spec: AgentSpec) -> None:
         nonlocal finished
         async with limiter:
-            result = await run_one(tasks[task_id], spec, store, settings, run, server_factory, shared)
+            result = await run_one(tasks[task_id], spec, store, runtime, run, server_factory)
         store.append(result)
         finished += 1
         if progress is not None:
             progress(result, finished, total)
 
-    try:
-        async with anyio.create_task_group() as group:
-            for task_id, spec in todo:
-                group.start_soon(one, task_id, spec)
-    finally:
-        await pool.close()
+    async with anyio.create_task_group() as group:
+        for task_id, spec in todo:
+            group.start_soon(one, task_id, spec)
     order = {pair: i for i, pair in enumerate(run.pairs())}
     return sorted(store.results(), key=lambda r: order.get((r.task_id, r.agent), len(order)))
 

@@ -8,15 +8,16 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from ..tools.errors import InputError
+from ..tools.registry import RegistrySpec, registry_spec
+from ..tools.runtime import Runtime
 from ..tools.settings import Settings
 from ..tools.tasks.model import Task
-from ..tools.tasks.store import TaskStore
-from ..tools.workspace import Workspace
 from .agents.base import AgentSpec, ServerFactory
 from .agents.command import check_sandbox
 from .agents.registry import make_agent
+from .executors import executors
 from .finish import RunReport, finish_run
-from .runner import Progress, run_episodes
+from .runner import Progress
 from .store import RunSpec, RunStore, new_run_id
 
 __all__ = ["Harness", "load_tasks_file"]
@@ -39,13 +40,18 @@ class Harness:
 
     ``server_factory`` builds the agent-profile server in-process agents talk to
     (pass ``taskloom.server.app.build_server``); the harness does not import the server.
+    ``runtime`` is the process's :class:`~taskloom.tools.runtime.Runtime` (the server's,
+    when the server runs the harness; its owner closes it). Without one the harness
+    makes its own from ``settings`` and closes its browser at the end of every run.
     """
 
-    def __init__(self, settings: Settings, server_factory: ServerFactory | None = None) -> None:
-        self.settings = settings
+    def __init__(self, settings: Settings, server_factory: ServerFactory | None = None, runtime: Runtime | None = None) -> None:
+        self.runtime = runtime if runtime is not None else Runtime(settings)
+        self._owns_runtime = runtime is None
+        self.settings = self.runtime.settings
         self.server_factory = server_factory
-        self.workspace = Workspace(settings.workspace)
-        self.tasks = TaskStore(self.workspace)
+        self.workspace = self.runtime.workspace
+        self.tasks = self.runtime.tasks
 
     def select(self, ids: list[str] | None = None, kind: str | None = None, tasks_file: Path | None = None) -> list[Task]:
         """Tasks by id, by kind, from a file (stored into the workspace, where the servers read them), or all."""
@@ -73,23 +79,30 @@ class Harness:
         run_id: str | None = None,
         progress: Progress | None = None,
         judge: bool = False,
+        executor: str = "local",
     ) -> RunReport:
-        """A new run of every task with every agent; then consensus graphs and the report."""
+        """A new run of every task with every agent (by ``executor``); then consensus graphs and the report.
+
+        ``run.json`` records each agent's registry entry (kind, typed arguments, origin) and the executor's.
+        """
         specs = [AgentSpec.parse(a) for a in agents]
         if not specs:
             raise InputError("name at least one agent, e.g. --agent oracle --agent explorer")
         names = [s.name for s in specs]
         if len(set(names)) != len(names):
             raise InputError(f"agent names must differ ({', '.join(names)}); add name=… to an agent, e.g. explorer:seed=2,name=explorer2")
+        entries: dict[str, RegistrySpec] = {}
         for agent in specs:
-            make_agent(agent, self.settings)  # refuse bad kinds and options before anything starts
+            made = make_agent(agent, self.settings)  # refuse bad kinds and options before anything starts
+            entries[agent.name] = registry_spec(made) or RegistrySpec(kind="agent", name=agent.kind, args=dict(agent.options))
+        executor_spec = executors.spec(executor)
         if any(agent.kind == "command" for agent in specs):
             check_sandbox(self.settings)  # and command agents when no sandbox can keep them from the workspace
         if judge and self.settings.llm_backend != "openai":
             raise InputError("--judge needs an LLM: set TASKLOOM_LLM_BACKEND=openai, TASKLOOM_LLM_BASE_URL and TASKLOOM_LLM_MODEL")
         plan = RunSpec(
             run_id=run_id or new_run_id(), task_ids=[t.id for t in tasks], agents=specs, max_steps=max_steps,
-            timeout_s=timeout_s, concurrency=concurrency, seed=seed, judge=judge,
+            timeout_s=timeout_s, concurrency=concurrency, seed=seed, judge=judge, entries=entries, executor=executor_spec,
         )
         store = RunStore(self.workspace, plan.run_id)
         store.create(plan)
@@ -102,7 +115,11 @@ class Harness:
         return await self._go(store, spec, {i: self.tasks.load(i) for i in spec.task_ids}, progress)
 
     async def _go(self, store: RunStore, spec: RunSpec, tasks: dict[str, Task], progress: Progress | None) -> RunReport:
-        await run_episodes(spec, tasks, store, self.settings, progress, self.server_factory)
+        try:
+            await executors.create(spec.executor.name, spec.executor.args).run(spec, tasks, store, self.runtime, progress, self.server_factory)
+        finally:
+            if self._owns_runtime:
+                await self.runtime.aclose()
         return finish_run(store, tasks, self.workspace)
 
     def report(self, run_id: str) -> RunReport:

@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from ..tools.errors import InputError, NotFoundError
 from ..tools.evaluate.model import EpisodeResult
+from ..tools.registry import RegistrySpec
 from ..tools.workspace import Workspace, append_jsonl, atomic_write_json
 from .agents.base import AgentSpec
 
@@ -43,6 +44,10 @@ class RunSpec(BaseModel):
     concurrency: int = Field(2, ge=1, le=64)
     seed: int = 0
     judge: bool = Field(False, description="Also score every episode with the configured LLM judge.")
+    entries: dict[str, RegistrySpec] = Field(
+        default_factory=dict, description="Each agent, by its name in the run, as the registry entry that builds it: kind, typed arguments, origin."
+    )
+    executor: RegistrySpec = Field(default_factory=lambda: RegistrySpec(kind="executor", name="local"), description="The executor that runs the episodes.")
 
     def pairs(self) -> list[tuple[str, str]]:
         """(task_id, agent name) for every episode of the run, in a stable order."""

@@ -17,18 +17,17 @@ from ..tools.workspace import Workspace
 __all__ = ["register", "latest_consensus"]
 
 
-def latest_consensus(workspace: Workspace, task_id: str) -> Path:
+def latest_consensus(workspace: Workspace, tasks: TaskStore, task_id: str) -> Path:
     """The most recent consensus graph of a task, from any run (or an ad-hoc consensus_build)."""
-    TaskStore(workspace).path(task_id)  # validates the id: no path tricks
+    tasks.path(task_id)  # validates the id: no path tricks
     found = sorted(workspace.runs.glob(f"*/consensus/{task_id}.json"), key=lambda p: (p.stat().st_mtime, str(p)))
     if not found:
         raise NotFoundError(f"no consensus graph for task {task_id!r}; run agents on it (taskloom run) or call consensus_build")
     return found[-1]
 
 
-def register(mcp: FastMCP, workspace: Workspace) -> None:
-    """Add the task, run, trajectory, consensus and report resources to ``mcp``."""
-    tasks = TaskStore(workspace)
+def register(mcp: FastMCP, workspace: Workspace, tasks: TaskStore) -> None:
+    """Add the task, run, trajectory, consensus and report resources to ``mcp`` (``tasks``: the runtime's task store)."""
 
     @mcp.resource("taskloom://tasks/{task_id}", mime_type="application/json")
     def task(task_id: str) -> str:
@@ -69,7 +68,7 @@ def register(mcp: FastMCP, workspace: Workspace) -> None:
     @mcp.resource("taskloom://consensus/{task_id}", mime_type="application/json")
     def consensus(task_id: str) -> str:
         """The latest consensus graph of a task, with its analyses."""
-        return latest_consensus(workspace, task_id).read_text(encoding="utf-8")
+        return latest_consensus(workspace, tasks, task_id).read_text(encoding="utf-8")
 
     @mcp.resource("taskloom://reports/{run_id}", mime_type="text/html")
     def report(run_id: str) -> str:

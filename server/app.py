@@ -2,40 +2,29 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, Literal
 
-os.environ.setdefault("FASTMCP_SHOW_SERVER_BANNER", "false")
-os.environ.setdefault("FASTMCP_CHECK_FOR_UPDATES", "off")
+from fastmcp import FastMCP
 
-from fastmcp import FastMCP  # noqa: E402
-
-from .. import __version__  # noqa: E402
-from ..prompts import register_evaluation_prompts, register_prompts  # noqa: E402
-from ..harness import mcp as harness_mcp  # noqa: E402
-from ..harness.service import Harness  # noqa: E402
-from ..resources import register_resources, register_run_resources  # noqa: E402
-from ..tools.evaluate import mcp as eval_mcp  # noqa: E402
-from ..tools.evaluate.service import EvaluationService  # noqa: E402
-from ..tools.llm.client import make_llm  # noqa: E402
-from ..tools.environment import desktop_mcp  # noqa: E402
-from ..tools.environment import mcp as env_mcp  # noqa: E402
-from ..tools.environment.desktop import DesktopEpisodes  # noqa: E402
-from ..tools.environment.browser import BrowserPool  # noqa: E402
-from ..tools.environment.manager import EpisodeManager  # noqa: E402
-from ..tools.environment.mcp import Bound  # noqa: E402
-from ..tools.generate import mcp as tasks_mcp  # noqa: E402
-from ..tools.generate.service import TaskService  # noqa: E402
-from ..tools.graph import mcp as graph_mcp  # noqa: E402
-from ..tools.graph.service import GraphService  # noqa: E402
-from ..tools.security.roots import Roots  # noqa: E402
-from ..tools.settings import Settings  # noqa: E402
-from ..tools.tasks.store import TaskStore  # noqa: E402
-from ..tools.workspace import Workspace  # noqa: E402
-from .errors import TaskloomErrors, quiet_expected_errors  # noqa: E402
+from .. import __version__
+from ..harness import mcp as harness_mcp
+from ..harness.service import Harness
+from ..prompts import register_evaluation_prompts, register_prompts
+from ..resources import register_resources, register_run_resources
+from ..tools.environment import desktop_mcp
+from ..tools.environment import mcp as env_mcp
+from ..tools.environment.desktop import DesktopEpisodes
+from ..tools.environment.mcp import Bound
+from ..tools.evaluate import mcp as eval_mcp
+from ..tools.generate import mcp as tasks_mcp
+from ..tools.graph import mcp as graph_mcp
+from ..tools.runtime import Runtime
+from ..tools.security.roots import Roots
+from ..tools.settings import Settings
+from .errors import TaskloomErrors, quiet_expected_errors
 
 __all__ = ["build_server", "Profile", "INSTRUCTIONS", "AGENT_INSTRUCTIONS"]
 
@@ -65,8 +54,7 @@ def build_server(
     enable_desktop: bool = False,
     bound: Bound | None = None,
     episodes_dir: Path | None = None,
-    pool: BrowserPool | None = None,
-    graphs: GraphService | None = None,
+    runtime: Runtime | None = None,
 ) -> FastMCP:
     """The Taskloom MCP server over one workspace.
 
@@ -76,20 +64,21 @@ def build_server(
     model (a server the harness starts per episode); ``episodes_dir`` is where
     trajectories go (default ``runs/episodes`` in the workspace). Each capability is a
     sub-server mounted under its namespace; Taskloom errors are translated in one
-    middleware and everything else is masked. ``pool`` and ``graphs`` share one browser
-    process and one loaded graph service among many servers (the harness's per-episode
-    servers); a shared pool is left open when the server stops.
+    middleware and everything else is masked.
+
+    Without a ``runtime`` the server makes its own from ``settings`` and its lifespan
+    closes it; a ``runtime`` passed in (the harness's per-episode servers share one
+    browser and graph service) is left open for its owner to close, and ``settings``
+    is then ignored.
     """
-    settings = settings or Settings()
     quiet_expected_errors()
-    workspace = Workspace(settings.workspace)
+    owns_runtime = runtime is None
+    rt = runtime if runtime is not None else Runtime(settings)
+    settings = rt.settings
+    workspace = rt.workspace
     roots = Roots([workspace.root, *settings.allow_roots])
-    owns_pool = pool is None
-    pool = pool or BrowserPool(settings.chromium)
-    graphs = graphs or GraphService(settings, pool)
-    episodes = EpisodeManager(
-        pool, episodes_dir or workspace.runs / "episodes", workspace.tasks, settings.record_screenshots, settings.max_episodes, graphs
-    )
+    own_episodes = episodes_dir is not None or not owns_runtime
+    episodes = rt.episode_manager(episodes_dir) if own_episodes else rt.episodes
     desktops: DesktopEpisodes | None = None
 
     @asynccontextmanager
@@ -97,11 +86,13 @@ def build_server(
         try:
             yield {}
         finally:
-            await episodes.close_all()
-            if owns_pool:
-                await pool.close()
-            if desktops is not None:
-                desktops.close_all()
+            try:
+                await episodes.close_all()
+                if owns_runtime:
+                    await rt.aclose()
+            finally:
+                if desktops is not None:
+                    desktops.close_all()
 
     server = FastMCP(
         "taskloom",
@@ -126,15 +117,15 @@ def build_server(
         server.mount(desktop_server, namespace="desktop")
     if profile == "full":
         graph_server = _sub("graph")
-        graph_mcp.register(graph_server, graphs, roots)
+        graph_mcp.register(graph_server, rt.graphs, roots)
         server.mount(graph_server, namespace="graph")
-        register_resources(server, graphs)
+        register_resources(server, rt.graphs)
         tasks_server = _sub("tasks")
-        tasks_mcp.register(tasks_server, TaskService(graphs, episodes), roots)
+        tasks_mcp.register(tasks_server, rt.task_service(episodes), roots)
         server.mount(tasks_server, namespace="tasks")
-        register_run_resources(server, workspace)
-        evaluation = EvaluationService(workspace, make_llm(settings, workspace.cache))
-        harness = Harness(settings, build_server)
+        register_run_resources(server, workspace, rt.tasks)
+        harness = Harness(settings, build_server, runtime=rt)
+        evaluation = rt.evaluation_service()
         eval_server, consensus_server, report_server = _sub("eval"), _sub("consensus"), _sub("report")
         eval_mcp.register_eval(eval_server, evaluation, roots)
         harness_mcp.register_run_eval(eval_server, harness)
@@ -144,5 +135,5 @@ def build_server(
         server.mount(consensus_server, namespace="consensus")
         server.mount(report_server, namespace="report")
         register_prompts(server)
-        register_evaluation_prompts(server, TaskStore(workspace))
+        register_evaluation_prompts(server, rt.tasks)
     return server

@@ -5,7 +5,6 @@ Fixtures build servers but never open clients (fastmcp's advice on event loops).
 
 from __future__ import annotations
 
-import asyncio
 import os
 import subprocess
 from collections.abc import Callable
@@ -19,7 +18,7 @@ os.environ.setdefault("FASTMCP_CHECK_FOR_UPDATES", "off")
 os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
-from taskloom.tools.graph.service import GraphService  # noqa: E402
+from taskloom.tools.runtime import Runtime  # noqa: E402
 from taskloom.tools.settings import Settings  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -167,19 +166,16 @@ def zero_page_pdf(tmp_path: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
-def crawl_site() -> Callable[[GraphService, str, int], str]:
-    """``crawl_site(service, site_url, max_pages=12)``: crawl a served site (from ``/index.html``) into a web graph; its id.
+def crawl_site() -> Callable[[Runtime, str, int], str]:
+    """``crawl_site(runtime, site_url, max_pages=12)``: crawl a served site (from ``/index.html``) into a web graph; its id.
 
-    The service's browser is closed afterwards, so the caller can go on in a new event loop.
+    The runtime's browser is closed afterwards, so the caller can go on in a new event loop.
     """
 
-    def crawl(service: GraphService, site_url: str, max_pages: int = 12) -> str:
+    def crawl(runtime: Runtime, site_url: str, max_pages: int = 12) -> str:
         async def go() -> str:
-            try:
-                return (await service.ingest_website(site_url + "/index.html", max_pages=max_pages, max_depth=2)).graph_id
-            finally:
-                await service.browsers.close()
+            return (await runtime.graphs.ingest_website(site_url + "/index.html", max_pages=max_pages, max_depth=2)).graph_id
 
-        return asyncio.run(go())
+        return runtime.run(go)
 
     return crawl

@@ -26,13 +26,14 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ...tools.environment.mcp import Bound
 from ...tools.errors import InputError
+from ...tools.runtime import Runtime
 from ...tools.settings import Settings
 from ...tools.tasks.model import Task
 from .endpoint import Endpoint, serve_episode
 
 __all__ = ["Agent", "Job", "AgentSpec", "AgentStopped", "ServerFactory"]
 
-ServerFactory = Callable[..., FastMCP]  # (settings, profile=, bound=, episodes_dir=) -> server; the harness never imports server/
+ServerFactory = Callable[..., FastMCP]  # (settings, profile=, bound=, episodes_dir=, runtime=) -> server; the harness never imports server/
 
 
 class AgentStopped(Exception):
@@ -79,7 +80,7 @@ class Job(BaseModel):
     timeout_s: float = 120.0
     seed: int = 0
     server_factory: ServerFactory | None = Field(None, exclude=True, description="Builds an agent-profile server (server.app.build_server).")
-    shared: dict[str, Any] = Field(default_factory=dict, exclude=True, description="Run-wide objects passed to the factory (pool, graphs).")
+    runtime: Runtime | None = Field(None, exclude=True, description="The run's runtime, shared by every episode's server (browser, graphs).")
 
     def bound(self) -> Bound:
         return Bound(task_id=self.task.id, agent=self.agent, model=self.model, max_steps=self.max_steps)
@@ -89,9 +90,14 @@ class Job(BaseModel):
         """An in-memory MCP client to an agent-profile server bound to this job."""
         if self.server_factory is None:
             raise InputError("in-process agents need a server factory: Harness(settings, server_factory=build_server)")
-        server = self.server_factory(self.settings, profile="agent", bound=self.bound(), episodes_dir=self.episodes_dir, **self.shared)
-        async with Client(server) as client:
+        async with Client(self.server()) as client:
             yield client
+
+    def server(self) -> FastMCP:
+        """This job's agent-profile server, on the run's runtime when there is one."""
+        if self.server_factory is None:
+            raise InputError("in-process agents need a server factory: Harness(settings, server_factory=build_server)")
+        return self.server_factory(self.settings, profile="agent", bound=self.bound(), episodes_dir=self.episodes_dir, runtime=self.runtime)
 
     def serve_http(self) -> AbstractAsyncContextManager[Endpoint]:
         """This job's agent-profile server, served by the harness on ``http://127.0.0.1:PORT/mcp`` behind a fresh token."""

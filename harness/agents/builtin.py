@@ -50,6 +50,7 @@ from ...tools.settings import Settings
 from .base import Job
 from .calls import structured
 from .command import log_tail
+from .registry import agent
 
 __all__ = ["BuiltinAgent", "openai_tools", "render_result", "CLOSE_TIMEOUT_S", "HIDDEN_TOOLS"]
 
@@ -252,3 +253,9 @@ class BuiltinAgent:
             episode.answered = True
         await mcp.call_tool("env_close", {}, raise_on_error=False)
         episode.closed = True
+
+
+@agent("builtin")
+def builtin(name: str, settings: Settings, model: str | None = None, max_tokens: int = 0) -> BuiltinAgent:
+    """An OpenAI-compatible chat model acting through the agent-profile MCP tools."""
+    return BuiltinAgent(name, settings, model=model, max_tokens=max_tokens or None)

@@ -62,6 +62,7 @@ from ...tools.settings import Settings
 from ...tools.security.sandbox import AgentAccount, AgentLaunch, SandboxKind, agent_account, agent_launch, check_closed_to, choose_sandbox, die_with_parent, make_agent_home, pidns_problem
 from .base import Job
 from .endpoint import Endpoint
+from .registry import agent
 
 __all__ = ["CommandAgent", "AgentTimeout", "AgentProcessError", "mcp_config", "agent_environment", "check_sandbox", "log_tail", "PLACEHOLDERS", "INPUT_MODES", "TRANSPORTS", "GRACE_S"]
 
@@ -364,3 +365,9 @@ class CommandAgent:
                 _signal(process.pid, signal.SIGKILL, group=True)
                 await _wait(process)
         await _stop_strays(family, self.stray_grace_s)
+
+
+@agent("command")
+def command(name: str, cmd: str = "", input: str = "arg", timeout: str = "", transport: str = "http", python: str = "") -> CommandAgent:
+    """An external agent process, sandboxed, reaching Taskloom over MCP (``cmd=`` takes the rest of the spec)."""
+    return CommandAgent(name, {"cmd": cmd, "input": input, "timeout": timeout, "transport": transport, "python": python})

@@ -2,7 +2,7 @@
 
 A command agent must not start its own server: that server would run with the agent's
 rights and would need to read the task (gold included). So the harness builds the
-episode's server (``job.server_factory``, sharing ``job.shared``'s browser pool and
+episode's server (``job.server_factory``, sharing ``job.runtime``'s browser pool and
 graphs, like :meth:`Job.connect`) and serves it in its own process with uvicorn, on a
 socket bound to ``127.0.0.1`` port 0 before the server starts (no race for the port),
 behind :class:`~taskloom.tools.security.http_guard.HttpGuard`: loopback ``Host`` and
@@ -63,7 +63,7 @@ async def serve_episode(job: Job) -> AsyncIterator[Endpoint]:
     """Serve ``job``'s agent-profile server on ``http://127.0.0.1:PORT/mcp`` until the context ends."""
     if job.server_factory is None:
         raise InputError("command agents need a server factory: Harness(settings, server_factory=build_server)")
-    server = job.server_factory(job.settings, profile="agent", bound=job.bound(), episodes_dir=job.episodes_dir, **job.shared)
+    server = job.server()
     token = secrets.token_urlsafe(32)
     app = server.http_app(path="/mcp", middleware=[guard_middleware(make_policy("127.0.0.1", token))])
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)

@@ -22,6 +22,7 @@ from fastmcp import Client
 
 from .base import Job
 from .calls import structured
+from .registry import agent
 
 __all__ = ["ExplorerAgent", "SnapshotElement", "parse_snapshot"]
 
@@ -151,3 +152,9 @@ class ExplorerAgent:
                 snapshot = str(structured(result).get("snapshot") or snapshot)
                 acted = str(args.get("text") or (args.get("values") or [""])[0] if tool != "browser_click" else args.get("element", ""))
                 pending.discard(acted.lower())
+
+
+@agent("explorer")
+def explorer(name: str = "explorer", seed: int = 0, explore: float = 0.0) -> ExplorerAgent:
+    """A deterministic non-LLM baseline following instruction/snapshot word matches; seeded exploration."""
+    return ExplorerAgent(name, seed=seed, explore=explore)

@@ -10,10 +10,12 @@ from fastmcp import Client
 from ...tools.environment.trajectory import Trajectory, load_trajectory
 from ...tools.errors import InputError
 from ...tools.security.roots import Roots
+from ...tools.settings import Settings
 from .base import Job
 from .calls import call_for_action, call_for_step
+from .registry import agent
 
-__all__ = ["OracleAgent", "ReplayAgent"]
+__all__ = ["OracleAgent", "ReplayAgent", "oracle", "replay"]
 
 
 class OracleAgent:
@@ -90,3 +92,18 @@ class ReplayAgent:
         if recorded.answer is not None:
             await client.call_tool("env_answer", {"answer": recorded.answer})
         await client.call_tool("env_close", {})
+
+
+@agent("oracle")
+def oracle(name: str = "oracle") -> OracleAgent:
+    """Carries out the task's gold solution (the reference point of every run)."""
+    return OracleAgent(name)
+
+
+@agent("replay")
+def replay(name: str, settings: Settings, source: str = "gold") -> ReplayAgent:
+    """Repeats a recorded trajectory: ``source`` is a trajectory file, a folder of them, or ``gold``."""
+    if source == "gold":
+        return ReplayAgent(name)
+    roots = Roots([settings.workspace, *settings.allow_roots, Path.cwd()])
+    return ReplayAgent(name, str(roots.readable(source, f"agent {name}: source")), roots)

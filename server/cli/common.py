@@ -12,13 +12,14 @@ import typer
 from pydantic import BaseModel, ValidationError
 from pydantic_settings import SettingsError
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ...tools.errors import TaskloomError
 from ...tools.security.disk import disk_full
 from ...tools.security.roots import Roots
 from ...tools.settings import Settings, load_settings
 
-__all__ = ["app", "state", "settings", "roots", "errors", "run", "echo_json", "console"]
+__all__ = ["app", "state", "settings", "roots", "progress_bar", "ProgressUpdate", "errors", "run", "echo_json", "console"]
 
 app = typer.Typer(
     name="taskloom",
@@ -48,6 +49,22 @@ def settings() -> Settings:
     with errors():
         return load_settings(**state.get("overrides", {}))
     raise AssertionError("unreachable")
+
+
+ProgressUpdate = Callable[[float, "float | None", str], None]
+
+
+@contextmanager
+def progress_bar(label: str, total: float | None = None) -> Iterator[ProgressUpdate]:
+    """A transient progress bar on stderr (the one every command uses); yields ``update(done, total, description)``."""
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=console, transient=True) as bar:
+        handle = bar.add_task(label, total=total)
+
+        def update(done: float, total: float | None, description: str) -> None:
+            bar.update(handle, completed=done, total=total, description=description)
+
+        yield update
 
 
 def roots(current: Settings) -> Roots:

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import anyio
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from .common import console, echo_json, run, settings
+from .common import echo_json, progress_bar, run, settings
 
 
 def crawl(
@@ -18,20 +16,17 @@ def crawl(
     name: str | None = typer.Option(None, "--name"),
 ) -> None:
     """Crawl a site breadth-first inside its allowed domains and print the report as JSON."""
-    from ...tools.graph.service import GraphService
+    from ...tools.runtime import Runtime
 
-    service = run(lambda: GraphService(settings()))
+    runtime = run(lambda: Runtime(settings()))
+    service = runtime.graphs
 
     async def go() -> object:
-        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console, transient=True) as bar:
-            task = bar.add_task("crawling", total=max_pages)
+        with progress_bar("crawling", max_pages) as update:
 
             def progress(done: float, total: float, message: str) -> None:
-                bar.update(task, completed=done, total=total, description=message.split(" ")[0])
+                update(done, total, message.split(" ")[0])
 
-            try:
-                return await service.ingest_website(start_url, max_pages, max_depth, allow or None, contexts, name, progress)
-            finally:
-                await service.browsers.close()
+            return await service.ingest_website(start_url, max_pages, max_depth, allow or None, contexts, name, progress)
 
-    echo_json(run(anyio.run, go))
+    echo_json(run(runtime.run, go))

@@ -14,9 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import anyio
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from ... import __file__ as package_file
@@ -27,10 +25,10 @@ from ...tools.errors import NotFoundError
 from ...tools.evaluate.model import EpisodeResult
 from ...tools.evaluate.summary import terminal_summary
 from ...tools.environment.site import EXAMPLE_SITE, serve_static
-from ...tools.graph.service import GraphService
+from ...tools.runtime import Runtime
 from ...tools.generate.service import GenerateResult
 from ...tools.graph.web.pipeline import WebIngestReport
-from .common import console, errors, run, settings
+from .common import console, errors, progress_bar, run, settings
 
 EXAMPLES = Path(package_file).resolve().parent / "examples" / "documents"
 
@@ -44,7 +42,8 @@ def demo(
     concurrency: int = typer.Option(2, "--concurrency", "-j", min=1, max=16, help="Episodes at once."),
 ) -> None:
     """The main job on the bundled examples: graphs, tasks, composites, agents, evaluation, consensus graphs, report."""
-    service = run(lambda: GraphService(settings()))
+    runtime = run(lambda: Runtime(settings()))
+    service = runtime.graphs
     documents = sorted(p for p in examples.glob("*") if p.suffix.lower() in {".pdf", ".md", ".html"}) if examples.is_dir() else []
     if not documents:
         with errors():
@@ -78,63 +77,52 @@ def demo(
     pdf_graph = next((g.id for g in service.list_graphs() if g.stats.get("format") == "pdf"), None)
     with serve_static(site) as served:
         console.print(f"crawling the example site at {served.url} …")
-        web = run(anyio.run, _crawl, service, f"{served.url}/index.html")
+        web = run(runtime.run, _crawl, runtime, f"{served.url}/index.html")
         console.print(
             f"  web graph {web.graph_id}: {web.pages} pages, {web.nodes} nodes, {web.edges} edges "
             f"({', '.join(f'{k} {v}' for k, v in web.edge_types.items())}); {web.blocked} off-site requests blocked"
         )
         console.print("generating and composing tasks (templates; every web task is replayed in a real browser and kept only if it succeeds) …")
-        task_ids = run(anyio.run, _tasks, service, pdf_graph, web.graph_id, doc_tasks, web_tasks)
+        task_ids = run(runtime.run, _tasks, runtime, pdf_graph, web.graph_id, doc_tasks, web_tasks)
         agents = ["oracle", "explorer", "explorer:seed=1,explore=0.4,name=wanderer"]
         if service.settings.llm_backend == "openai":
             agents.append("builtin")
         console.print(f"running {', '.join(a.split(':')[0] if ':' not in a else a.rsplit('name=', 1)[-1] for a in agents)} on {len(task_ids)} tasks …")
-        outcome = _run(service, task_ids, agents, concurrency)
+        outcome = _run(runtime, task_ids, agents, concurrency)
     typer.echo(terminal_summary(outcome.summary))
     console.print(f"report: {outcome.html}")
     console.print(f"workspace: {service.workspace.root}  (try: taskloom report {outcome.run_id}, taskloom serve)")
 
 
-async def _tasks(service: GraphService, doc_graph: str | None, web_graph: str, doc_count: int, web_count: int) -> list[str]:
-    """Document and web tasks, then chained long tasks and task DAGs composed from the verified web tasks."""
-    from ...tools.environment.manager import EpisodeManager
-    from ...tools.generate.service import TaskService
-
-    episodes = EpisodeManager(service.browsers, service.workspace.runs / "episodes", service.workspace.tasks, screenshots=False)
-    tasks = TaskService(service, episodes)
+async def _tasks(runtime: Runtime, doc_graph: str | None, web_graph: str, doc_count: int, web_count: int) -> list[str]:
+    """Document and web tasks, then chained long tasks and task DAGs composed from the verified web tasks (browser closed by ``runtime.run``)."""
+    tasks = runtime.task_service(runtime.episode_manager(screenshots=False))
     ids: list[str] = []
-    try:
-        for graph_id, count in ((doc_graph, doc_count), (web_graph, 3 * web_count)):
-            if graph_id is None:
-                continue
-            result: GenerateResult = await tasks.generate(graph_id, count=count, seed=0)
-            stages = ", ".join(f"{name} {v['kept']}/{v['in']}" for name, v in result.report.stages.items())
-            console.print(f"  {result.kind} tasks from {graph_id}: kept {len(result.task_ids)} ({stages})")
-            ids += result.task_ids[:web_count] if result.kind == "web" else result.task_ids  # all verified web tasks feed composition
-        chains = await tasks.compose(web_graph, "chain", count=2, levels=4, seed=0)
-        levels = ", ".join(f"level {row.level}: {row.tasks} task(s), {row.mean_steps:.1f} steps, {row.mean_pages:.1f} pages" for row in chains.levels)
-        console.print(f"  chained tasks: {len(chains.task_ids)} ({levels}); {len(chains.failed_proposals)} failed proposals recorded")
-        dags = await tasks.compose(web_graph, "dag", count=2, seed=0)
-        console.print(f"  task graphs: {len(dags.task_ids)} ({', '.join(f'{k} {v}' for k, v in dags.stats.items() if isinstance(v, int))})")
-        return ids + chains.task_ids + dags.task_ids
-    finally:
-        await service.browsers.close()
+    for graph_id, count in ((doc_graph, doc_count), (web_graph, 3 * web_count)):
+        if graph_id is None:
+            continue
+        result: GenerateResult = await tasks.generate(graph_id, count=count, seed=0)
+        stages = ", ".join(f"{name} {v['kept']}/{v['in']}" for name, v in result.report.stages.items())
+        console.print(f"  {result.kind} tasks from {graph_id}: kept {len(result.task_ids)} ({stages})")
+        ids += result.task_ids[:web_count] if result.kind == "web" else result.task_ids  # all verified web tasks feed composition
+    chains = await tasks.compose(web_graph, "chain", count=2, levels=4, seed=0)
+    levels = ", ".join(f"level {row.level}: {row.tasks} task(s), {row.mean_steps:.1f} steps, {row.mean_pages:.1f} pages" for row in chains.levels)
+    console.print(f"  chained tasks: {len(chains.task_ids)} ({levels}); {len(chains.failed_proposals)} failed proposals recorded")
+    dags = await tasks.compose(web_graph, "dag", count=2, seed=0)
+    console.print(f"  task graphs: {len(dags.task_ids)} ({', '.join(f'{k} {v}' for k, v in dags.stats.items() if isinstance(v, int))})")
+    return ids + chains.task_ids + dags.task_ids
 
 
-def _run(service: GraphService, task_ids: list[str], agents: list[str], concurrency: int) -> RunReport:
-    harness = Harness(service.settings, build_server)
+def _run(runtime: Runtime, task_ids: list[str], agents: list[str], concurrency: int) -> RunReport:
+    harness = Harness(runtime.settings, build_server, runtime=runtime)
     tasks = run(harness.select, task_ids)
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console, transient=True) as bar:
-        handle = bar.add_task("episodes", total=len(tasks) * len(agents))
+    with progress_bar("episodes", len(tasks) * len(agents)) as update:
 
         def progress(result: EpisodeResult, done: int, total: int) -> None:
-            bar.update(handle, completed=done, description=f"{result.agent} on {result.task_id}: {'ok' if result.success else 'fail'}")
+            update(done, total, f"{result.agent} on {result.task_id}: {'ok' if result.success else 'fail'}")
 
-        return run(anyio.run, lambda: harness.run(tasks, agents, concurrency=concurrency, max_steps=25, timeout_s=120, progress=progress))
+        return run(runtime.run, lambda: harness.run(tasks, agents, concurrency=concurrency, max_steps=25, timeout_s=120, progress=progress))
 
 
-async def _crawl(service: GraphService, url: str) -> WebIngestReport:
-    try:
-        return await service.ingest_website(url, max_pages=25, max_depth=3, contexts=2)
-    finally:
-        await service.browsers.close()
+async def _crawl(runtime: Runtime, url: str) -> WebIngestReport:
+    return await runtime.graphs.ingest_website(url, max_pages=25, max_depth=3, contexts=2)

@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 import typer
 
 from ...tools.graph.sampling import SampleSpec
 from ...tools.graph.service import GraphService, write_export
+from ...tools.runtime import Runtime
 from .common import echo_json, roots, run, settings
 
 app = typer.Typer(help="Inspect and query knowledge graphs.", no_args_is_help=True)
 
 
 def _service() -> GraphService:
-    return run(lambda: GraphService(settings()))
+    """The graph service of this command's runtime (graph commands open no browser: nothing to close)."""
+    return run(lambda: Runtime(settings())).graphs
 
 
 @app.command("list")
@@ -47,10 +50,10 @@ def neighbors(
     node_id: str,
     hops: int = typer.Option(1, "--hops"),
     edge_type: list[str] = typer.Option(None, "--edge-type"),
-    direction: str = typer.Option("both", "--direction"),
+    direction: Literal["out", "in", "both"] = typer.Option("both", "--direction"),
 ) -> None:
     """Nodes within some hops of a node."""
-    echo_json(run(lambda: _service().neighbors(graph_id, node_id, hops, edge_type or None, direction)))  # type: ignore[arg-type]
+    echo_json(run(lambda: _service().neighbors(graph_id, node_id, hops, edge_type or None, direction)))
 
 
 @app.command()
@@ -93,13 +96,13 @@ def sample(
 @app.command()
 def export(
     graph_id: str,
-    fmt: str = typer.Option("json", "--format", help="json or graphml"),
+    fmt: Literal["json", "graphml"] = typer.Option("json", "--format", help="json or graphml"),
     output: Path | None = typer.Option(None, "--output", "-o"),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace the output file if it exists."),
 ) -> None:
     """Export a graph (to stdout, or a file with -o)."""
     target = None if output is None else run(lambda: roots(settings()).writable_file(output, "--output", overwrite))
-    content = run(lambda: _service().export(graph_id, fmt))  # type: ignore[arg-type]
+    content = run(lambda: _service().export(graph_id, fmt))
     if target is None:
         typer.echo(content)
     else:

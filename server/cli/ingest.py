@@ -5,10 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from ...tools.graph.service import GraphService
-from .common import console, echo_json, roots, run, settings
+from ...tools.runtime import Runtime
+from .common import echo_json, progress_bar, roots, run, settings
 
 
 def ingest(
@@ -18,12 +17,11 @@ def ingest(
     """Ingest a document into a knowledge graph and print the report as JSON."""
     current = settings()
     source = run(lambda: roots(current).readable_file(path, "PATH"))
-    service = run(lambda: GraphService(current))
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console, transient=True) as bar:
-        task = bar.add_task("parsing", total=None)
+    service = run(lambda: Runtime(current)).graphs  # a document ingest opens no browser: nothing to close
+    with progress_bar("parsing") as update:
 
         def progress(done: float, total: float, message: str) -> None:
-            bar.update(task, completed=done, total=total, description=message.split(" ")[0])
+            update(done, total, message.split(" ")[0])
 
         report = run(lambda: service.ingest_document(source, name, progress))
     echo_json(report)

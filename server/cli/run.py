@@ -6,14 +6,13 @@ from pathlib import Path
 
 import anyio
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ...harness.finish import RunReport
 from ..app import build_server
 from ...harness.service import Harness
 from ...tools.evaluate.model import EpisodeResult
 from ...tools.evaluate.summary import terminal_summary
-from .common import console, echo_json, roots, run, settings
+from .common import echo_json, progress_bar, roots, run, settings
 
 __all__ = ["run_agents", "report"]
 
@@ -43,12 +42,11 @@ def run_agents(
 ) -> None:
     """Run agents on tasks, each episode in its own browser context; evaluate, build consensus graphs, write the report."""
     harness = run(lambda: Harness(settings(), build_server))
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console, transient=True) as bar:
-        handle = bar.add_task("episodes", total=None)
+    with progress_bar("episodes") as update:
 
         def progress(result: EpisodeResult, done: int, total: int) -> None:
             mark = "ok" if result.success else result.status if result.status != "finished" else "fail"
-            bar.update(handle, completed=done, total=total, description=f"{result.agent} on {result.task_id}: {mark}")
+            update(done, total, f"{result.agent} on {result.task_id}: {mark}")
 
         if resume:
             report = run(anyio.run, lambda: harness.resume(resume, progress))

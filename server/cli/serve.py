@@ -10,16 +10,13 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Literal
 
 import typer
 
 from ...tools.security.http_guard import HttpPolicy, choose_token, guard_middleware, make_policy
 from ...tools.settings import Settings
 from .common import run, settings
-
-
-def _raise(error: Exception) -> None:
-    raise error
 
 
 def serve(
@@ -37,7 +34,7 @@ def serve(
     allowed_origin: list[str] = typer.Option(
         [], "--allowed-origin", help="Another Origin (scheme://host[:port]) allowed to call, besides loopback origins; repeatable; also TASKLOOM_ALLOWED_ORIGINS."
     ),
-    profile: str = typer.Option("full", "--profile", help="full (everything) or agent (only env_* and browser_* tools, for agents under test)."),
+    profile: Literal["full", "agent"] = typer.Option("full", "--profile", help="full (everything) or agent (only env_* and browser_* tools, for agents under test)."),
     enable_desktop: bool = typer.Option(False, "--enable-desktop", help="Add the desktop_* tools (pyautogui under Xvfb)."),
     task: str | None = typer.Option(None, "--task", help="Bind env_start to this task (a server started for one episode)."),
     agent: str | None = typer.Option(None, "--agent", help="Agent name recorded in trajectories."),
@@ -58,19 +55,16 @@ def serve(
     Episodes belong to the MCP session that started them; other sessions cannot act in them.
     """
     from ...tools.environment.mcp import Bound
-    from ...tools.errors import InputError
     from ..app import build_server
 
-    if profile not in ("full", "agent"):
-        run(_raise, InputError(f"unknown profile {profile!r}; use full or agent"))
     config = settings()
     bound = Bound(task_id=task, agent=agent, model=model, max_steps=max_steps)
     if not http:
-        server = run(lambda: build_server(config, profile, enable_desktop, bound, episodes_dir))  # type: ignore[arg-type]
+        server = run(lambda: build_server(config, profile, enable_desktop, bound, episodes_dir))
         server.run(transport="stdio", show_banner=False)
         return
     policy, generated = run(_http_policy, host, token, allowed_host, allowed_origin, config)
-    server = run(lambda: build_server(config, profile, enable_desktop, bound, episodes_dir))  # type: ignore[arg-type]
+    server = run(lambda: build_server(config, profile, enable_desktop, bound, episodes_dir))
     _announce(host, port, policy, generated)
     server.run(
         transport="http", host=host, port=port, show_banner=False,

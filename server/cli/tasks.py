@@ -3,50 +3,54 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import anyio
 import typer
 
+from ...tools.generate.compose.composer import ComposeMode
+from ...tools.tasks.model import Difficulty
 from .common import echo_json, roots, run, settings
+
+if TYPE_CHECKING:
+    from ...tools.generate.service import TaskService
+    from ...tools.runtime import Runtime
 
 app = typer.Typer(help="List, show and export generated tasks.", no_args_is_help=True)
 
 
-def _service() -> Any:
-    from ...tools.environment.manager import EpisodeManager
-    from ...tools.generate.service import TaskService
-    from ...tools.graph.service import GraphService
+def _runtime() -> Runtime:
+    """This command's runtime; generation replays web tasks without screenshots."""
+    from ...tools.runtime import Runtime
 
-    graphs = run(lambda: GraphService(settings()))
-    episodes = EpisodeManager(graphs.browsers, graphs.workspace.runs / "episodes", graphs.workspace.tasks, screenshots=False)
-    return run(TaskService, graphs, episodes)
+    return run(lambda: Runtime(settings(), screenshots=False))
+
+
+def _service() -> TaskService:
+    return run(lambda: _runtime().task_service())
 
 
 def generate(
     graph_id: str = typer.Argument(..., help="Graph to generate from."),
     count: int = typer.Option(10, "--count", "-n"),
     type_: list[str] = typer.Option(None, "--type", help="Task type or web pattern id (repeatable)."),
-    difficulty: str | None = typer.Option(None, "--difficulty"),
+    difficulty: Difficulty | None = typer.Option(None, "--difficulty"),
     seed: int = typer.Option(0, "--seed"),
     no_llm: bool = typer.Option(False, "--no-llm", help="Do not score tasks with the configured LLM."),
     no_verify: bool = typer.Option(False, "--no-verify", help="Web: keep candidates without replaying them."),
 ) -> None:
     """Generate tasks from a knowledge graph and print the ids and the filtering report."""
-    service = _service()
+    runtime = _runtime()
+    service = run(runtime.task_service)
 
     async def go() -> Any:
-        try:
-            return await service.generate(graph_id, count, type_ or None, difficulty, seed, not no_llm, not no_verify)
-        finally:
-            await service.graphs.browsers.close()
+        return await service.generate(graph_id, count, type_ or None, difficulty, seed, not no_llm, not no_verify)
 
-    echo_json(run(anyio.run, go))
+    echo_json(run(runtime.run, go))
 
 
 def compose(
     graph_id: str = typer.Argument(..., help="A web graph with verified web tasks (run `taskloom generate` on it first)."),
-    mode: str = typer.Option("chain", "--mode", help="chain (long tasks, one per level) or dag (task graphs)."),
+    mode: ComposeMode = typer.Option("chain", "--mode", help="chain (long tasks, one per level) or dag (task graphs)."),
     count: int = typer.Option(3, "--count", "-n", help="chain: how many chains; dag: how many task graphs."),
     levels: int = typer.Option(6, "--levels", help="chain: the longest chain, in subtasks."),
     retries: int = typer.Option(3, "--retries", help="chain: failed proposals tolerated per level."),
@@ -55,15 +59,13 @@ def compose(
     no_llm: bool = typer.Option(False, "--no-llm", help="Do not use the configured LLM."),
 ) -> None:
     """Compose chained long tasks or task DAGs from verified web tasks; print the ids, level statistics and failures."""
-    service = _service()
+    runtime = _runtime()
+    service = run(runtime.task_service)
 
     async def go() -> Any:
-        try:
-            return await service.compose(graph_id, mode, count, levels, retries, capability, seed, not no_llm)  # type: ignore[arg-type]
-        finally:
-            await service.graphs.browsers.close()
+        return await service.compose(graph_id, mode, count, levels, retries, capability, seed, not no_llm)
 
-    echo_json(run(anyio.run, go))
+    echo_json(run(runtime.run, go))
 
 
 @app.command("list")

@@ -24,7 +24,7 @@ GUIDE = Path(__file__).resolve().parents[2] / "examples" / "documents" / "field-
 def document_task(settings: Settings) -> Task:
     graphs = GraphService(settings)
     graph_id = graphs.ingest_document(GUIDE).graph_id
-    ids = asyncio.run(TaskService(graphs, episodes=None).generate(graph_id, count=1, seed=4, verify=False)).task_ids  # type: ignore[arg-type]
+    ids = asyncio.run(TaskService(graphs).generate(graph_id, count=1, seed=4, verify=False)).task_ids
     return TaskStore(Workspace(settings.workspace)).load(ids[0])
 
 

@@ -29,7 +29,7 @@ def test_a_judged_run_adds_judge_scores_without_showing_agents_anything(tmp_path
     plain = Settings(workspace=tmp_path / "ws", embedder="hashing")
     graphs = GraphService(plain)
     graph_id = graphs.ingest_document(GUIDE).graph_id
-    ids = asyncio.run(TaskService(graphs, episodes=None, llm=None).generate(graph_id, count=1, seed=3, use_llm=False, verify=False)).task_ids  # type: ignore[arg-type]
+    ids = asyncio.run(TaskService(graphs).generate(graph_id, count=1, seed=3, use_llm=False, verify=False)).task_ids
     task = TaskStore(Workspace(plain.workspace)).load(ids[0])
     with pytest.raises(InputError, match="--judge needs an LLM"):
         asyncio.run(Harness(plain, build_server).run([task], ["oracle"], judge=True))

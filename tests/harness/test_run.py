@@ -20,10 +20,7 @@ from taskloom.server.app import build_server
 from taskloom.harness.store import RunStore
 from taskloom.tools.environment.site import serve_static
 from taskloom.tools.environment.trajectory import load_trajectory
-from taskloom.tools.environment.browser import BrowserPool
-from taskloom.tools.environment.manager import EpisodeManager
-from taskloom.tools.generate.service import TaskService
-from taskloom.tools.graph.service import GraphService
+from taskloom.tools.runtime import Runtime
 from taskloom.tools.settings import Settings
 from taskloom.tools.tasks import Task, TaskStore
 from taskloom.tools.workspace import Workspace
@@ -39,15 +36,14 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Settings, 
     """A workspace with verified web tasks on the (served) example site, document tasks on the field guide,
     and composites made through the ``tasks_compose`` tool: a chain up to level 3 and a task DAG."""
     settings = Settings(workspace=tmp_path_factory.mktemp("ws"), embedder="hashing", crawl_delay=0, record_screenshots=False)
-    graphs = GraphService(settings)
+    runtime = Runtime(settings, screenshots=False)
+    graphs = runtime.graphs
     with serve_static() as site:
 
         async def prepare() -> None:
-            pool = BrowserPool(settings.chromium)
-            try:
+            async with runtime:
                 web = await graphs.ingest_website(site.url + "/index.html", max_pages=12, max_depth=2)
-                episodes = EpisodeManager(pool, settings.workspace / "runs" / "gen", settings.workspace / "tasks", False)
-                service = TaskService(graphs, episodes)
+                service = runtime.task_service(runtime.episode_manager(settings.workspace / "runs" / "gen"))
                 await service.generate(web.graph_id, count=6, seed=0)
                 await service.generate(graphs.ingest_document(GUIDE).graph_id, count=2, seed=0)
                 async with Client(build_server(settings)) as client:
@@ -57,9 +53,6 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Settings, 
                 assert chain["task_ids"] and dag["task_ids"], (chain, dag)
                 assert [row["level"] for row in chain["levels"]] == list(range(1, len(chain["levels"]) + 1))
                 assert exported["count"] == len(chain["task_ids"]) + len(dag["task_ids"])
-            finally:
-                await pool.close()
-                await graphs.browsers.close()
 
         asyncio.run(prepare())
         store = TaskStore(Workspace(settings.workspace))

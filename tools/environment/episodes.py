@@ -15,14 +15,15 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
 from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import Locator, Page
 from pydantic import BaseModel, Field
 
 from ..errors import InputError, TaskloomError
 from ..tasks.model import SuccessCriterion, Task
-from .browser import GuardedContext
+from ..browser import GuardedContext
 from .canonical import canonical
-from .checks import probe_state
-from .dom import DESCRIBE_JS, draw_marks
+from ..browser.dom import DESCRIBE_JS, draw_marks
+from .protocols import SuccessChecker
 from .trajectory import Recorder, Target
 
 __all__ = ["ActionFailed", "Observation", "BrowserEpisode"]
@@ -49,11 +50,12 @@ class Observation(BaseModel):
 class BrowserEpisode:
     """One agent's session in its own browser context."""
 
-    def __init__(self, episode_id: str, guarded: GuardedContext, page: Any, recorder: Recorder, screenshots: bool = True) -> None:
+    def __init__(self, episode_id: str, guarded: GuardedContext, page: Page, recorder: Recorder, checker: SuccessChecker, screenshots: bool = True) -> None:
         self.id = episode_id
         self.guarded = guarded
         self.page = page
         self.recorder = recorder
+        self.checker = checker
         self.screenshots = screenshots
         self.closed = False
         self.task: Task | None = None  # the full task, server side only: final-state checks at close
@@ -97,13 +99,13 @@ class BrowserEpisode:
     # -- actions ------------------------------------------------------------------------
 
     async def click(self, element: str, ref: str, double: bool = False, button: Literal["left", "right", "middle"] = "left") -> Observation:
-        async def run(loc: Any) -> None:
+        async def run(loc: Locator) -> None:
             await (loc.dblclick(button=button) if double else loc.click(button=button))
 
         return await self._element_action("double_click" if double else "click", {"element": element, "ref": ref, "button": button}, ref, run)
 
     async def type(self, element: str, ref: str, text: str, submit: bool = False) -> Observation:
-        async def run(loc: Any) -> None:
+        async def run(loc: Locator) -> None:
             await loc.fill(text)
             if submit:
                 await loc.press("Enter")
@@ -114,7 +116,7 @@ class BrowserEpisode:
         if not values:
             raise InputError("values is empty; pass the option label(s) or value(s) to select")
 
-        async def run(loc: Any) -> None:
+        async def run(loc: Locator) -> None:
             options: list[dict[str, str]] = await loc.evaluate("(s) => Array.from(s.options || []).map(o => ({label: o.label || o.text, value: o.value}))")
             chosen = []
             for wanted in values:
@@ -189,7 +191,7 @@ class BrowserEpisode:
         snapshot: str = await self.page.locator("body").aria_snapshot(mode="ai")
         return snapshot
 
-    async def _locate(self, ref: str) -> Any:
+    async def _locate(self, ref: str) -> Locator:
         if ref.startswith("css="):  # gold-step replay acts by selector through the same recorded path
             loc = self.page.locator(ref[4:])
             with contextlib.suppress(PlaywrightError):  # pages that render after load need a moment; the count below reports a miss
@@ -208,11 +210,11 @@ class BrowserEpisode:
             raise ActionFailed(f"ref {ref} is not on the page any more (the page changed); call browser_snapshot for fresh refs")
         return loc
 
-    async def _describe(self, loc: Any, ref: str) -> Target:
+    async def _describe(self, loc: Locator, ref: str) -> Target:
         info = await loc.evaluate(DESCRIBE_JS)
         return Target(role=info["role"] or info["tag"], name=info["name"] or None, text=info["text"][:200] or None, selector=info["selector"], ref=ref)
 
-    async def _element_action(self, name: str, args: dict[str, Any], ref: str, run: Callable[[Any], Awaitable[Any]], **canon: str) -> Observation:
+    async def _element_action(self, name: str, args: dict[str, Any], ref: str, run: Callable[[Locator], Awaitable[Any]], **canon: str) -> Observation:
         self.recorder.check_limit()
         try:
             loc = await self._locate(ref)
@@ -239,7 +241,7 @@ class BrowserEpisode:
         if not self.watch:
             return None
         try:
-            return await probe_state(self.page, self.watch)
+            return await self.checker.probe(self.page, self.watch)
         except PlaywrightError:
             return []  # the page is mid-navigation; nothing is counted as holding
 

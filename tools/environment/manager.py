@@ -18,15 +18,14 @@ from pathlib import Path
 from playwright.async_api import Error as PlaywrightError
 from pydantic import BaseModel, Field, ValidationError
 
+from ..browser import BrowserPool
 from ..errors import InputError, NotFoundError
-from ..graph.service import GraphService
 from ..tasks.model import SuccessCriterion, Task, criterion_key
 from ..security.origin import OriginFence
-from .browser import BrowserPool
-from .checks import check_criteria
 from .documents import DocumentEpisode
 from .episodes import BrowserEpisode
-from .trajectory import EpisodeRecord, Recorder, load_trajectory
+from .protocols import DocumentSource, SuccessChecker
+from .trajectory import CloseStatus, EpisodeRecord, Recorder, load_trajectory
 
 __all__ = ["EpisodeManager", "PublicTask", "StartedEpisode"]
 
@@ -55,19 +54,28 @@ class StartedEpisode(BaseModel):
 
 
 class EpisodeManager:
-    """All browser episodes of one server."""
+    """All browser and document episodes of one server.
+
+    Built by :class:`taskloom.tools.runtime.Runtime`, which passes the process's browser
+    ``pool``, the ``checker`` that gives the final-state verdict at close (and probes
+    watched states after every action), and the ``documents`` source document
+    episodes read through (None: this manager opens no document episodes).
+    """
 
     def __init__(
         self,
         pool: BrowserPool,
         root: Path,
         tasks: Path,
+        *,
+        checker: SuccessChecker,
         screenshots: bool = True,
         max_episodes: int = 16,
-        graphs: GraphService | None = None,
+        documents: DocumentSource | None = None,
     ) -> None:
         self.pool = pool
-        self.graphs = graphs  # document episodes read their task's graph through it
+        self.checker = checker
+        self.documents_source = documents
         self.root = root
         self.tasks = tasks
         self.screenshots = screenshots
@@ -128,7 +136,7 @@ class EpisodeManager:
             page.set_default_navigation_timeout(15_000)
             header = EpisodeRecord(episode_id=episode_id, env="browser", task_id=task_id, agent=agent, model=model, start_url=start)
             recorder = Recorder(self.root / episode_id, header)
-            episode = BrowserEpisode(episode_id, guarded, page, recorder, self.screenshots)
+            episode = BrowserEpisode(episode_id, guarded, page, recorder, self.checker, self.screenshots)
             episode.task = private
             if episode.task is not None:
                 episode.watch = watched_checks(episode.task)
@@ -155,15 +163,16 @@ class EpisodeManager:
         task = self.private_task(task_id)
         if task is None or task.kind != "document":
             raise InputError(f"task {task_id!r} is not a readable document task")
-        if self.graphs is None:
-            raise InputError("this server cannot open document episodes (no graph service)")
-        self.graphs.load(task.provenance.graph_id)  # fail now, with a clear error, if the graph is gone
+        source = self.documents_source
+        if source is None:
+            raise InputError("this server cannot open document episodes (no document source)")
+        source.ensure(task.provenance.graph_id)  # fail now, with a clear error, if the graph is gone
         async with self._lock:
             if len(self.episodes) + len(self.documents) >= self.max_episodes:
                 raise InputError(f"{self.max_episodes} episodes are open; close one with env_close first")
             episode_id = f"doc-{secrets.token_hex(6)}"
             header = EpisodeRecord(episode_id=episode_id, env="document", task_id=task_id, agent=agent, model=model)
-            episode = DocumentEpisode(episode_id, task.provenance.graph_id, self.graphs, Recorder(self.root / episode_id, header))
+            episode = DocumentEpisode(episode_id, task.provenance.graph_id, source, Recorder(self.root / episode_id, header))
             self.documents[episode_id] = episode
             self.claim(episode_id, session)
         return episode, StartedEpisode(
@@ -231,7 +240,7 @@ class EpisodeManager:
             raise NotFoundError(f"no open episode {episode_id!r}; it was closed or never started — call env_start")
         return episode.recorder
 
-    async def close(self, episode_id: str, status: str = "closed", reason: str | None = None) -> Path:
+    async def close(self, episode_id: str, status: CloseStatus = "closed", reason: str | None = None) -> Path:
         """Close an episode's context and finish its trajectory; returns the trajectory path."""
         async with self._lock:
             episode = self.episodes.pop(episode_id, None)
@@ -240,7 +249,7 @@ class EpisodeManager:
                 self.release(episode_id)
         if document is not None:
             document.closed = True
-            document.recorder.close(status=status, reason=reason)  # type: ignore[arg-type]
+            document.recorder.close(status=status, reason=reason)
             return document.recorder.path
         if episode is None:
             raise NotFoundError(f"no open episode {episode_id!r}")
@@ -250,11 +259,11 @@ class EpisodeManager:
                 final_url = episode.page.url
                 final_text = (await episode.page.locator("body").inner_text(timeout=2_000))[:4000]
                 if episode.task is not None and episode.task.success:
-                    checks = await check_criteria(episode.page, episode.task.success, load_trajectory(episode.recorder.path).actions)
+                    checks = await self.checker.check(episode.page, episode.task.success, load_trajectory(episode.recorder.path).actions)
             except PlaywrightError as exc:
                 reason = f"{reason + '; ' if reason else ''}final-state check failed: {str(exc).splitlines()[0]}"
         episode.closed = True
-        episode.recorder.close(status=status, reason=reason, checks=checks, final_url=final_url, final_text=final_text)  # type: ignore[arg-type]
+        episode.recorder.close(status=status, reason=reason, checks=checks, final_url=final_url, final_text=final_text)
         await episode.guarded.context.close()
         return episode.recorder.path
 

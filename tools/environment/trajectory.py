@@ -35,6 +35,8 @@ __all__ = [
 TRAJECTORY_VERSION = 1
 
 
+CloseStatus = Literal["closed", "timeout", "error"]
+
 class Target(BaseModel):
     """The element an action acted on, as the page described it at the time."""
 
@@ -102,7 +104,7 @@ class CloseRecord(BaseModel):
     """Last line: how the episode ended and, for a task with criteria, the final-state verdicts."""
 
     kind: Literal["close"] = "close"
-    status: Literal["closed", "timeout", "error"] = "closed"
+    status: CloseStatus = "closed"
     reason: str | None = None
     checks: list[CriterionResult] | None = Field(None, description="The task's success criteria checked on the final page (never shown to the agent).")
     success: bool | None = Field(None, description="All criteria held; None when the task has none or was not checked.")
@@ -160,7 +162,7 @@ class Recorder:
 
     def close(
         self,
-        status: Literal["closed", "timeout", "error"] = "closed",
+        status: CloseStatus = "closed",
         reason: str | None = None,
         checks: list[CriterionResult] | None = None,
         final_url: str | None = None,

@@ -9,7 +9,8 @@ far it got — the paper's LLM evaluator for the web Success Rate. The trajector
 never sees gold steps, a gold answer or success criteria: it judges what an outside
 observer could see, so it is an independent check on the machine-checked criteria.
 
-Prompts are Jinja2 templates in ``data/judge_answer.j2`` and ``data/judge_trajectory.j2``.
+Prompts are Jinja2 templates, ``prompts/templates/judge_answer.j2`` and ``judge_trajectory.j2``
+(rendered by :func:`taskloom.tools.llm.templates.render_prompt`).
 
 Choices where the paper is open
 -------------------------------
@@ -32,16 +33,14 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from functools import lru_cache
-from importlib import resources
-from typing import Any
+from typing import Any, TypeVar
 
-from jinja2 import Environment, StrictUndefined, Template
 from pydantic import AliasChoices, BaseModel, Field, field_validator
 
 from ..environment.trajectory import ActionRecord
 from ..errors import InputError
 from ..llm.client import LLM, LLMError
+from ..llm.templates import render_prompt
 from ..tasks.model import Task
 
 __all__ = [
@@ -57,6 +56,9 @@ __all__ = [
 
 #: How far outside [0, 1] a judge's score may stray and still be clamped rather than rejected.
 SCORE_TOLERANCE = 0.05
+
+#: The judgement a judge call returns.
+JudgementT = TypeVar("JudgementT", bound=BaseModel)
 
 _FIELD_CHARS = 300
 _EVIDENCE_CHARS = 1500
@@ -123,18 +125,10 @@ class TrajectoryJudgement(BaseModel):
 
 # --- prompts ------------------------------------------------------------------------------------
 
-_ENV = Environment(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=False, trim_blocks=True, lstrip_blocks=True)
-
-
-@lru_cache(maxsize=8)
-def _template(name: str) -> Template:
-    source = resources.files("taskloom.tools.evaluate").joinpath("data").joinpath(name).read_text(encoding="utf-8")
-    return _ENV.from_string(source)
-
 
 def render_judge_prompt(name: str, **variables: Any) -> str:
-    """Render the judge template ``data/<name>``; an undefined variable raises ``jinja2.UndefinedError``."""
-    return _template(name).render(**variables).strip()
+    """Render the judge template ``prompts/templates/<name>``, stripped; an undefined variable raises ``jinja2.UndefinedError``."""
+    return render_prompt(name, **variables).strip()
 
 
 def _cut(text: str, limit: int) -> str:
@@ -225,7 +219,7 @@ def trajectory_judge_messages(
 # --- judges ----------------------------------------------------------------------------------------
 
 
-async def _ask(llm: LLM, messages: list[dict[str, str]], schema: type[BaseModel], tag: str, what: str) -> Any:
+async def _ask(llm: LLM, messages: list[dict[str, Any]], schema: type[JudgementT], tag: str, what: str) -> JudgementT:
     try:
         completion = await llm.complete(messages, schema=schema, temperature=0.0, tag=tag)
     except LLMError as exc:
@@ -233,8 +227,6 @@ async def _ask(llm: LLM, messages: list[dict[str, str]], schema: type[BaseModel]
             f"The judge gave no usable {schema.__name__} when {what}: {exc}. "
             "Use a judge model that follows JSON instructions, or raise its retries."
         ) from exc
-    if not isinstance(completion.parsed, schema):
-        raise LLMError(f"The judge's reply when {what} did not parse as {schema.__name__}: {completion.text[:200]!r}")
     return completion.parsed
 
 
@@ -253,8 +245,7 @@ async def judge_answer(
         No LLM is configured.
     """
     messages = answer_judge_messages(task, answer, evidence)
-    judgement: AnswerJudgement = await _ask(llm, messages, AnswerJudgement, tag, f"judging the answer to task {task.id!r}")
-    return judgement
+    return await _ask(llm, messages, AnswerJudgement, tag, f"judging the answer to task {task.id!r}")
 
 
 async def judge_trajectory(
@@ -281,5 +272,4 @@ async def judge_trajectory(
     messages = trajectory_judge_messages(
         task, actions, final_url, final_text, answer=answer, max_actions=max_actions, max_page_chars=max_page_chars
     )
-    judgement: TrajectoryJudgement = await _ask(llm, messages, TrajectoryJudgement, tag, f"judging the trajectory of task {task.id!r}")
-    return judgement
+    return await _ask(llm, messages, TrajectoryJudgement, tag, f"judging the trajectory of task {task.id!r}")

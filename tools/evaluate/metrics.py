@@ -12,8 +12,10 @@ Choices where the paper is open
   plain SQuAD would turn ``3.5`` into ``35`` and ``-5`` into ``5``. Unicode
   punctuation (categories P*) is dropped as well as ASCII punctuation.
 * **F1** is SQuAD's token F1 over multisets (``Counter & Counter``); **ROUGE-L** the
-  LCS F-measure of the paper's Eq. 3 over the same tokens, β = 1 by default. Both
-  empty → 1.0; exactly one empty → 0.0.
+  LCS F-measure of the paper's Eq. 3, β = 1 by default, computed by Google's
+  ``rouge-score`` with its own tokeniser (:func:`rouge_tokens`: ASCII letters and digits,
+  articles kept), so it equals the ROUGE-L Graph2Eval reports. Both empty → 1.0;
+  exactly one empty → 0.0.
 * **Numbers** (:func:`numeric_match`) are read as digits (no number words): signs,
   thousands commas, decimals, scientific notation (``1.2e3``) and percentages. A
   percentage matches both its face value and its fraction, so ``12%`` equals ``12``
@@ -37,13 +39,16 @@ Choices where the paper is open
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import string
 import unicodedata
 from collections import Counter
 from collections.abc import Mapping
-from typing import NamedTuple
+from typing import Any, NamedTuple
+
+from rouge_score import tokenize as rouge_tokenize
 
 from ..errors import InputError
 from ..tasks.model import Task
@@ -55,7 +60,7 @@ __all__ = [
     "answer_tokens",
     "exact_match",
     "token_f1",
-    "lcs_length",
+    "rouge_tokens",
     "rouge_l",
     "extract_numbers",
     "numeric_match",
@@ -124,28 +129,41 @@ def token_f1(pred: str, gold: str) -> float:
     return _f_measure(same / len(p), same / len(g))
 
 
-def lcs_length(a: list[str], b: list[str]) -> int:
-    """Length of the longest common subsequence of two token lists (O(len(a)·len(b)) time, O(len(b)) memory)."""
-    if not a or not b:
-        return 0
-    prev = [0] * (len(b) + 1)
-    for x in a:
-        cur = [0] * (len(b) + 1)
-        for j, y in enumerate(b, start=1):
-            cur[j] = prev[j - 1] + 1 if x == y else max(prev[j], cur[j - 1])
-        prev = cur
-    return prev[-1]
+@functools.cache
+def _rouge_scorer() -> Any:
+    from rouge_score import rouge_scorer  # imports nltk (~0.4 s), so only on the first ROUGE-L
+
+    return rouge_scorer.RougeScorer(["rougeL"])
+
+
+def rouge_tokens(text: str) -> list[str]:
+    """The tokens ROUGE-L compares: ``rouge-score``'s (lower-cased ASCII letters and digits; anything else splits).
+
+    >>> rouge_tokens("The café's 3.5%!")
+    ['the', 'caf', 's', '3', '5']
+    """
+    return list(rouge_tokenize.tokenize(text, None))
 
 
 def rouge_l(pred: str, gold: str, beta: float = 1.0) -> float:
-    """ROUGE-L F-measure (Eq. 3): ``(1+β²)·P·R / (R + β²·P)`` with P = LCS/|pred|, R = LCS/|gold|."""
+    """ROUGE-L F-measure (Eq. 3): ``(1+β²)·P·R / (R + β²·P)`` with P = LCS/|pred|, R = LCS/|gold|.
+
+    Google's ``rouge-score`` (``RougeScorer(["rougeL"])``: its tokeniser, no stemming) computes
+    the LCS, P, R and, for β = 1, the F-measure, so the value is the one Graph2Eval reports.
+    Its tokens are :func:`rouge_tokens`, not :func:`answer_tokens`. The one difference: when
+    neither answer has a token the score is 1.0 (rouge-score gives 0.0).
+
+    >>> round(rouge_l("police killed the gunman", "the gunman was killed by police"), 4)
+    0.4
+    """
     if beta < 0:
         raise InputError(f"rouge_l beta must be ≥ 0, got {beta}")
-    p, g = answer_tokens(pred), answer_tokens(gold)
-    if not p or not g:
-        return 1.0 if p == g else 0.0
-    lcs = lcs_length(p, g)
-    return _f_measure(lcs / len(p), lcs / len(g), beta)
+    score = _rouge_scorer().score(gold, pred)["rougeL"]
+    if score.fmeasure == 0.0 and not rouge_tokens(pred) and not rouge_tokens(gold):
+        return 1.0
+    if beta == 1.0:
+        return float(score.fmeasure)
+    return _f_measure(score.precision, score.recall, beta)
 
 
 # --- numbers ------------------------------------------------------------------------------

@@ -41,7 +41,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from ..environment.checks import action_satisfies
+from .checks import action_satisfies
 from ..environment.trajectory import ActionRecord, Trajectory
 from ..errors import InputError
 from ..tasks.dag import Dag

@@ -15,8 +15,7 @@ from ..security.roots import Roots
 from ..tasks.store import TaskStore
 from ..workspace import Workspace, atomic_write_json
 from .consensus.analyze import build_consensus, group_by_task
-from .consensus.canonicalize import from_trajectory
-from .consensus.importers import load_jsonl, load_online_mind2web
+from .consensus.importers import importers
 from .consensus.model import AgentTrajectory, ConsensusGraph, Thresholds
 from .episode import evaluate_episode, judge_episode
 from .judge import AnswerJudgement, judge_answer
@@ -82,13 +81,14 @@ class ConsensusAnalysis(BaseModel):
 class EvaluationService:
     """Evaluation over one workspace (tasks, runs), with an optional LLM judge."""
 
-    def __init__(self, workspace: Workspace, llm: LLM | None = None) -> None:
+    def __init__(self, workspace: Workspace, llm: LLM | None = None, tasks: TaskStore | None = None) -> None:
+        """Built by the runtime (:meth:`taskloom.tools.runtime.Runtime.evaluation_service`), which passes its LLM and task store."""
         self.workspace = workspace
-        self.tasks = TaskStore(workspace)
+        self.tasks = tasks if tasks is not None else TaskStore(workspace)
         self.llm = llm
 
     def _judge_llm(self) -> LLM:
-        if self.llm is None or not getattr(self.llm, "available", False):
+        if self.llm is None or not self.llm.available:
             raise InputError("no LLM is configured for judging; set TASKLOOM_LLM_BACKEND=openai with a base URL and model, or pass judge=false")
         return self.llm
 
@@ -113,7 +113,7 @@ class EvaluationService:
         progress = evaluate_progress(task, trajectory) if task.kind == "composite" and task.subtasks else None
         return TrajectoryVerdict(result=result, progress=progress)
 
-    def load_source(self, source: SourceFormat, paths: list[Path], roots: Roots | None = None) -> list[AgentTrajectory]:
+    def load_source(self, source: SourceFormat | str, paths: list[Path], roots: Roots | None = None) -> list[AgentTrajectory]:
         """Trajectories from our files (success from their close records), Online-Mind2Web folders or JSONL files.
 
         Folders are searched without following symlinks, within ``roots`` (default: the
@@ -121,18 +121,13 @@ class EvaluationService:
         """
         if not paths:
             raise InputError("pass at least one trajectory file or folder")
+        load = importers.get(source).factory  # registered importers: ours, mind2web, jsonl, and plugins'
         roots = roots or Roots(paths)
         found: list[AgentTrajectory] = []
         for path in paths:
             if not Path(path).exists():
                 raise NotFoundError(f"no such file or folder {path}; check the path")
-            if source == "ours":
-                files = list(roots.walk(Path(path), "trajectory.jsonl")) if Path(path).is_dir() else [Path(path)]
-                found += [from_trajectory(load_trajectory(f)) for f in files]
-            elif source == "mind2web":
-                found += load_online_mind2web(Path(path))
-            else:
-                found += load_jsonl(Path(path))
+            found += load(Path(path), roots)
         return found
 
     def consensus_path(self, task_id: str, run_id: str | None) -> Path:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import shutil
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Literal
 from urllib.parse import urlparse
@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 from ..errors import EmbedderError, InputError
 from ..security.disk import storage_error
 from ..security.lock import WorkspaceLock
-from ..environment.browser import BrowserPool
+from ..browser import BrowserPool, EnvironmentUnavailable
 from ..llm.embedders import Embedder, make_embedder
 from ..settings import Settings
 from ..workspace import Workspace, atomic_write_text
@@ -60,14 +60,21 @@ def _snippet(text: str, limit: int = 300) -> str:
 
 
 class GraphService:
-    """Ingest, store, query and sample knowledge graphs in one workspace."""
+    """Ingest, store, query and sample knowledge graphs in one workspace.
 
-    def __init__(self, settings: Settings, browsers: BrowserPool | None = None) -> None:
+    Built by :class:`taskloom.tools.runtime.Runtime`, which hands it the process's
+    browser pool (crawling needs one; the runtime closes it) and its embedder loader.
+    Without a ``browsers`` pool it ingests, queries and samples but cannot crawl; without
+    an ``embedder`` loader it loads the configured embedder itself on first use.
+    """
+
+    def __init__(self, settings: Settings, browsers: BrowserPool | None = None, embedder: Callable[[], Embedder] | None = None) -> None:
         self.settings = settings
-        self.browsers = browsers or BrowserPool(settings.chromium)
+        self.browsers = browsers
         self.workspace = Workspace(settings.workspace)
         self.store = GraphStore(self.workspace)
         self.vectors = VectorStore(self.workspace.chroma)
+        self._load_embedder = embedder
         self._embedder: Embedder | None = None
         self._lock = threading.Lock()
 
@@ -76,7 +83,7 @@ class GraphService:
         """The configured embedder, loaded on first use."""
         with self._lock:
             if self._embedder is None:
-                self._embedder = make_embedder(self.settings)
+                self._embedder = self._load_embedder() if self._load_embedder is not None else make_embedder(self.settings)
             return self._embedder
 
     def write_lock(self, what: str) -> WorkspaceLock:
@@ -123,6 +130,9 @@ class GraphService:
         Holds the workspace lock for the whole crawl; a failure removes the screenshots
         and vectors of a graph that was not stored before.
         """
+        if self.browsers is None:
+            raise EnvironmentUnavailable("this graph service has no browser pool to crawl with; build it through taskloom.tools.runtime.Runtime")
+        browsers = self.browsers
         options = CrawlOptions(
             start_url=start_url,
             max_pages=max_pages,
@@ -138,7 +148,7 @@ class GraphService:
             before: set[str] | None = None
             try:
                 before = self._collection_names()
-                return await ingest_website(options, self.settings, self.store, self.vectors, self.embedder, self.browsers, name, progress)
+                return await ingest_website(options, self.settings, self.store, self.vectors, self.embedder, browsers, name, progress)
             except BaseException as exc:
                 if not existed and not self.store.exists(graph_id):
                     self._discard_assets(graph_id)

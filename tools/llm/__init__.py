@@ -1,5 +1,6 @@
-"""Language-model helpers: sentence embedders (:mod:`taskloom.tools.llm.embedders`) and the
-one LLM interface (:mod:`taskloom.tools.llm.client`, disk cache in :mod:`taskloom.tools.llm.cache`)."""
+"""Language-model helpers: sentence embedders (:mod:`taskloom.tools.llm.embedders`), the
+one LLM interface (:mod:`taskloom.tools.llm.client`, disk cache in :mod:`taskloom.tools.llm.cache`)
+and the prompt templates (:mod:`taskloom.tools.llm.templates`)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from taskloom.tools.llm.embedders import (
     make_embedder,
 )
 from taskloom.tools.llm.cache import LLMCache
+from taskloom.tools.llm.templates import render_prompt
 from taskloom.tools.llm.client import (
     LLM,
     Completion,
@@ -43,4 +45,5 @@ __all__ = [
     "OpenAILLM",
     "make_llm",
     "LLMCache",
+    "render_prompt",
 ]

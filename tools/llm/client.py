@@ -2,8 +2,11 @@
 
 :class:`NoneLLM` refuses every call with :class:`LLMUnavailable`, telling the reader how
 to configure a model. :class:`OpenAILLM` speaks the chat-completions API through the
-``openai`` package, with structured outputs validated by pydantic, retries with seeded
-exponential backoff, a concurrency limit, a disk cache and token accounting.
+``openai`` package, with structured outputs validated by pydantic, retries (``tenacity``)
+with seeded exponential backoff, a concurrency limit, a disk cache and token accounting.
+
+Callers type against the :class:`LLM` protocol; ``complete(messages, schema=S)`` returns a
+``Completion[S]`` whose ``parsed`` is an ``S``, and ``complete(messages)`` a ``Completion[None]``.
 """
 
 from __future__ import annotations
@@ -12,10 +15,11 @@ import json
 import random
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, overload, runtime_checkable
 
 import anyio
 from pydantic import BaseModel, ValidationError
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt
 
 from taskloom.tools.errors import InputError, TaskloomError
 from taskloom.tools.llm.cache import LLMCache, cache_key
@@ -57,14 +61,20 @@ class TokenUsage(BaseModel):
     completion_tokens: int = 0
 
 
-class Completion(BaseModel):
-    """The result of :meth:`LLM.complete`.
+#: The type of :attr:`Completion.parsed`: the requested schema, or ``None`` without one.
+ParsedT = TypeVar("ParsedT")
+#: A structured-output schema.
+SchemaT = TypeVar("SchemaT", bound=BaseModel)
+
+
+class Completion(BaseModel, Generic[ParsedT]):
+    """The result of :meth:`LLM.complete`: ``Completion[S]`` for schema ``S``, ``Completion[None]`` without one.
 
     Attributes
     ----------
     text : str
         The reply text (for structured output: the JSON, with code fences removed).
-    parsed : BaseModel or None
+    parsed : ParsedT
         The reply validated into the requested schema, or ``None`` without a schema.
     usage : TokenUsage
         Tokens spent on the call, including failed attempts; for a cache hit, what
@@ -76,7 +86,7 @@ class Completion(BaseModel):
     """
 
     text: str
-    parsed: Any = None
+    parsed: ParsedT
     usage: TokenUsage = TokenUsage()
     cached: bool = False
     model: str = ""
@@ -106,16 +116,38 @@ class LLM(Protocol):
     name: str
     available: bool
 
+    @overload
     async def complete(
         self,
         messages: list[dict[str, Any]],
         *,
-        schema: type[BaseModel] | None = None,
+        schema: type[SchemaT],
         temperature: float | None = None,
         max_tokens: int | None = None,
         tag: str = "",
-    ) -> Completion:
-        """Complete the chat ``messages``; with ``schema``, the reply is validated into it."""
+    ) -> Completion[SchemaT]: ...
+
+    @overload
+    async def complete(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        schema: None = None,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        tag: str = "",
+    ) -> Completion[None]: ...
+
+    async def complete(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        schema: type[SchemaT] | None = None,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        tag: str = "",
+    ) -> Completion[SchemaT] | Completion[None]:
+        """Complete the chat ``messages``; with ``schema``, the reply is validated into it (``parsed``)."""
         ...
 
     def usage_report(self) -> dict[str, Any]:
@@ -129,15 +161,37 @@ class NoneLLM:
     name: str = "none"
     available: bool = False
 
+    @overload
     async def complete(
         self,
         messages: list[dict[str, Any]],
         *,
-        schema: type[BaseModel] | None = None,
+        schema: type[SchemaT],
         temperature: float | None = None,
         max_tokens: int | None = None,
         tag: str = "",
-    ) -> Completion:
+    ) -> Completion[SchemaT]: ...
+
+    @overload
+    async def complete(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        schema: None = None,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        tag: str = "",
+    ) -> Completion[None]: ...
+
+    async def complete(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        schema: type[SchemaT] | None = None,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        tag: str = "",
+    ) -> Completion[SchemaT] | Completion[None]:
         raise LLMUnavailable(f"No LLM is configured (TASKLOOM_LLM_BACKEND is 'none'). {_CONFIGURE}")
 
     def usage_report(self) -> dict[str, Any]:
@@ -191,8 +245,10 @@ class OpenAILLM:
         Disk cache directory; ``None`` disables caching.
     max_retries : int
         Retries after the first attempt, so at most ``max_retries + 1`` requests per
-        call. Transport errors (connection, timeout, 429, 5xx) and invalid structured
-        replies both count.
+        call (run by ``tenacity``; the ``openai`` client's own retries are off so each
+        request is counted and holds the concurrency limit only while in flight).
+        Transport errors (connection, timeout, 429, 5xx) and invalid structured replies
+        both count.
     timeout : float
         Per-request timeout, seconds.
     seed : int
@@ -269,16 +325,42 @@ class OpenAILLM:
         raw = self.backoff_base * (2 ** (retry - 1)) * (1.0 + 0.5 * self._rng.random())
         return min(self.backoff_cap, raw)
 
+    @overload
     async def complete(
         self,
         messages: list[dict[str, Any]],
         *,
-        schema: type[BaseModel] | None = None,
+        schema: type[SchemaT],
         temperature: float | None = None,
         max_tokens: int | None = None,
         tag: str = "",
-    ) -> Completion:
+    ) -> Completion[SchemaT]: ...
+
+    @overload
+    async def complete(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        schema: None = None,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        tag: str = "",
+    ) -> Completion[None]: ...
+
+    async def complete(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        schema: type[SchemaT] | None = None,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        tag: str = "",
+    ) -> Completion[SchemaT] | Completion[None]:
         """Complete ``messages``; see :class:`LLM`.
+
+        Attempts are run by ``tenacity``: at most ``max_retries + 1``; a transport error
+        waits :meth:`backoff_delay` before the next, an invalid structured reply is asked
+        again at once with the validation error appended to the conversation.
 
         Raises
         ------
@@ -311,62 +393,42 @@ class OpenAILLM:
 
         usage = TokenUsage()
         attempts = self.max_retries + 1
-        transport_retries = 0
-        last_error = ""
-        for attempt in range(1, attempts + 1):
-            try:
-                async with self._semaphore:
-                    for t in totals:
-                        t.requests += 1
-                    response = await self._client.chat.completions.create(messages=convo, **request)  # type: ignore[call-overload, arg-type]
-            except self._transport_errors as exc:
-                last_error = f"{type(exc).__name__}: {exc}"
-                if attempt < attempts:
-                    transport_retries += 1
-                    await anyio.sleep(self.backoff_delay(transport_retries))
-                continue
-            except self._openai.APIError as exc:
-                self._fail(totals)
-                raise LLMError(
-                    f"The LLM endpoint {self.base_url} refused the request for model {self.model!r}: "
-                    f"{type(exc).__name__}: {exc}. Check TASKLOOM_LLM_BASE_URL, TASKLOOM_LLM_MODEL and TASKLOOM_LLM_API_KEY."
-                ) from exc
+        transport_failures = 0
 
-            if response.usage is not None:
-                usage.prompt_tokens += response.usage.prompt_tokens or 0
-                usage.completion_tokens += response.usage.completion_tokens or 0
-                for t in totals:
-                    t.prompt_tokens += response.usage.prompt_tokens or 0
-                    t.completion_tokens += response.usage.completion_tokens or 0
-            content = response.choices[0].message.content if response.choices else None
-            answered_by = response.model or self.model
+        def wait(state: RetryCallState) -> float:
+            nonlocal transport_failures
+            failed = state.outcome.exception() if state.outcome is not None else None
+            if isinstance(failed, _InvalidReply) or state.attempt_number >= attempts:
+                return 0.0
+            transport_failures += 1
+            return self.backoff_delay(transport_failures)
 
-            if schema is None:
-                result = Completion(text=content or "", parsed=None, usage=usage, cached=False, model=answered_by)
-                break
-            text = strip_fences(content or "")
-            try:
-                parsed = schema.model_validate_json(text)
-            except ValidationError as exc:
-                last_error = f"reply did not validate against {schema.__name__}: {_short(exc)}"
-                convo = [
-                    *convo,
-                    {"role": "assistant", "content": content or ""},
-                    {
-                        "role": "user",
-                        "content": f"Your reply was not valid: {_short(exc)}\n"
-                        "Reply again with only a JSON object that conforms to the schema.",
-                    },
-                ]
-                continue
-            result = Completion(text=text, parsed=parsed, usage=usage, cached=False, model=answered_by)
-            break
-        else:
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(attempts),
+            wait=wait,
+            retry=retry_if_exception_type((*self._transport_errors, _InvalidReply)),
+            sleep=anyio.sleep,
+            reraise=True,
+        )
+        try:
+            async for attempt in retrying:
+                with attempt:
+                    result = await self._attempt(convo, request, schema, usage, totals)
+        except _InvalidReply as exc:
+            self._fail(totals)
+            raise LLMError(f"The LLM call to model {self.model!r} at {self.base_url} failed after {attempts} attempts; last error: {exc}") from None
+        except self._transport_errors as exc:
             self._fail(totals)
             raise LLMError(
                 f"The LLM call to model {self.model!r} at {self.base_url} failed after {attempts} attempts; "
-                f"last error: {last_error}"
-            )
+                f"last error: {type(exc).__name__}: {exc}"
+            ) from exc
+        except self._openai.APIError as exc:
+            self._fail(totals)
+            raise LLMError(
+                f"The LLM endpoint {self.base_url} refused the request for model {self.model!r}: "
+                f"{type(exc).__name__}: {exc}. Check TASKLOOM_LLM_BASE_URL, TASKLOOM_LLM_MODEL and TASKLOOM_LLM_API_KEY."
+            ) from exc
 
         for t in totals:
             t.calls += 1
@@ -374,26 +436,65 @@ class OpenAILLM:
             self.cache.put(key, {"text": result.text, "usage": result.usage.model_dump(), "model": result.model})
         return result
 
+    async def _attempt(
+        self,
+        convo: list[dict[str, Any]],
+        request: dict[str, Any],
+        schema: type[SchemaT] | None,
+        usage: TokenUsage,
+        totals: list[UsageTotals],
+    ) -> Completion[SchemaT] | Completion[None]:
+        """One request; tokens go to ``usage`` and ``totals``. An invalid structured reply extends ``convo`` and raises :class:`_InvalidReply`."""
+        async with self._semaphore:
+            for t in totals:
+                t.requests += 1
+            response = await self._client.chat.completions.create(messages=convo, **request)  # type: ignore[call-overload, arg-type]
+        if response.usage is not None:
+            usage.prompt_tokens += response.usage.prompt_tokens or 0
+            usage.completion_tokens += response.usage.completion_tokens or 0
+            for t in totals:
+                t.prompt_tokens += response.usage.prompt_tokens or 0
+                t.completion_tokens += response.usage.completion_tokens or 0
+        content = response.choices[0].message.content if response.choices else None
+        answered_by = response.model or self.model
+        if schema is None:
+            return Completion(text=content or "", parsed=None, usage=usage, cached=False, model=answered_by)
+        text = strip_fences(content or "")
+        try:
+            parsed = schema.model_validate_json(text)
+        except ValidationError as exc:
+            convo += [
+                {"role": "assistant", "content": content or ""},
+                {
+                    "role": "user",
+                    "content": f"Your reply was not valid: {_short(exc)}\nReply again with only a JSON object that conforms to the schema.",
+                },
+            ]
+            raise _InvalidReply(f"reply did not validate against {schema.__name__}: {_short(exc)}") from exc
+        return Completion(text=text, parsed=parsed, usage=usage, cached=False, model=answered_by)
+
     def _fail(self, totals: list[UsageTotals]) -> None:
         for t in totals:
             t.failed_calls += 1
 
-    def _from_cache(self, key: str, schema: type[BaseModel] | None) -> Completion | None:
+    def _from_cache(self, key: str, schema: type[SchemaT] | None) -> Completion[SchemaT] | Completion[None] | None:
         assert self.cache is not None
         entry = self.cache.get(key)
         if entry is None or not isinstance(entry.get("text"), str):
             return None
-        parsed = None
-        if schema is not None:
-            try:
-                parsed = schema.model_validate_json(entry["text"])
-            except ValidationError:
-                return None
+        text: str = entry["text"]
         try:
             usage = TokenUsage.model_validate(entry.get("usage") or {})
         except ValidationError:
             usage = TokenUsage()
-        return Completion(text=entry["text"], parsed=parsed, usage=usage, cached=True, model=str(entry.get("model") or self.model))
+        model = str(entry.get("model") or self.model)
+        if schema is None:
+            return Completion(text=text, parsed=None, usage=usage, cached=True, model=model)
+        try:
+            parsed = schema.model_validate_json(text)
+        except ValidationError:
+            return None
+        return Completion(text=text, parsed=parsed, usage=usage, cached=True, model=model)
 
     async def aclose(self) -> None:
         """Close the HTTP client."""
@@ -404,6 +505,10 @@ class OpenAILLM:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+
+class _InvalidReply(Exception):
+    """A structured reply that did not validate (retried by asking again)."""
 
 
 def _short(exc: ValidationError) -> str:

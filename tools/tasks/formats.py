@@ -1,4 +1,9 @@
-"""Tasks in other harnesses' formats.
+"""Tasks in other harnesses' formats: the export format registry (``@exporter("jsonl")``).
+
+An exporter turns a list of tasks into the exported text; another package adds one
+through the ``taskloom.exporters`` entry point group.
+
+``jsonl``: one full task per line.
 
 ``inspect``: one `inspect-ai <https://inspect.aisi.org.uk>`_ ``Sample`` per line —
 ``id``, ``input`` (the instruction), ``target`` (the gold answer of a document task;
@@ -11,13 +16,42 @@ is for the evaluator's side, never for the agent under test.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+import json
+from collections.abc import Callable, Sequence
+from typing import Any, Literal, TypeVar
 
+from ..registry import Registry
 from .model import Task
 
-__all__ = ["ExportFormat", "to_inspect_sample"]
+__all__ = ["ExportFormat", "to_inspect_sample", "exporters", "exporter", "export_jsonl", "export_inspect"]
 
-ExportFormat = Literal["jsonl", "inspect"]
+ExportFormat = Literal["jsonl", "inspect"]  # the built-in formats (the MCP tool's choices); plugins add more
+Exporter = Callable[[Sequence[Task]], str]
+F = TypeVar("F", bound=Exporter)
+
+#: Export formats by name: ``export(tasks) -> text``.
+exporters: Registry[str] = Registry("exporter", modules=("taskloom.tools.tasks.formats",), label="export format")
+
+
+def exporter(name: str) -> Callable[[F], F]:
+    """Register an export format ``(tasks) -> text`` under ``name``."""
+    return exporters.register(name)
+
+
+def _lines(rows: Sequence[dict[str, Any]]) -> str:
+    return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+
+
+@exporter("jsonl")
+def export_jsonl(tasks: Sequence[Task]) -> str:
+    """Full tasks (gold included), one JSON object per line; what ``--tasks FILE`` reads back."""
+    return _lines([t.model_dump(mode="json") for t in tasks])
+
+
+@exporter("inspect")
+def export_inspect(tasks: Sequence[Task]) -> str:
+    """inspect-ai Samples (id, input, target, metadata), one per line, for ``json_dataset``."""
+    return _lines([to_inspect_sample(t) for t in tasks])
 
 
 def to_inspect_sample(task: Task) -> dict[str, Any]:

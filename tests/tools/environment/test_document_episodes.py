@@ -26,7 +26,7 @@ GUIDE = Path(__file__).resolve().parents[3] / "examples" / "documents" / "field-
 def document_task(settings: Settings) -> Task:
     graphs = GraphService(settings)
     graph_id = graphs.ingest_document(GUIDE).graph_id
-    service = TaskService(graphs, episodes=None)  # type: ignore[arg-type]  # document generation needs no browser
+    service = TaskService(graphs)  # document tasks need no episode manager
     result = asyncio.run(service.generate(graph_id, count=3, seed=1, verify=False))
     assert result.task_ids, "the field guide yields document tasks"
     return TaskStore(Workspace(settings.workspace)).load(result.task_ids[0])

@@ -17,12 +17,13 @@ from pathlib import Path
 
 import pytest
 
-from taskloom.tools.environment.browser import BrowserPool
 from taskloom.tools.environment.episodes import ActionFailed
 from taskloom.tools.environment.manager import EpisodeManager
 from taskloom.tools.environment.trajectory import load_trajectory
 from taskloom.tools.errors import InputError
+from taskloom.tools.runtime import Runtime
 from taskloom.tools.security.origin import Origin, OriginFence
+from taskloom.tools.settings import Settings
 
 CHROMIUM = Path("/usr/bin/chromium")
 SECRET = "WORKSPACE-SECRET-4b1f"
@@ -97,13 +98,12 @@ def test_origins_and_fences() -> None:
 
 def _run(coro_fn: Callable[[EpisodeManager], object], tmp_path: Path) -> None:
     async def go() -> None:
-        pool = BrowserPool(str(CHROMIUM))
-        manager = EpisodeManager(pool, tmp_path / "episodes", tmp_path / "tasks", screenshots=True)
-        try:
-            await coro_fn(manager)  # type: ignore[misc]
-        finally:
-            await manager.close_all()
-            await pool.close()
+        async with Runtime(Settings(workspace=tmp_path, embedder="hashing", chromium=str(CHROMIUM))) as runtime:
+            manager = runtime.episode_manager(tmp_path / "episodes", screenshots=True)
+            try:
+                await coro_fn(manager)  # type: ignore[misc]
+            finally:
+                await manager.close_all()
 
     asyncio.run(go())
 

@@ -28,7 +28,7 @@ FIXTURES = ROOT / "tests" / "data" / "consensus"
 def document_tasks(settings: Settings) -> list[Task]:
     graphs = GraphService(settings)
     graph_id = graphs.ingest_document(GUIDE).graph_id
-    result = asyncio.run(TaskService(graphs, episodes=None).generate(graph_id, count=3, seed=2, verify=False))  # type: ignore[arg-type]
+    result = asyncio.run(TaskService(graphs).generate(graph_id, count=3, seed=2, verify=False))
     store = TaskStore(Workspace(settings.workspace))
     return [store.load(i) for i in result.task_ids]
 

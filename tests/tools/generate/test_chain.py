@@ -16,10 +16,10 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm"))
 import openai_double  # noqa: E402  (test double: a local OpenAI-compatible server on 127.0.0.1)
 
-from taskloom.tools.environment.browser import BrowserPool  # noqa: E402
-from taskloom.tools.environment.checks import check_criteria  # noqa: E402
+from taskloom.tools.evaluate.checks import check_criteria  # noqa: E402
 from taskloom.tools.environment.gold import run_gold_steps  # noqa: E402
 from taskloom.tools.environment.manager import EpisodeManager  # noqa: E402
+from taskloom.tools.runtime import Runtime  # noqa: E402
 from taskloom.tools.environment.site import serve_static  # noqa: E402
 from taskloom.tools.environment.trajectory import load_trajectory  # noqa: E402
 from taskloom.tools.generate.compose.chain import ChainReport, ChainRun, FollowUps, Proposal, build_chains  # noqa: E402
@@ -28,7 +28,6 @@ from taskloom.tools.generate.filter.stages import GenerationReport  # noqa: E402
 from taskloom.tools.generate.web.paths import task_from_path, verify_web_tasks  # noqa: E402
 from taskloom.tools.errors import InputError  # noqa: E402
 from taskloom.tools.graph.model import GraphMeta, KnowledgeGraph  # noqa: E402
-from taskloom.tools.graph.service import GraphService  # noqa: E402
 from taskloom.tools.llm.client import OpenAILLM  # noqa: E402
 from taskloom.tools.settings import Settings  # noqa: E402
 from taskloom.tools.tasks.model import Provenance, SuccessCriterion, Task, criterion_key  # noqa: E402
@@ -61,16 +60,13 @@ def test_bad_arguments_and_non_web_seeds_are_reported_without_a_browser(tmp_path
     document = Task(id="doc-1", kind="document", type="extraction", instruction="Q?", gold_answer="A", provenance=Provenance(graph_id="g", generator="template"))
 
     async def go() -> ChainReport:
-        pool = BrowserPool()  # launches Chromium only when an episode starts; none does here
-        episodes = EpisodeManager(pool, tmp_path / "episodes", tmp_path / "tasks", screenshots=False)
-        try:
+        async with Runtime(Settings(workspace=tmp_path, embedder="hashing"), screenshots=False) as runtime:  # Chromium launches only when an episode starts; none does here
+            episodes = runtime.episodes
             with pytest.raises(InputError, match="levels=0"):
                 await build_chains([document], kg, episodes, levels=0)
             with pytest.raises(InputError, match="retries=-1"):
                 await build_chains([document], kg, episodes, retries=-1)
             return await build_chains([document], kg, episodes)
-        finally:
-            await pool.close()
 
     report = asyncio.run(go())
     assert report.tasks == [] and report.chains == [] and report.levels == []
@@ -83,21 +79,18 @@ def test_bad_arguments_and_non_web_seeds_are_reported_without_a_browser(tmp_path
 @pytest.fixture(scope="module")
 def site_graph(tmp_path_factory: pytest.TempPathFactory, crawl_site: Callable[..., str]) -> Iterator[tuple[KnowledgeGraph, Path]]:
     workspace = tmp_path_factory.mktemp("ws")
-    service = GraphService(Settings(workspace=workspace, embedder="hashing", crawl_delay=0))
+    runtime = Runtime(Settings(workspace=workspace, embedder="hashing", crawl_delay=0))
     with serve_static() as site:
-        graph_id = crawl_site(service, site.url)
-        yield service.load(graph_id), workspace
+        graph_id = crawl_site(runtime, site.url)
+        yield runtime.graphs.load(graph_id), workspace
 
 
 def _in_browser(workspace: Path, work: Callable[[EpisodeManager], Awaitable[T]]) -> T:
     ws = Workspace(workspace)
 
     async def go() -> T:
-        pool = BrowserPool()
-        try:
-            return await work(EpisodeManager(pool, ws.runs / "episodes", ws.tasks, screenshots=False))
-        finally:
-            await pool.close()
+        async with Runtime(Settings(workspace=ws.root, embedder="hashing"), screenshots=False) as runtime:
+            return await work(runtime.episodes)
 
     return asyncio.run(go())
 

@@ -9,9 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from taskloom.tools.environment.browser import BrowserPool
 from taskloom.tools.environment.canonical import canonical
-from taskloom.tools.environment.manager import EpisodeManager
 from taskloom.tools.environment.site import serve_static
 from taskloom.tools.environment.trajectory import EpisodeRecord, Recorder, Target, load_trajectory
 from taskloom.tools.errors import InputError
@@ -20,7 +18,7 @@ from taskloom.tools.generate.compose.dag import compose_dags, page_resource, res
 from taskloom.tools.generate.filter.stages import GenerationReport
 from taskloom.tools.generate.web.paths import task_from_path, verify_web_tasks
 from taskloom.tools.graph.model import KnowledgeGraph
-from taskloom.tools.graph.service import GraphService
+from taskloom.tools.runtime import Runtime
 from taskloom.tools.settings import Settings
 from taskloom.tools.tasks.dag import Dag
 from taskloom.tools.tasks.model import GoldStep, Provenance, Resource, SuccessCriterion, Subtask, Task
@@ -180,10 +178,10 @@ def test_capability_selects_composites_by_complexity() -> None:
 @pytest.fixture(scope="module")
 def site_graph(tmp_path_factory: pytest.TempPathFactory, crawl_site: Callable[..., str]) -> Iterator[tuple[KnowledgeGraph, Path, str]]:
     workspace = tmp_path_factory.mktemp("ws")
-    service = GraphService(Settings(workspace=workspace, embedder="hashing", crawl_delay=0))
+    runtime = Runtime(Settings(workspace=workspace, embedder="hashing", crawl_delay=0))
     with serve_static() as site:
-        graph_id = crawl_site(service, site.url)
-        yield service.load(graph_id), workspace, site.url
+        graph_id = crawl_site(runtime, site.url)
+        yield runtime.graphs.load(graph_id), workspace, site.url
 
 
 def _by_selector(kg: KnowledgeGraph, selector: str, kind: str, page: str | None = None) -> tuple[str, str, str]:
@@ -215,9 +213,8 @@ def test_composites_from_verified_site_tasks_replay_to_success(site_graph: tuple
     ws = Workspace(workspace)
 
     async def go() -> tuple[list[Task], object, list[Task]]:
-        pool = BrowserPool()
-        episodes = EpisodeManager(pool, ws.runs / "episodes", ws.tasks, screenshots=False)
-        try:
+        async with Runtime(Settings(workspace=ws.root, embedder="hashing"), screenshots=False) as runtime:
+            episodes = runtime.episodes
             checked = GenerationReport()
             verified = await verify_web_tasks([t for t in candidates if t], episodes, checked)
             assert len(verified) == len(specs), checked.dropped
@@ -225,8 +222,6 @@ def test_composites_from_verified_site_tasks_replay_to_success(site_graph: tuple
             broken = report.tasks[0].model_copy(deep=True, update={"success": [*report.tasks[0].success, SuccessCriterion(kind="text_present", value="No such text")]})
             reason = await verify_composite(broken, episodes)
             return verified, report, [broken] if reason and "text_present" in reason else []
-        finally:
-            await pool.close()
 
     verified, report, rejected = asyncio.run(go())
     assert report.tasks, report  # type: ignore[attr-defined]

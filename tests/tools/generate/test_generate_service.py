@@ -15,6 +15,7 @@ from taskloom.server.app import build_server
 from taskloom.tools.environment.site import serve_static
 from taskloom.tools.environment.trajectory import load_trajectory
 from taskloom.tools.graph.service import GraphService
+from taskloom.tools.runtime import Runtime
 from taskloom.tools.settings import Settings
 from taskloom.tools.tasks import TaskStore
 from taskloom.tools.workspace import Workspace
@@ -54,9 +55,8 @@ def test_document_tasks_are_grounded_and_reproducible(tmp_path: Path) -> None:
 
 def test_web_tasks_are_kept_only_when_their_replay_succeeds(tmp_path: Path, crawl_site: Callable[..., str]) -> None:
     settings = Settings(workspace=tmp_path, embedder="hashing", crawl_delay=0, record_screenshots=False)
-    service = GraphService(settings)
     with serve_static() as site:
-        graph_id = crawl_site(service, site.url)
+        graph_id = crawl_site(Runtime(settings), site.url)
         result = asyncio.run(_generate(settings, graph_id, count=5, seed=2))
         stored = TaskStore(Workspace(tmp_path)).list(kind="web")
     report = result["report"]

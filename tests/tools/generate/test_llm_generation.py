@@ -13,8 +13,6 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm"))
 import openai_double  # noqa: E402  (test double: a local OpenAI-compatible server on 127.0.0.1)
 
-from taskloom.tools.environment.browser import BrowserPool  # noqa: E402
-from taskloom.tools.environment.manager import EpisodeManager  # noqa: E402
 from taskloom.tools.generate.service import TaskService  # noqa: E402
 from taskloom.tools.graph.service import GraphService  # noqa: E402
 from taskloom.tools.llm.client import OpenAILLM  # noqa: E402
@@ -47,8 +45,7 @@ def test_llm_writes_grounded_tasks_citing_node_ids(double: openai_double.OpenAID
     graphs = GraphService(settings)
     graph_id = graphs.ingest_document(GUIDE).graph_id
     llm = OpenAILLM(double.base_url, "double-model", cache_dir=tmp_path / "cache")
-    episodes = EpisodeManager(BrowserPool(), tmp_path / "runs", tmp_path / "tasks")
-    service = TaskService(graphs, episodes, llm)
+    service = TaskService(graphs, llm=llm)  # document tasks: no episode manager needed
     result = asyncio.run(service.generate(graph_id, count=4, seed=1))
     tasks = service.list()
     kg = graphs.load(graph_id)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import re
 from pathlib import Path
 
@@ -25,7 +24,7 @@ from taskloom.tools.generate.metapath.engine import (
 )
 from taskloom.tools.generate.metapath.patterns import META_PATHS, TIERS, get_meta_path, patterns_by_priority
 from taskloom.tools.graph.model import Edge, GraphMeta, KnowledgeGraph, Node
-from taskloom.tools.graph.service import GraphService
+from taskloom.tools.runtime import Runtime
 from taskloom.tools.settings import Settings
 
 SITE = Path(__file__).resolve().parents[3] / "examples" / "site"
@@ -418,17 +417,15 @@ def test_shipped_patterns_compile_and_are_ordered_by_priority() -> None:
 
 @pytest.fixture(scope="module")
 def site_graph(tmp_path_factory: pytest.TempPathFactory) -> KnowledgeGraph:
-    service = GraphService(Settings(workspace=tmp_path_factory.mktemp("ws"), embedder="hashing", crawl_delay=0))
+    runtime = Runtime(Settings(workspace=tmp_path_factory.mktemp("ws"), embedder="hashing", crawl_delay=0))
+    service = runtime.graphs
     with serve_static(SITE) as site:
 
         async def go() -> str:
-            try:
-                report = await service.ingest_website(site.url + "/index.html", max_pages=15, max_depth=2)
-            finally:
-                await service.browsers.close()
+            report = await service.ingest_website(site.url + "/index.html", max_pages=15, max_depth=2)
             return report.graph_id
 
-        graph_id = asyncio.run(go())
+        graph_id = runtime.run(go)
     return service.load(graph_id)
 
 

@@ -8,14 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from taskloom.tools.environment.browser import BrowserPool
-from taskloom.tools.environment.manager import EpisodeManager
 from taskloom.tools.environment.site import serve_static
 from taskloom.tools.environment.trajectory import load_trajectory
 from taskloom.tools.generate.filter.stages import GenerationReport
 from taskloom.tools.generate.web.paths import task_from_path, verify_web_tasks
 from taskloom.tools.graph.model import KnowledgeGraph
-from taskloom.tools.graph.service import GraphService
+from taskloom.tools.runtime import Runtime
 from taskloom.tools.settings import Settings
 from taskloom.tools.tasks.model import SuccessCriterion, Task
 from taskloom.tools.workspace import Workspace
@@ -26,10 +24,10 @@ pytestmark = pytest.mark.integration
 @pytest.fixture(scope="module")
 def site_graph(tmp_path_factory: pytest.TempPathFactory, crawl_site: Callable[..., str]) -> Iterator[tuple[KnowledgeGraph, Path]]:
     workspace = tmp_path_factory.mktemp("ws")
-    service = GraphService(Settings(workspace=workspace, embedder="hashing", crawl_delay=0))
+    runtime = Runtime(Settings(workspace=workspace, embedder="hashing", crawl_delay=0))
     with serve_static() as site:
-        graph_id = crawl_site(service, site.url)
-        yield service.load(graph_id), workspace
+        graph_id = crawl_site(runtime, site.url)
+        yield runtime.graphs.load(graph_id), workspace
 
 
 def _edge(kg: KnowledgeGraph, kind: str, source_type: str, name: str | None = None) -> tuple[str, str, str]:
@@ -56,12 +54,8 @@ def _verify(tasks: list[Task], workspace: Path, report: GenerationReport) -> lis
     ws = Workspace(workspace)
 
     async def go() -> list[Task]:
-        pool = BrowserPool()
-        episodes = EpisodeManager(pool, ws.runs / "episodes", ws.tasks, screenshots=False)
-        try:
-            return await verify_web_tasks(tasks, episodes, report)
-        finally:
-            await pool.close()
+        async with Runtime(Settings(workspace=ws.root, embedder="hashing"), screenshots=False) as runtime:
+            return await verify_web_tasks(tasks, runtime.episodes, report)
 
     return asyncio.run(go())
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import shutil
 import threading
@@ -15,6 +14,7 @@ import pytest
 from taskloom.tools.graph.model import KnowledgeGraph
 from taskloom.tools.graph.service import GraphService
 from taskloom.tools.graph.web.pipeline import WebIngestReport
+from taskloom.tools.runtime import Runtime
 from taskloom.tools.settings import Settings
 
 pytestmark = pytest.mark.integration
@@ -63,15 +63,12 @@ def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, obje
 
 
 def _crawl(url: str, workspace: Path, **kwargs: object) -> tuple[GraphService, WebIngestReport]:
-    service = GraphService(Settings(workspace=workspace, embedder="hashing", crawl_delay=0))
+    runtime = Runtime(Settings(workspace=workspace, embedder="hashing", crawl_delay=0))
 
     async def go() -> WebIngestReport:
-        try:
-            return await service.ingest_website(url, max_pages=kwargs.get("max_pages", 20), max_depth=2)  # type: ignore[arg-type]
-        finally:
-            await service.browsers.close()
+        return await runtime.graphs.ingest_website(url, max_pages=kwargs.get("max_pages", 20), max_depth=2)  # type: ignore[arg-type]
 
-    return service, asyncio.run(go())
+    return runtime.graphs, runtime.run(go)
 
 
 @pytest.fixture(scope="module")

@@ -18,11 +18,12 @@ from pathlib import Path
 
 import pytest
 
-from taskloom.tools.environment.browser import CHROMIUM_ARGS, EnvironmentUnavailable, find_chromium
+from taskloom.tools.browser import CHROMIUM_ARGS, EnvironmentUnavailable, find_chromium
 from taskloom.tools.graph.model import KnowledgeGraph
 from taskloom.tools.graph.service import GraphService
 from taskloom.tools.graph.web.crawl import normalize_url
 from taskloom.tools.graph.web.pipeline import WebIngestReport
+from taskloom.tools.runtime import Runtime
 from taskloom.tools.settings import Settings
 from taskloom.tools.environment.site import serve_static
 
@@ -76,15 +77,13 @@ def crawled(base_url: str, tmp_path_factory: pytest.TempPathFactory) -> Crawled:
     settings = Settings(workspace=tmp_path_factory.mktemp("todomvc") / "ws", embedder="hashing", crawl_delay=0)
 
     async def run() -> Crawled:
-        first = GraphService(settings)
-        try:
+        async with Runtime(settings) as runtime:
+            first = runtime.graphs
             report = await first.ingest_website(base_url, max_pages=10, max_depth=2)
             kg = first.load(report.graph_id)
-            second = GraphService(settings, browsers=first.browsers)
+            second = GraphService(settings, runtime.browsers)  # a fresh service on the same browser
             again = await second.ingest_website(base_url, max_pages=10, max_depth=2)
             return Crawled(report, kg, again, second.load(again.graph_id), len(second.list_graphs()))
-        finally:
-            await first.browsers.close()
 
     return asyncio.run(run())
 

@@ -9,7 +9,6 @@ an oversized body is refused, redirects are checked hop by hop.
 
 from __future__ import annotations
 
-import asyncio
 import doctest
 import threading
 import time
@@ -24,6 +23,7 @@ import taskloom.tools.graph.ingest.fetch as fetch_module
 from taskloom.tools.errors import DocumentError, InputError
 from taskloom.tools.graph.service import GraphService
 from taskloom.tools.graph.web.crawl import SiteUnreachable
+from taskloom.tools.runtime import Runtime
 from taskloom.tools.settings import Settings
 
 Route = Callable[[BaseHTTPRequestHandler], None]
@@ -121,15 +121,12 @@ def site(other: Server) -> Iterator[Server]:
 
 
 def _crawl(settings: Settings, url: str, **kwargs: object) -> tuple[GraphService, object]:
-    service = GraphService(settings)
+    runtime = Runtime(settings)
 
     async def go() -> object:
-        try:
-            return await service.ingest_website(url, max_pages=20, max_depth=2, **kwargs)  # type: ignore[arg-type]
-        finally:
-            await service.browsers.close()
+        return await runtime.graphs.ingest_website(url, max_pages=20, max_depth=2, **kwargs)  # type: ignore[arg-type]
 
-    return service, asyncio.run(go())
+    return runtime.graphs, runtime.run(go)
 
 
 # -- crawls -----------------------------------------------------------------------------------

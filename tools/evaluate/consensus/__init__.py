@@ -13,7 +13,7 @@ from __future__ import annotations
 from .analyze import build_consensus, classify_edge, entropy, group_by_task, propagate_values
 from .canonicalize import OBSERVATIONS, LLMConversion, canonicalize_llm, canonicalize_text, from_trajectory, make_action, parse_canonical
 from .importers import action_from_object, load_jsonl, load_labels, load_online_mind2web, load_ours
-from .merge import MergeResult, UnionFind, block_key, levenshtein, max_distance, merge_actions, naive_merge, similarity
+from .merge import MergeResult, block_key, levenshtein, max_distance, merge_actions, naive_merge, similarity, sorted_groups
 from .model import (
     CONSENSUS_VERSION,
     AgentProfile,
@@ -58,7 +58,7 @@ __all__ = [
     "similarity",
     "max_distance",
     "block_key",
-    "UnionFind",
+    "sorted_groups",
     "MergeResult",
     "merge_actions",
     "naive_merge",

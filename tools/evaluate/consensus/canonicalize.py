@@ -32,6 +32,7 @@ from pydantic import BaseModel, Field
 from ...environment.canonical import canonical
 from ...environment.trajectory import Trajectory
 from ...llm.client import LLM, LLMError, LLMUnavailable
+from ...llm.templates import render_prompt
 from .model import AgentTrajectory, CanonicalAction
 
 __all__ = [
@@ -313,15 +314,6 @@ def canonicalize_text(description: str) -> CanonicalAction:
 
 # -- LLM fallback -----------------------------------------------------------------------
 
-_SYSTEM = (
-    "You convert one natural-language description of a web action into a standardized function call. "
-    "Functions: click(text, element?), type(text, element?), select(option, element?), hover(text, element?), "
-    "scroll(direction: up|down), navigate(url), press(key), wait(seconds), go_back(), refresh(). "
-    "Give the function name, its named parameters, your confidence in [0,1] (below 0.5 when nothing fits) "
-    "and whether the action is necessary for the task (null when you cannot tell)."
-)
-
-
 class LLMConversion(BaseModel):
     """What the model returns for one description (the paper's conversion object, trimmed)."""
 
@@ -346,15 +338,16 @@ async def canonicalize_llm(
     pending = [i for i, r in enumerate(results) if r.confidence < min_confidence]
 
     async def ask(i: int) -> None:
-        user = f"Description: {texts[i]!r}" + (f"\nTask: {task}" if task else "")
+        messages: list[dict[str, Any]] = [
+            {"role": "system", "content": render_prompt("canonicalize_system.j2")},
+            {"role": "user", "content": render_prompt("canonicalize_user.j2", description=texts[i], task=task)},
+        ]
         try:
-            reply = await llm.complete([{"role": "system", "content": _SYSTEM}, {"role": "user", "content": user}], schema=LLMConversion, tag=tag)
+            reply = await llm.complete(messages, schema=LLMConversion, tag=tag)
         except (LLMError, LLMUnavailable) as exc:
             log.warning("LLM canonicalisation of %r failed; keeping the rule result: %s", texts[i], exc)
             return
         conv = reply.parsed
-        if not isinstance(conv, LLMConversion):
-            return
         name = _ALIASES.get(conv.function.strip().lower(), conv.function.strip().lower())
         if name not in FIELDS or name == "other" or conv.confidence <= results[i].confidence:
             return

@@ -38,16 +38,29 @@ pyautogui calls, which the rules parse); an object action names its kind in ``ac
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from ...environment.trajectory import load_trajectory
 from ...errors import InputError, NotFoundError
+from ...registry import Registry
+from ...security.roots import Roots
 from .canonicalize import FIELDS, canonicalize_text, from_trajectory, make_action
 from .model import AgentTrajectory, CanonicalAction
 
-__all__ = ["Unknown", "load_ours", "load_online_mind2web", "load_labels", "load_jsonl", "action_from_object"]
+__all__ = ["Unknown", "load_ours", "load_online_mind2web", "load_labels", "load_jsonl", "action_from_object", "importers", "importer", "Importer"]
+
+Importer = Callable[[Path, Roots], list[AgentTrajectory]]
+#: Trajectory importers by source format: ``import(path, roots) -> trajectories``, where ``roots``
+#: bounds the folders a search may visit. Another package adds one through ``taskloom.importers``.
+importers: Registry[list[AgentTrajectory]] = Registry("importer", modules=("taskloom.tools.evaluate.consensus.importers",), label="trajectory format")
+F = TypeVar("F", bound=Importer)
+
+
+def importer(name: str) -> Callable[[F], F]:
+    """Register a trajectory importer ``(path, roots) -> list[AgentTrajectory]`` under ``name``."""
+    return importers.register(name)
 
 Unknown = Literal["skip", "fail", "error"]
 _OK = {"success", "succeeded", "successful", "completed", "complete", "pass", "passed", "true", "1"}
@@ -210,3 +223,22 @@ def load_jsonl(path: Path, *, agent: str | None = None, unknown: Unknown = "skip
             )
         )
     return out
+
+
+@importer("ours")
+def import_ours(path: Path, roots: Roots) -> list[AgentTrajectory]:
+    """Taskloom trajectories: a ``trajectory.jsonl``, or a folder searched for them (outcome from the close record)."""
+    files = list(roots.walk(path, "trajectory.jsonl")) if path.is_dir() else [path]
+    return [from_trajectory(load_trajectory(f)) for f in files]
+
+
+@importer("mind2web")
+def import_mind2web(path: Path, roots: Roots) -> list[AgentTrajectory]:
+    """Online-Mind2Web result folders (one sub-folder per task with a ``result.json``)."""
+    return load_online_mind2web(path)
+
+
+@importer("jsonl")
+def import_jsonl(path: Path, roots: Roots) -> list[AgentTrajectory]:
+    """JSON Lines action sequences, one trajectory per line (AgentSynth, InSTA)."""
+    return load_jsonl(path)

@@ -14,9 +14,8 @@ How it stays fast and order-independent:
    rule alone would merge them.
 3. **Length bound**: within a block strings are sorted by (length, text) and a pair is skipped
    when the shorter is below θ times the longer (then the distance alone exceeds the bound).
-4. **Bounded distance**: common prefix and suffix are stripped (canonical strings share most of
-   both) and the dynamic programme stops as soon as a row's minimum exceeds the largest distance
-   that could still reach θ.
+4. **Bounded distance**: ``rapidfuzz``'s C++ Levenshtein with the largest distance that could still
+   reach θ as its score cut-off (:func:`max_distance`, an integer, so the θ boundary is exact).
 
 Passes: the **step-based pass** compares strings that occur at the same step index (0-based action
 position); the **cross-step pass** then compares every remaining pair of the block, skipping pairs
@@ -24,21 +23,24 @@ already compared and pairs already in one set. With ``cross_step=False`` the mer
 ``(step, string)`` and only the first pass runs, so every node belongs to one step (a layered DAG).
 
 Determinism: the partition (connected components) does not depend on the order of unions, and the
-union–find keeps the smallest key as root; representatives, ids and all output are chosen by
-sorting, never by input order.
+sets of ``networkx.utils.UnionFind`` are keyed by their smallest member (:func:`sorted_groups`);
+representatives, ids and all output are chosen by sorting, never by input order.
 """
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from networkx.utils import UnionFind
+from rapidfuzz.distance import Levenshtein
+
 from .model import AgentTrajectory, MergeStats
 
-__all__ = ["levenshtein", "similarity", "max_distance", "block_key", "UnionFind", "MergeResult", "merge_actions", "naive_merge"]
+__all__ = ["levenshtein", "similarity", "max_distance", "block_key", "sorted_groups", "MergeResult", "merge_actions", "naive_merge"]
 
 Key = Any  # a canonical string, or (step, string) without cross-step merging
 
@@ -46,61 +48,23 @@ Key = Any  # a canonical string, or (step, string) without cross-step merging
 def levenshtein(a: str, b: str, max_dist: int | None = None) -> int:
     """Edit distance (insert, delete, substitute, each cost 1); ``max_dist + 1`` once it exceeds ``max_dist``.
 
+    ``rapidfuzz``'s C++ Levenshtein, with ``max_dist`` as its score cut-off.
+
     >>> levenshtein("kitten", "sitting")
     3
     >>> levenshtein("kitten", "sitting", max_dist=1)
     2
     """
-    if a == b:
-        return 0
-    i, la, lb = 0, len(a), len(b)
-    while i < la and i < lb and a[i] == b[i]:
-        i += 1
-    j = 0
-    while j < la - i and j < lb - i and a[la - 1 - j] == b[lb - 1 - j]:
-        j += 1
-    a, b = a[i : la - j], b[i : lb - j]
-    if len(a) > len(b):
-        a, b = b, a
-    la, lb = len(a), len(b)
-    bound = lb if max_dist is None else max_dist
-    if lb - la > bound:
-        return bound + 1
-    if la == 0:
-        return lb
-    inf = bound + 1
-    prev = [c if c <= bound else inf for c in range(lb + 1)]
-    for r in range(1, la + 1):  # only the diagonal band |c - r| <= bound can stay within the bound
-        ca = a[r - 1]
-        cur = [inf] * (lb + 1)
-        cur[0] = best = r if r <= bound else inf
-        for c in range(max(1, r - bound), min(lb, r + bound) + 1):
-            v = prev[c - 1] + (ca != b[c - 1])
-            x = prev[c] + 1
-            if x < v:
-                v = x
-            x = cur[c - 1] + 1
-            if x < v:
-                v = x
-            if v > inf:
-                v = inf
-            cur[c] = v
-            if v < best:
-                best = v
-        if best > bound:
-            return inf
-        prev = cur
-    return prev[lb]
+    return int(Levenshtein.distance(a, b, score_cutoff=max_dist))
 
 
 def similarity(a: str, b: str) -> float:
-    """``1 − Levenshtein(a, b) / max(|a|, |b|)``; 1.0 for two empty strings.
+    """``1 − Levenshtein(a, b) / max(|a|, |b|)``; 1.0 for two empty strings (``rapidfuzz``'s normalised similarity).
 
     >>> round(similarity("type(text='dune')", "type(text='dnue')"), 4)
     0.8824
     """
-    longest = max(len(a), len(b))
-    return 1.0 if longest == 0 else 1.0 - levenshtein(a, b) / longest
+    return float(Levenshtein.normalized_similarity(a, b))
 
 
 def max_distance(longest: int, theta: float) -> int:
@@ -127,34 +91,15 @@ def block_key(name: str, args: dict[str, Any]) -> str:
     return name
 
 
-class UnionFind:
-    """Disjoint sets over hashable, mutually comparable keys; the smallest key of a set is its root."""
+def sorted_groups(uf: UnionFind[Any]) -> dict[Any, list[Any]]:
+    """The sets of ``uf`` keyed by their smallest member, each sorted, in key order (independent of the unions' order).
 
-    def __init__(self, keys: Iterable[Hashable]) -> None:
-        self.parent: dict[Any, Any] = {k: k for k in keys}
-
-    def find(self, k: Any) -> Any:
-        root = k
-        while self.parent[root] != root:
-            root = self.parent[root]
-        while self.parent[k] != root:  # path compression
-            self.parent[k], k = root, self.parent[k]
-        return root
-
-    def union(self, a: Any, b: Any) -> bool:
-        """Join the sets of ``a`` and ``b``; True when they were apart."""
-        ra, rb = self.find(a), self.find(b)
-        if ra == rb:
-            return False
-        lo, hi = (ra, rb) if ra < rb else (rb, ra)
-        self.parent[hi] = lo
-        return True
-
-    def groups(self) -> dict[Any, list[Any]]:
-        out: dict[Any, list[Any]] = defaultdict(list)
-        for k in sorted(self.parent):
-            out[self.find(k)].append(k)
-        return dict(out)
+    >>> uf = UnionFind("abcde")
+    >>> uf.union("d", "c"); uf.union("b", "a"); uf.union("c", "b")
+    >>> sorted_groups(uf)
+    {'a': ['a', 'b', 'c', 'd'], 'e': ['e']}
+    """
+    return {members[0]: members for members in sorted((sorted(s) for s in uf.to_sets()), key=lambda m: m[0])}
 
 
 @dataclass
@@ -197,10 +142,11 @@ def _scan(items: Sequence[Key], theta: float, uf: UnionFind, seen: set[tuple[Any
             if pair in seen:
                 continue
             seen.add(pair)
-            if skip_joined and uf.find(a) == uf.find(b):
+            if skip_joined and uf[a] == uf[b]:
                 continue
             comparisons += 1
-            if levenshtein(texts[i], texts[j], bound) <= bound and uf.union(a, b):
+            if Levenshtein.distance(texts[i], texts[j], score_cutoff=bound) <= bound and uf[a] != uf[b]:
+                uf.union(a, b)
                 unions += 1
     return comparisons, unions
 
@@ -238,7 +184,7 @@ def merge_actions(trajectories: Sequence[AgentTrajectory], theta: float = 0.9, *
             c, u = _scan(_by_length(by_block[block]), theta, uf, seen, skip_joined=True)
             comparisons += c
             cross_merges += u
-    members = uf.groups()
+    members = sorted_groups(uf)
     root = {k: r for r, ks in members.items() for k in ks}
     labels = {r: min(ks, key=lambda k: (-occurrences[k], _text(k))) for r, ks in members.items()}
     stats = MergeStats(
@@ -265,4 +211,4 @@ def naive_merge(texts: Sequence[str], theta: float = 0.9) -> dict[int, int]:
         for j in range(i + 1, len(texts)):
             if similarity(texts[i], texts[j]) >= theta:
                 uf.union(i, j)
-    return {i: uf.find(i) for i in range(len(texts))}
+    return {i: root for root, members in sorted_groups(uf).items() for i in members}

@@ -46,8 +46,8 @@ from playwright.async_api import Error as PlaywrightError
 from pydantic import BaseModel, Field
 
 from ...environment.canonical import canonical
-from ...environment.checks import check_criteria, probe_state
-from ...environment.dom import DESCRIBE_JS
+from ...evaluate.checks import check_criteria, probe_state
+from ...browser.dom import DESCRIBE_JS
 from ...environment.episodes import ActionFailed, BrowserEpisode
 from ...environment.gold import run_gold_step, run_gold_steps
 from ...environment.manager import EpisodeManager
@@ -55,6 +55,7 @@ from ...environment.trajectory import load_trajectory
 from ...errors import InputError, TaskloomError
 from ...graph.model import KnowledgeGraph
 from ...llm.client import LLM
+from ...llm.templates import render_prompt
 from ...tasks.model import GoldStep, Provenance, SuccessCriterion, Task, criterion_key
 from .levels import ChainOutcome, ChainReport, FailedProposal, Link, Source, compose_chain, level_stats, reason_of, settled_check, split_instruction
 from ..filter.stages import Dropped
@@ -347,22 +348,23 @@ class ChainRun:
         level = len(self.links) + 1
         observation = await self.live.observe()
         snapshot = observation.snapshot or ""
-        history = "\n".join(f"{i}. {link.instruction}" for i, link in enumerate(self.links, 1))
-        failed = "\n".join(f"- {f.instruction} ({f.reason})" for f in self.failed) or "none"
-        messages: list[dict[str, Any]] = [
-            {"role": "system", "content": "You propose the next small subtask of a browsing session. It must build on the current page state, act on ONE element "
-             "of the snapshot named by its [ref=…], not repeat a done subtask, and be simpler than the failed ones. No logins, no personal data."},
-            {"role": "user", "content": f"Done so far:\n{history}\n\nFailed proposals:\n{failed}\n\nCurrent page: {observation.url} “{observation.title}”\nSnapshot:\n{snapshot}"},
-        ]
+        user = render_prompt(
+            "chain_propose_user.j2",
+            done=[link.instruction for link in self.links],
+            failed=self.failed,
+            url=observation.url,
+            title=observation.title,
+            snapshot=snapshot,
+        )
+        messages: list[dict[str, Any]] = [{"role": "system", "content": render_prompt("chain_propose_system.j2")}, {"role": "user", "content": user}]
         try:
             completion = await self.llm.complete(messages, schema=_Proposed, tag=f"chain-propose:{self.seed_task.id}:{level}")
         except TaskloomError as exc:
             self._fail(level, None, f"the LLM gave no proposal: {exc}", "llm")
             return None
         proposed = completion.parsed
-        if not isinstance(proposed, _Proposed) or f"[ref={proposed.ref}]" not in snapshot:
-            ref = proposed.ref if isinstance(proposed, _Proposed) else "?"
-            self._fail(level, None, f"the LLM named element ref {ref!r}, which is not in the page snapshot", "llm")
+        if f"[ref={proposed.ref}]" not in snapshot:
+            self._fail(level, None, f"the LLM named element ref {proposed.ref!r}, which is not in the page snapshot", "llm")
             return None
         loc = self.live.page.locator(f"aria-ref={proposed.ref}")
         if await loc.count() != 1:
@@ -425,7 +427,7 @@ async def build_chains(
         raise InputError(f"levels={levels} is out of range; use 1 to 12 (AgentSynth uses 1 to 6)")
     if not 0 <= retries <= 20:
         raise InputError(f"retries={retries} is out of range; use 0 to 20")
-    model = llm if llm is not None and getattr(llm, "available", False) else None
+    model = llm if llm is not None and llm.available else None
     follow = FollowUps(kg, seed)
     report = ChainReport()
     rows: list[tuple[int, int, int, int]] = []

@@ -46,11 +46,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Any
 
 from pydantic import BaseModel, Field
 
 from ...errors import InputError, TaskloomError
 from ...llm.client import LLM, LLMError
+from ...llm.templates import render_prompt
 from ...tasks.dag import Dag
 from ...tasks.model import Subtask, Task
 
@@ -276,20 +278,13 @@ class InferredDag(BaseModel):
     edges: list[InferredEdge] = Field(default_factory=list)
 
 
-_SYSTEM = (
-    "You read a task instruction and decide, from its wording alone, which subtasks must be finished before which. "
-    "Ordering words (first, then, after that, once ... is done) create dependencies; parallel words (in any order, both, "
-    "meanwhile, independently) mean no dependency. Answer with JSON {\"edges\": [{\"before\": id, \"after\": id}, ...]} "
-    "listing only direct dependencies, using the subtask ids given."
-)
-
-
 async def infer_dag_llm(instruction: str, subtasks: Sequence[Subtask], llm: LLM) -> list[Edge]:
     """Let an LLM infer the edges from the instruction (never shown the real DAG); raises LLMError on unknown ids."""
-    listing = "\n".join(f"- {s.id}: {s.instruction}" for s in subtasks)
-    messages = [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": f"Instruction:\n{instruction}\n\nSubtasks:\n{listing}"}]
-    completion = await llm.complete(messages, schema=InferredDag, tag="consistency")
-    parsed = completion.parsed if isinstance(completion.parsed, InferredDag) else InferredDag.model_validate_json(completion.text)
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": render_prompt("consistency_system.j2")},
+        {"role": "user", "content": render_prompt("consistency_user.j2", instruction=instruction, subtasks=subtasks)},
+    ]
+    parsed = (await llm.complete(messages, schema=InferredDag, tag="consistency")).parsed
     ids = [s.id for s in subtasks]
     unknown = sorted({x for e in parsed.edges for x in (e.before, e.after) if x not in ids})
     if unknown:
@@ -322,7 +317,7 @@ def check_consistency(task: Task) -> tuple[bool, list[Edge], str | None]:
 
 async def validate(task: Task, llm: LLM | None = None) -> tuple[bool, list[Edge], str | None]:
     """Re-infer the DAG from the instruction (by the LLM when one is available, else by rules) and compare by reachability."""
-    if llm is None or not getattr(llm, "available", False):
+    if llm is None or not llm.available:
         return check_consistency(task)
     try:
         inferred = await infer_dag_llm(task.instruction, task.subtasks, llm)

@@ -56,7 +56,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from ...environment.canonical import canonical
-from ...environment.checks import check_criteria
+from ...evaluate.checks import check_criteria
 from ...environment.episodes import ActionFailed
 from ...environment.gold import run_gold_steps
 from ...environment.manager import EpisodeManager, watched_checks
@@ -330,7 +330,7 @@ async def _consistent(task: Task, llm: LLM | None, stats: dict[str, int]) -> str
         task.instruction = synthesize(task.subtasks, task.dag, task.orders, style=style, intent=str(task.quality["intent"]))
         ok, inferred, reason = await validate(task, llm)
         if ok:
-            by = llm.name if llm is not None and getattr(llm, "available", False) else "rules"
+            by = llm.name if llm is not None and llm.available else "rules"
             task.quality["consistency"] = {"ok": True, "style": style, "inferred": [list(e) for e in inferred], "by": by}
             if style == "explicit":
                 stats["resynthesized"] += 1
@@ -413,7 +413,7 @@ async def compose_dags(
         if reason is not None:
             report.dropped.append((task.id, reason))
             continue
-        if llm is not None and getattr(llm, "available", False):
+        if llm is not None and llm.available:
             task.provenance = task.provenance.model_copy(update={"model": llm.name})
         report.tasks.append(task)
     report.stats = {"tasks": len(tasks), "unusable": len(tasks) - len(usable), "pool": len(pool), "hubs": len(hubs), **stats, "kept": len(report.tasks)}

@@ -37,13 +37,14 @@ from typing import Any, Literal
 from playwright.async_api import Error as PlaywrightError
 from pydantic import BaseModel, Field
 
-from ...environment.checks import CriterionResult, check_criteria
+from ...evaluate.checks import CriterionResult, check_criteria
 from ...environment.episodes import ActionFailed
 from ...environment.gold import run_gold_steps
 from ...environment.manager import EpisodeManager
 from ...environment.trajectory import ActionRecord, Trajectory, load_trajectory
 from ...errors import TaskloomError
 from ...llm.client import LLM
+from ...llm.templates import render_prompt
 from ...tasks.model import Difficulty, Provenance, Resource, SuccessCriterion, Subtask, Task, criterion_key
 from ..filter.stages import Dropped
 
@@ -141,20 +142,15 @@ async def llm_summary(llm: LLM, instructions: Sequence[str], tag: str) -> tuple[
     Returns ``(None, [])`` when the call fails; the caller then keeps the template summary.
     """
     values = [v for text in instructions for v in quoted_values(text)]
-    numbered = "\n".join(f"{i}. {text}" for i, text in enumerate(instructions, 1))
     messages: list[dict[str, Any]] = [
-        {
-            "role": "system",
-            "content": "You merge the consecutive subtasks of a browsing session into ONE natural, high-level task instruction for a user. "
-            "Keep the order, and keep every quoted value exactly, in “double quotes”. Do not add steps.",
-        },
-        {"role": "user", "content": f"Subtasks, in order:\n{numbered}"},
+        {"role": "system", "content": render_prompt("summary_system.j2")},
+        {"role": "user", "content": render_prompt("summary_user.j2", instructions=instructions)},
     ]
     try:
         completion = await llm.complete(messages, schema=_Summary, tag=tag)
     except TaskloomError:
         return None, []
-    text = completion.parsed.instruction.strip() if isinstance(completion.parsed, _Summary) else ""
+    text = completion.parsed.instruction.strip()
     if not text:
         return None, []
     return text, [v for v in dict.fromkeys(values) if v not in text]

@@ -17,6 +17,7 @@ import numpy as np
 from ...errors import TaskloomError
 from ...graph.model import KnowledgeGraph
 from ...llm.client import LLM
+from ...llm.templates import render_prompt
 from ...llm.embedders import Embedder
 from ...tasks.model import Task
 from .draft import Submission, check_submission, make_draft
@@ -25,18 +26,10 @@ from .templates import templates_by_id
 
 __all__ = ["generate_llm_document_tasks"]
 
-_SYSTEM = (
-    "You write evaluation tasks for document-reading agents. Use only the given nodes. "
-    "Copy or compute the answer from their text, and cite the ids of every node the answer rests on."
-)
-
-
-def _messages(draft: Any) -> list[dict[str, str]]:
+def _messages(draft: Any) -> list[dict[str, Any]]:
     payload = {"template": draft.template_id, "task_type": draft.task_type, "nodes": draft.nodes, "edges": draft.edges}
-    return [
-        {"role": "system", "content": _SYSTEM},
-        {"role": "user", "content": f"{draft.instructions}\n\nSubgraph (JSON):\n{json.dumps(payload, ensure_ascii=False)}"},
-    ]
+    user = render_prompt("document_task_user.j2", instructions=draft.instructions, subgraph_json=json.dumps(payload, ensure_ascii=False))
+    return [{"role": "system", "content": render_prompt("document_task_system.j2")}, {"role": "user", "content": user}]
 
 
 async def generate_llm_document_tasks(
@@ -72,9 +65,6 @@ async def generate_llm_document_tasks(
             report.dropped.append(Dropped(task_id=f"llm-candidate-{i}", stage="llm_generate", reason=str(exc).splitlines()[0]))
             continue
         submission = completion.parsed
-        if not isinstance(submission, Submission):
-            report.dropped.append(Dropped(task_id=f"llm-candidate-{i}", stage="llm_generate", reason="the reply did not parse as a task"))
-            continue
         verdict = check_submission(kg, template.id, submission, embedder, kept, dedup_threshold, model=llm.name)
         if verdict.task is None:
             report.dropped.append(Dropped(task_id=f"llm-candidate-{i}", stage="llm_generate", reason="; ".join(verdict.problems)))

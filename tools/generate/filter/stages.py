@@ -18,6 +18,8 @@ from pydantic import BaseModel, Field
 
 from ...errors import TaskloomError
 from ...graph.model import KnowledgeGraph
+from ...llm.client import LLM
+from ...llm.templates import render_prompt
 from ...llm.embedders import Embedder
 from ...tasks.model import Task
 
@@ -95,16 +97,14 @@ def filter_reachable(kg: KnowledgeGraph, tasks: list[Task], max_hops: dict[str, 
     return kept
 
 
-def _quality_prompt(kg: KnowledgeGraph, task: Task) -> list[dict[str, str]]:
-    evidence = "\n".join(f"[{nid}] {kg.node(nid).text[:600]}" for nid in task.evidence if nid in kg)
+def _quality_prompt(kg: KnowledgeGraph, task: Task) -> list[dict[str, Any]]:
+    evidence = [{"id": nid, "text": kg.node(nid).text[:600]} for nid in task.evidence if nid in kg]
     answer = task.gold_answer or "; ".join(s.canonical or s.action for s in task.gold_steps)
-    return [
-        {"role": "system", "content": "You rate generated agent tasks. Score 1-5: clarity of the instruction, fit to the stated difficulty, correctness of the gold answer given the evidence, and overall."},
-        {"role": "user", "content": f"Difficulty: {task.difficulty}\nType: {task.type}\nInstruction: {task.instruction}\nGold answer or steps: {answer}\nEvidence:\n{evidence or '(web task: the steps above)'}"},
-    ]
+    user = render_prompt("quality_user.j2", difficulty=task.difficulty, type=task.type, instruction=task.instruction, answer=answer, evidence=evidence)
+    return [{"role": "system", "content": render_prompt("quality_system.j2")}, {"role": "user", "content": user}]
 
 
-async def score_quality(kg: KnowledgeGraph, tasks: list[Task], llm: Any, report: GenerationReport, threshold: int = 3) -> list[Task]:
+async def score_quality(kg: KnowledgeGraph, tasks: list[Task], llm: LLM, report: GenerationReport, threshold: int = 3) -> list[Task]:
     """Stage 2: an LLM scores each task 1–5; keep overall ≥ threshold. Unparsable scores reject the task."""
     kept = []
     for task in tasks:
@@ -113,9 +113,6 @@ async def score_quality(kg: KnowledgeGraph, tasks: list[Task], llm: Any, report:
             score = completion.parsed
         except TaskloomError as exc:  # the LLM layer's errors (unavailable, unparsable after retries, transport)
             report.dropped.append(Dropped(task_id=task.id, stage="llm_score", reason=f"no usable score: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"))
-            continue
-        if not isinstance(score, QualityScore):
-            report.dropped.append(Dropped(task_id=task.id, stage="llm_score", reason="the reply did not parse as a score"))
             continue
         task.quality["llm_score"] = score.model_dump()
         if score.overall < threshold:

@@ -22,13 +22,15 @@ import numpy as np
 from pydantic import BaseModel
 
 from ...environment.canonical import canonical
-from ...environment.checks import check_criteria
+from ...evaluate.checks import check_criteria
 from ...environment.episodes import ActionFailed
 from ...environment.gold import run_gold_steps
 from ...environment.manager import EpisodeManager
 from ...environment.trajectory import load_trajectory
 from ...errors import TaskloomError
 from ...graph.model import KnowledgeGraph, Node
+from ...llm.client import LLM
+from ...llm.templates import render_prompt
 from ...tasks.model import Difficulty, GoldStep, Provenance, SuccessCriterion, Task
 from ..filter.stages import Dropped, GenerationReport
 
@@ -237,7 +239,7 @@ class _Instruction(BaseModel):
     instruction: str
 
 
-async def llm_instructions(tasks: list[Task], llm: Any) -> None:
+async def llm_instructions(tasks: list[Task], llm: LLM) -> None:
     """Let the LLM rephrase each web task's template instruction; keep it only when every quoted value survives.
 
     The template instruction quotes every concrete value (link names, queries,
@@ -246,16 +248,16 @@ async def llm_instructions(tasks: list[Task], llm: Any) -> None:
     """
     for task in tasks:
         values = re.findall(r"“([^”]+)”", task.instruction)
-        messages = [
-            {"role": "system", "content": "Rewrite browser task instructions as a natural request from a user. Keep every quoted value exactly, in “double quotes”."},
+        messages: list[dict[str, Any]] = [
+            {"role": "system", "content": render_prompt("web_instruction_system.j2")},
             {"role": "user", "content": task.instruction},
         ]
         try:
             completion = await llm.complete(messages, schema=_Instruction, tag=task.id)
         except TaskloomError:
             continue
-        rewritten = completion.parsed.instruction if isinstance(completion.parsed, _Instruction) else ""
+        rewritten = completion.parsed.instruction
         if rewritten and all(v in rewritten for v in values):
             task.quality["template_instruction"] = task.instruction
             task.instruction = rewritten
-            task.provenance = task.provenance.model_copy(update={"generator": "template+llm", "model": str(getattr(llm, "name", "llm"))})
+            task.provenance = task.provenance.model_copy(update={"generator": "template+llm", "model": llm.name})

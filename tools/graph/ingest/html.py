@@ -15,6 +15,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 from .blocks import Block, ParsedDocument, TableCell
+from .registry import parser
 from .textutil import (
     caption_block,
     collapse_ws,
@@ -62,6 +63,7 @@ class _Frame:
     has_table: bool = False  # figure: holds a table
 
 
+@parser("html", suffixes=(".html", ".htm", ".xhtml"), sniff=(b"<!doctype html", b"<html"))
 def parse_html(path: Path) -> ParsedDocument:
     """Parse the HTML file at ``path`` into blocks in reading order."""
     parser = _Parser()

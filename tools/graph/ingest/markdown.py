@@ -15,6 +15,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from .blocks import Block, ParsedDocument, TableCell
+from .registry import parser
 from .textutil import (
     caption_block,
     collapse_ws,
@@ -32,6 +33,7 @@ _FRONT_MATTER_RE = re.compile(r"\A---[ \t]*\n(.*?\n)?(?:---|\.\.\.)[ \t]*(?:\n|\
 _FM_TITLE_RE = re.compile(r"^title:[ \t]*(.+?)[ \t]*$", re.MULTILINE)
 
 
+@parser("markdown", suffixes=(".md", ".markdown"))
 def parse_markdown(path: Path) -> ParsedDocument:
     """Parse the Markdown file at ``path`` into blocks in reading order."""
     body, fm_title = _strip_front_matter(read_text(path))

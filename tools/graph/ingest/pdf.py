@@ -20,6 +20,7 @@ from .pdf_layout import (
 )
 from .pdf_regions import Region, find_figure_regions, find_table_regions, inside
 from .pdf_text import TextBlock, body_font_size, join_lines, page_text_blocks
+from .registry import parser
 from .textutil import table_text
 
 __all__ = ["parse_pdf", "open_pdf"]
@@ -45,6 +46,7 @@ def open_pdf(path: Path, max_pages: int = 2000) -> pymupdf.Document:
     return doc
 
 
+@parser("pdf", suffixes=(".pdf",), magic=(b"%PDF",))
 def parse_pdf(path: Path, progress: ProgressFn | None = None, max_pages: int = 2000) -> ParsedDocument:
     """Parse a PDF into blocks in reading order.
 

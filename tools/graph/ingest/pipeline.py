@@ -1,4 +1,4 @@
-"""Ingest one document: detect its format, parse, build the graph, link, embed, store.
+"""Ingest one document: detect its format, parse (the :mod:`.registry` parser for it), build the graph, link, embed, store.
 
 The graph file is written last, after its vectors: a graph that is listed is
 complete, and an ingestion interrupted half-way is simply run again.
@@ -23,10 +23,8 @@ from ..vectors import VectorStore
 from .blocks import ParsedDocument
 from .builder import build_graph
 from .entities import link_entities
-from .html import parse_html
 from .links import link_citations, link_references
-from .markdown import parse_markdown
-from .text import parse_text
+from .registry import parsers
 
 __all__ = ["IngestReport", "build_document_graph", "ingest_document", "detect_format", "EMBEDDED_TYPES", "SIMILARITY_TYPES"]
 
@@ -40,7 +38,6 @@ EMBEDDED_TYPES = (
 )
 #: Node types linked by ``semantic_similar`` (prose blocks; chunks would only echo their paragraphs).
 SIMILARITY_TYPES = (NodeType.PARAGRAPH, NodeType.LIST, NodeType.TABLE, NodeType.CAPTION, NodeType.FOOTNOTE)
-_SUFFIXES = {".pdf": "pdf", ".html": "html", ".htm": "html", ".xhtml": "html", ".md": "markdown", ".markdown": "markdown", ".txt": "text", ".text": "text", ".rst": "text"}
 
 
 class IngestReport(BaseModel):
@@ -59,27 +56,32 @@ class IngestReport(BaseModel):
 
 
 def detect_format(path: Path) -> str:
-    """'pdf', 'html', 'markdown' or 'text', from the magic bytes and then the suffix."""
+    """The registered format of a file ('pdf', 'html', 'markdown', 'text', …): a parser's magic bytes,
+    then its suffixes, then a sniff of the text; plain text otherwise."""
     with open(path, "rb") as fh:
         head = fh.read(1024)
-    if head.startswith(b"%PDF") or path.suffix.lower() == ".pdf":
-        return "pdf"
-    if path.suffix.lower() in _SUFFIXES:
-        return _SUFFIXES[path.suffix.lower()]
+    entries = parsers.entries()
+    suffix = path.suffix.lower()
+    for entry in entries:
+        if any(head.startswith(m) for m in entry.meta.get("magic", ())):
+            return entry.name
+    for entry in entries:
+        if suffix in entry.meta.get("suffixes", ()):
+            return entry.name
     if b"\x00" in head:
-        raise DocumentError(f"{path} is a binary file Taskloom cannot read; pass a PDF, HTML, Markdown or text file")
+        raise DocumentError(f"{path} is a binary file Taskloom cannot read; pass a file of a registered format ({', '.join(parsers.names())})")
     lowered = head.lstrip().lower()
-    return "html" if lowered.startswith((b"<!doctype html", b"<html")) else "text"
+    for entry in entries:
+        if any(lowered.startswith(m) for m in entry.meta.get("sniff", ())):
+            return entry.name
+    return "text"
 
 
 def _parse(path: Path, fmt: str, settings: Settings, progress: ProgressFn | None) -> ParsedDocument:
-    if fmt == "pdf":
-        from .pdf import parse_pdf  # pymupdf is heavy to import; load it only for PDFs
-
-        return parse_pdf(path, progress=progress, max_pages=settings.max_pages)
-    parsers = {"html": parse_html, "markdown": parse_markdown, "text": parse_text}
-    parsed = parsers[fmt](path)
-    if progress:
+    entry = parsers.get(fmt)
+    options = {"progress": progress, "max_pages": settings.max_pages}
+    parsed: ParsedDocument = entry.factory(path, **{k: v for k, v in options.items() if entry.accepts(k)})
+    if progress and not entry.accepts("progress"):
         progress(1, 1, "parsed")
     return parsed
 

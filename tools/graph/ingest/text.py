@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 
 from .blocks import Block, ParsedDocument
+from .registry import parser
 from .textutil import (
     caption_block,
     collapse_ws,
@@ -33,6 +34,7 @@ _ITEM_RE = re.compile(r"^\s*(?:[-*+\u2022]|\d{1,3}[.)])\s+(?P<text>\S.*)$")
 _MAX_HEADING_WORDS = 12
 
 
+@parser("text", suffixes=(".txt", ".text", ".rst"))
 def parse_text(path: Path) -> ParsedDocument:
     """Parse the plain-text file at ``path`` into blocks in reading order."""
     text = read_text(path).replace("\f", "\n\n")

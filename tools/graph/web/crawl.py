@@ -23,10 +23,11 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlparse, urlunparse
 
 from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import Page, Response
 from pydantic import BaseModel, Field
 
-from ...environment.browser import BrowserPool, GuardedContext, host_of
-from ...environment.dom import draw_marks
+from ...browser import BrowserPool, GuardedContext, host_of
+from ...browser.dom import draw_marks
 from ...errors import InputError, TaskloomError
 from ...security.origin import OriginFence
 from .extract import EXTRACT_JS, VISIBLE_CONTAINERS_JS, ElementInfo, classify_element
@@ -142,13 +143,14 @@ class _Crawl:
         self.hashes: dict[str, str] = {}
         self.seen: set[str] = set()
         self.effects: dict[tuple[str, str], asyncio.Future[ClickEffect]] = {}
+        self.guards: dict[Page, GuardedContext] = {}  # each crawling page's context and fence
 
     async def run(self) -> CrawlResult:
         start = time.perf_counter()
         contexts = [await self.pool.new_context(fence=self.fence) for _ in range(self.options.contexts)]
         pages = [await g.context.new_page() for g in contexts]
         for page, guarded in zip(pages, contexts):
-            page.guarded = guarded
+            self.guards[page] = guarded
             _track_requests(page)
             page.set_default_timeout(3_000)
             page.set_default_navigation_timeout(self.options.page_timeout * 1000)
@@ -192,7 +194,7 @@ class _Crawl:
         self.result.seconds = time.perf_counter() - start
         return self.result
 
-    async def _worker(self, page: Any, queue: asyncio.Queue[tuple[int, str, int]], out: list[PageCapture | None]) -> None:
+    async def _worker(self, page: Page, queue: asyncio.Queue[tuple[int, str, int]], out: list[PageCapture | None]) -> None:
         while not queue.empty():
             order, url, depth = queue.get_nowait()
             try:
@@ -202,7 +204,7 @@ class _Crawl:
             if self.options.delay:
                 await asyncio.sleep(self.options.delay)
 
-    async def _load(self, page: Any, url: str) -> Any:
+    async def _load(self, page: Page, url: str) -> Response | None:
         """Load ``url`` and let it settle; its main response (None for same-document loads).
 
         A load cut short by a navigation still pending from the previous page (Chromium
@@ -218,8 +220,8 @@ class _Crawl:
         await _settle(page)
         return response
 
-    async def _capture(self, page: Any, url: str, depth: int, order: int) -> PageCapture | None:
-        guarded: GuardedContext = page.guarded
+    async def _capture(self, page: Page, url: str, depth: int, order: int) -> PageCapture | None:
+        guarded = self.guards[page]
         before = len(guarded.left)
         try:
             response = await self._load(page, url)
@@ -254,7 +256,7 @@ class _Crawl:
         return capture
 
     @staticmethod
-    async def _quiet(page: Any, timeout_ms: float = 3000) -> None:
+    async def _quiet(page: Page, timeout_ms: float = 3000) -> None:
         """Wait (bounded) until the page has finished loading whatever navigation is under way."""
         try:
             await page.wait_for_load_state("load", timeout=timeout_ms)
@@ -272,7 +274,7 @@ class _Crawl:
                 links.append(normal)
         return links
 
-    def _not_a_page(self, page: Any, response: Any, guarded: GuardedContext, before: int) -> str | None:
+    def _not_a_page(self, page: Page, response: Any, guarded: GuardedContext, before: int) -> str | None:
         """Why the loaded page is not a page of the site (outside the fence, an error page, an HTTP error), or None."""
         url = page.url
         if url.startswith("chrome-error:"):
@@ -288,7 +290,7 @@ class _Crawl:
     def _left(self, guarded: GuardedContext) -> str:
         return f"redirected outside the allowed origins ({self.fence.describe()}) to {guarded.left[-1]}; not stored"
 
-    async def _screenshots(self, page: Any, capture: PageCapture) -> None:
+    async def _screenshots(self, page: Page, capture: PageCapture) -> None:
         assert self.shots is not None
         self.shots.mkdir(parents=True, exist_ok=True)
         name = hashlib.sha1(capture.url.encode()).hexdigest()[:12]
@@ -303,7 +305,7 @@ class _Crawl:
         (self.shots / f"{name}-marks.png").write_bytes(await asyncio.to_thread(draw_marks, png, marks))
         capture.screenshot, capture.marks_screenshot = f"{name}.png", f"{name}-marks.png"
 
-    async def _clicks(self, page: Any, capture: PageCapture) -> list[ClickEffect]:
+    async def _clicks(self, page: Page, capture: PageCapture) -> list[ClickEffect]:
         """Click each visible non-submitting trigger on a fresh load and record what it revealed.
 
         A trigger seen before on another page (same selector and name: a site-wide
@@ -334,7 +336,7 @@ class _Crawl:
             dirty = True
         return effects
 
-    async def _click(self, page: Any, capture: PageCapture, trigger: ElementInfo, dirty: bool) -> ClickEffect:
+    async def _click(self, page: Page, capture: PageCapture, trigger: ElementInfo, dirty: bool) -> ClickEffect:
         """Click one trigger (on a fresh load if an earlier click changed the page); never raises."""
         try:
             if dirty:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from ...environment.dom import DESCRIBE_JS
+from ...browser.dom import DESCRIBE_JS
 
 __all__ = ["ElementInfo", "EXTRACT_JS", "classify_element", "VISIBLE_CONTAINERS_JS"]
 

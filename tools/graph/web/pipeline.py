@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from pydantic import BaseModel, Field
 
-from ...environment.browser import BrowserPool
+from ...browser import BrowserPool
 from ...llm.embedders import Embedder
 from ...settings import Settings
 from ..embedding import embed_graph, type_counts

@@ -13,8 +13,10 @@ import contextlib
 import os
 import shutil
 from dataclasses import dataclass, field
-from typing import Any
 from urllib.parse import urljoin, urlparse
+
+from playwright.async_api import Browser, BrowserContext, Page, Playwright, Route
+from playwright.async_api import Error as PlaywrightError
 
 from ..errors import TaskloomError
 from ..security.origin import OriginFence
@@ -61,7 +63,7 @@ class GuardedContext:
     the load by :meth:`refuse_outside`.
     """
 
-    context: Any
+    context: BrowserContext
     fence: OriginFence | None
     blocked: list[str] = field(default_factory=list)
     requested: list[str] = field(default_factory=list)
@@ -75,7 +77,7 @@ class GuardedContext:
         """The fence in words, for messages."""
         return self.fence.describe() if self.fence is not None else "anywhere"
 
-    async def refuse_outside(self, page: Any, back_to: str | None = None) -> str | None:
+    async def refuse_outside(self, page: Page, back_to: str | None = None) -> str | None:
         """If ``page`` ended outside the fence, record it as blocked, leave it, and say so; else None.
 
         The page is put back where it was (see :meth:`restore`), so nothing from the
@@ -89,9 +91,8 @@ class GuardedContext:
         await self.restore(page, back_to)
         return f"the page was redirected to {url}, which is outside this episode's allowed domains (origins {self.describe()}); it was not shown and the page went back"
 
-    async def restore(self, page: Any, back_to: str | None = None) -> None:
+    async def restore(self, page: Page, back_to: str | None = None) -> None:
         """Put ``page`` back at ``back_to`` (where it was before an action), else one step back, else on ``about:blank``."""
-        from playwright.async_api import Error as PlaywrightError
 
         def placed() -> bool:
             return self.allows(page.url) and not page.url.startswith("chrome-error:")
@@ -112,10 +113,8 @@ class GuardedContext:
 _FETCH_TIMEOUT_MS = 300_000
 
 
-async def _guard(guarded: GuardedContext, route: Any) -> None:
+async def _guard(guarded: GuardedContext, route: Route) -> None:
     """The route handler of a fenced context: abort outside, fetch navigations hop by hop."""
-    from playwright.async_api import Error as PlaywrightError
-
     request = route.request
     url = request.url
     try:
@@ -162,15 +161,14 @@ class BrowserPool:
     def __init__(self, executable: str | None = None, headless: bool = True) -> None:
         self.executable = executable
         self.headless = headless
-        self._playwright: Any = None
-        self._browser: Any = None
+        self._playwright: Playwright | None = None
+        self._browser: Browser | None = None
         self._lock = asyncio.Lock()
 
-    async def browser(self) -> Any:
+    async def browser(self) -> Browser:
         """The running browser, launched on first call."""
         async with self._lock:
             if self._browser is None or not self._browser.is_connected():
-                from playwright.async_api import Error as PlaywrightError
                 from playwright.async_api import async_playwright
 
                 path = find_chromium(self.executable)

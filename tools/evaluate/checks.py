@@ -3,26 +3,33 @@
 Rule-based, no LLM, nothing executed as code: a URL pattern, text present or
 absent, an element's state, or an action the trajectory must contain (by
 canonical form, by the clicked element's text, or by the typed text).
+
+One checker serves three uses: replay verification of generated tasks
+(``generate/*`` call :func:`check_criteria` and :func:`probe_state`), the live
+final-state verdict of an episode (the runtime gives the environment a
+:class:`Checker`, which satisfies
+:class:`~taskloom.tools.environment.protocols.SuccessChecker`), and scoring
+(:mod:`taskloom.tools.evaluate.progress` uses :func:`action_satisfies`).
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import Page
 
+from ..environment.trajectory import ActionRecord, CriterionResult
 from ..tasks.model import SuccessCriterion, criterion_key
-from .trajectory import ActionRecord, CriterionResult
 
-__all__ = ["CriterionResult", "check_criteria", "action_satisfies", "probe_state"]
+__all__ = ["Checker", "CriterionResult", "check_criteria", "action_satisfies", "probe_state"]
 
 
 def _norm(text: str | None) -> str:
     return " ".join((text or "").split()).lower()
 
 
-async def _element_state(page: Any, selector: str, state: str | None) -> tuple[bool, str]:
+async def _element_state(page: Page, selector: str, state: str | None) -> tuple[bool, str]:
     loc = page.locator(selector)
     count = await loc.count()
     if count == 0:
@@ -64,7 +71,7 @@ def action_satisfies(criterion: SuccessCriterion, action: ActionRecord) -> bool:
     return False
 
 
-async def _state(page: Any, criterion: SuccessCriterion, body: list[str]) -> tuple[bool, str]:
+async def _state(page: Page, criterion: SuccessCriterion, body: list[str]) -> tuple[bool, str]:
     if criterion.kind == "url_matches":
         return re.search(criterion.value, page.url) is not None, page.url
     if criterion.kind in ("text_present", "text_absent"):
@@ -75,7 +82,7 @@ async def _state(page: Any, criterion: SuccessCriterion, body: list[str]) -> tup
     return await _element_state(page, criterion.value, criterion.state)
 
 
-async def check_criteria(page: Any, criteria: list[SuccessCriterion], actions: list[ActionRecord], grace_s: float = 1.0) -> list[CriterionResult]:
+async def check_criteria(page: Page, criteria: list[SuccessCriterion], actions: list[ActionRecord], grace_s: float = 1.0) -> list[CriterionResult]:
     """Check every criterion against the page's current state and the recorded actions.
 
     A script may navigate a moment after the last action (a filter that calls
@@ -88,7 +95,7 @@ async def check_criteria(page: Any, criteria: list[SuccessCriterion], actions: l
     return results
 
 
-async def _navigated(page: Any, grace_s: float) -> bool:
+async def _navigated(page: Page, grace_s: float) -> bool:
     """True when the main frame navigates within ``grace_s`` (then after it has loaded)."""
     try:
         await page.wait_for_event("framenavigated", predicate=lambda frame: frame == page.main_frame, timeout=grace_s * 1000)
@@ -98,7 +105,7 @@ async def _navigated(page: Any, grace_s: float) -> bool:
     return True
 
 
-async def _check_once(page: Any, criteria: list[SuccessCriterion], actions: list[ActionRecord]) -> list[CriterionResult]:
+async def _check_once(page: Page, criteria: list[SuccessCriterion], actions: list[ActionRecord]) -> list[CriterionResult]:
     results: list[CriterionResult] = []
     body: list[str] = []
     for criterion in criteria:
@@ -111,7 +118,7 @@ async def _check_once(page: Any, criteria: list[SuccessCriterion], actions: list
     return results
 
 
-async def probe_state(page: Any, criteria: list[SuccessCriterion]) -> list[str]:
+async def probe_state(page: Page, criteria: list[SuccessCriterion]) -> list[str]:
     """Keys (:func:`criterion_key`) of the state criteria that hold on the page now."""
     holds: list[str] = []
     body: list[str] = []
@@ -119,3 +126,15 @@ async def probe_state(page: Any, criteria: list[SuccessCriterion]) -> list[str]:
         if criterion.on_state and (await _state(page, criterion, body))[0]:
             holds.append(criterion_key(criterion))
     return holds
+
+
+class Checker:
+    """The success checker handed to the environment (see :class:`~taskloom.tools.environment.protocols.SuccessChecker`)."""
+
+    async def check(self, page: Page, criteria: list[SuccessCriterion], actions: list[ActionRecord]) -> list[CriterionResult]:
+        """:func:`check_criteria` with its default grace period."""
+        return await check_criteria(page, criteria, actions)
+
+    async def probe(self, page: Page, criteria: list[SuccessCriterion]) -> list[str]:
+        """:func:`probe_state`."""
+        return await probe_state(page, criteria)
