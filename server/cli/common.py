@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,7 +20,7 @@ from ...tools.security.disk import disk_full
 from ...tools.security.roots import Roots
 from ...tools.settings import Settings, load_settings
 
-__all__ = ["app", "state", "settings", "roots", "progress_bar", "ProgressUpdate", "errors", "run", "echo_json", "console"]
+__all__ = ["app", "state", "settings", "roots", "progress_bar", "quiet_agent_errors", "ProgressUpdate", "errors", "run", "echo_json", "console"]
 
 app = typer.Typer(
     name="taskloom",
@@ -65,6 +66,15 @@ def progress_bar(label: str, total: float | None = None) -> Iterator[ProgressUpd
             bar.update(handle, completed=done, total=total, description=description)
 
         yield update
+
+
+def quiet_agent_errors() -> None:
+    """Keep agents' failed tool calls off the terminal during runs: each is recorded in its trajectory.
+
+    Taskloom's own errors are logged by fastmcp as warnings (see ``server.errors``);
+    anything else still reaches the terminal.
+    """
+    logging.getLogger("fastmcp").setLevel(logging.ERROR)
 
 
 def roots(current: Settings) -> Roots:

@@ -28,7 +28,7 @@ from ...tools.environment.site import EXAMPLE_SITE, serve_static
 from ...tools.runtime import Runtime
 from ...tools.generate.service import GenerateResult
 from ...tools.graph.web.pipeline import WebIngestReport
-from .common import console, errors, progress_bar, run, settings
+from .common import console, errors, progress_bar, quiet_agent_errors, run, settings
 
 EXAMPLES = Path(package_file).resolve().parent / "examples" / "documents"
 
@@ -116,6 +116,7 @@ async def _tasks(runtime: Runtime, doc_graph: str | None, web_graph: str, doc_co
 def _run(runtime: Runtime, task_ids: list[str], agents: list[str], concurrency: int) -> RunReport:
     harness = Harness(runtime.settings, build_server, runtime=runtime)
     tasks = run(harness.select, task_ids)
+    quiet_agent_errors()
     with progress_bar("episodes", len(tasks) * len(agents)) as update:
 
         def progress(result: EpisodeResult, done: int, total: int) -> None:

@@ -12,7 +12,8 @@ from ..app import build_server
 from ...harness.service import Harness
 from ...tools.evaluate.model import EpisodeResult
 from ...tools.evaluate.summary import terminal_summary
-from .common import echo_json, progress_bar, roots, run, settings
+from ...tools.tasks.model import TaskKind
+from .common import echo_json, progress_bar, quiet_agent_errors, roots, run, settings
 
 __all__ = ["run_agents", "report"]
 
@@ -30,7 +31,7 @@ def run_agents(
     agent: list[str] = typer.Option([], "--agent", "-a", help="An agent: oracle, explorer[:seed=N,explore=P], replay[:source=PATH|gold], builtin[:model=M], command:cmd='…'. Repeat for several."),
     tasks_file: Path | None = typer.Option(None, "--tasks", help="A tasks file (JSONL from `taskloom tasks export`); default: the workspace's tasks."),
     task: list[str] = typer.Option([], "--task", help="A task id to run (repeatable)."),
-    kind: str | None = typer.Option(None, "--kind", help="Only tasks of this kind: document, web or composite."),
+    kind: TaskKind | None = typer.Option(None, "--kind", help="Only tasks of this kind: document, web or composite."),
     concurrency: int = typer.Option(2, "--concurrency", "-j", min=1, max=64, help="Episodes at once."),
     max_steps: int = typer.Option(30, "--max-steps", min=1, help="Actions allowed per episode."),
     timeout: float = typer.Option(120.0, "--timeout", min=1.0, help="Seconds allowed per episode."),
@@ -42,6 +43,7 @@ def run_agents(
 ) -> None:
     """Run agents on tasks, each episode in its own browser context; evaluate, build consensus graphs, write the report."""
     harness = run(lambda: Harness(settings(), build_server))
+    quiet_agent_errors()
     with progress_bar("episodes") as update:
 
         def progress(result: EpisodeResult, done: int, total: int) -> None:

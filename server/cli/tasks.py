@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from ...tools.generate.compose.composer import ComposeMode
-from ...tools.tasks.model import Difficulty
+from ...tools.tasks.model import Difficulty, TaskKind
 from .common import echo_json, roots, run, settings
 
 if TYPE_CHECKING:
@@ -69,7 +69,7 @@ def compose(
 
 
 @app.command("list")
-def list_tasks(kind: str | None = typer.Option(None, "--kind"), graph_id: str | None = typer.Option(None, "--graph")) -> None:
+def list_tasks(kind: TaskKind | None = typer.Option(None, "--kind"), graph_id: str | None = typer.Option(None, "--graph")) -> None:
     """List stored tasks."""
     echo_json([{"id": t.id, "kind": t.kind, "type": t.type, "difficulty": t.difficulty, "instruction": t.instruction} for t in run(_service().list, kind, graph_id)])
 
@@ -83,7 +83,7 @@ def get(task_id: str) -> None:
 @app.command()
 def export(
     output: Path | None = typer.Option(None, "--output", "-o"),
-    kind: str | None = typer.Option(None, "--kind"),
+    kind: TaskKind | None = typer.Option(None, "--kind"),
     fmt: str = typer.Option("jsonl", "--format", help="jsonl (full tasks) or inspect (inspect-ai Samples)."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace the output file if it exists."),
 ) -> None:

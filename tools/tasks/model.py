@@ -18,6 +18,7 @@ __all__ = [
     "SuccessCriterion",
     "Provenance",
     "ResourceKind",
+    "TaskKind",
     "Resource",
     "Subtask",
     "Task",
@@ -65,6 +66,7 @@ def criterion_key(criterion: SuccessCriterion) -> str:
     return f"{criterion.kind}|{criterion.value}|{criterion.state or ''}"
 
 
+TaskKind = Literal["document", "web", "composite"]
 ResourceKind = Literal["search_query", "result_list", "detail_page", "form_data", "filter_state", "document_fact", "file", "page_state"]
 
 
@@ -104,7 +106,7 @@ class Task(BaseModel):
 
     version: int = TASK_VERSION
     id: str
-    kind: Literal["document", "web", "composite"]
+    kind: TaskKind
     type: str = Field(description="Task type, e.g. table_qa, comparison, search_filter_detail.")
     difficulty: Difficulty = "easy"
     instruction: str
