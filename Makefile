@@ -44,7 +44,6 @@ test: setup test-data
 	@mkdir -p $(VENV)/typecheck && ln -sfn $(CURDIR) $(VENV)/typecheck/taskloom
 	MYPYPATH=$(VENV)/typecheck $(BIN)/mypy -p taskloom.server -p taskloom.tools -p taskloom.resources -p taskloom.prompts -p taskloom.harness
 	$(BIN)/pytest -n 2 --dist loadfile -q
-	$(BIN)/pytest -q --doctest-modules --pyargs taskloom.tools taskloom.server taskloom.harness taskloom.resources taskloom.prompts
 
 demo: setup
 	$(BIN)/taskloom demo

@@ -15,8 +15,9 @@ next use), so a CLI command may run several event loops with one runtime
 
 Examples
 --------
+>>> import tempfile
 >>> from taskloom.tools.settings import Settings
->>> with Runtime.open_sync(Settings(workspace=getfixture("tmp_path"), embedder="hashing")) as rt:
+>>> with Runtime.open_sync(Settings(workspace=tempfile.mkdtemp(), embedder="hashing")) as rt:
 ...     rt.graphs.list_graphs()
 []
 """
