@@ -16,10 +16,13 @@ all: test
 
 ## System packages (Debian), installed only when missing: chromium for the browser layer,
 ## Xvfb + xauth + x11-utils for the opt-in desktop environment, npm to fetch TodoMVC for the crawl tests,
-## bubblewrap to sandbox command agents when the harness does not run as root.
+## bubblewrap to sandbox command agents when the harness does not run as root, python3.11-doc (the Python
+## documentation, a large real site the crawl tests serve on 127.0.0.1).
 APT_NEEDS := chromium:chromium Xvfb:xvfb xauth:xauth xdpyinfo:x11-utils npm:npm bwrap:bubblewrap
+APT_FILES := /usr/share/doc/python3.11/html/library/stdtypes.html:python3.11-doc
 system:
 	@missing=""; for pair in $(APT_NEEDS); do command -v $${pair%%:*} >/dev/null 2>&1 || missing="$$missing $${pair##*:}"; done; \
+	for pair in $(APT_FILES); do [ -e $${pair%%:*} ] || missing="$$missing $${pair##*:}"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing Debian packages:$$missing"; \
 	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq $$missing >/dev/null; \
@@ -35,9 +38,10 @@ venv: $(STAMP)
 
 setup: system venv
 
-test-data:
+test-data: venv
 	@bash tests/data/fetch-pdfs.sh
 	@bash tests/data/fetch-todomvc.sh
+	@$(BIN)/python tests/data/build-penguins.py
 
 test: setup test-data
 	$(BIN)/ruff check --quiet .

@@ -1,15 +1,17 @@
 """Browser benchmark: crawl throughput with 1 vs N contexts, and the cost of recording an action.
 
-Both parts run against the bundled example site (``examples/site``), which this script serves
-itself on ``127.0.0.1`` (a free port) with ``http.server.ThreadingHTTPServer``; nothing leaves
-the machine. One Chromium (Debian's) is launched and warmed up first (a one-page ingestion,
-which also loads the embedder and Chroma), then:
+The crawl runs on two sites this script serves itself on ``127.0.0.1`` (free ports, with
+``serve_static``): the bundled example site (``examples/site``) and the Python 3.11 docs
+(Debian's python3.11-doc, ``--docs``, started at ``library/index.html``; skipped with a note
+when missing); nothing leaves the machine. One Chromium (Debian's) is launched and warmed up
+first (a one-page ingestion, which also loads the embedder and Chroma), then:
 
-1. **Crawl.** ``GraphService.ingest_website`` on the site (``--max-pages`` 30, ``--max-depth``
-   3, crawl delay 0 via ``Settings(crawl_delay=0)``, the hashing embedder) with 1 context and
-   with ``--contexts`` (default 4), each in a fresh workspace, in the same run. Prints pages,
-   seconds, pages/s and the speed-up, and where the crawl's time went (page loads, settling,
-   extraction, screenshots, click simulation), measured by wrapping the crawler's steps.
+1. **Crawl.** ``GraphService.ingest_website`` on each site (``--max-pages`` 30 / ``--docs-pages``
+   40, ``--max-depth`` 3, crawl delay 0 via ``Settings(crawl_delay=0)``, the hashing embedder)
+   with 1 context and with ``--contexts`` (default 2), each in a fresh workspace, in the same
+   run. Prints pages, seconds, pages/s and the speed-up, the skip reasons, and where the crawl's
+   time went (page loads, settling, extraction, records, screenshots, click simulation, app
+   states), measured by wrapping the crawler's steps.
 2. **Actions.** Alternate clicks on the two tabs ``#tab-summary`` / ``#tab-details`` of a book
    page, ``--actions`` (default 40) per mode: *raw* (``page.locator("aria-ref=eN").click()`` on
    a plain page of the same pool) and *recorded* through ``BrowserEpisode.click(element, ref)``
@@ -51,6 +53,7 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
 _ROOT = Path(__file__).resolve().parent.parent
 _SITE = _ROOT / "examples" / "site"
+_DOCS = Path("/usr/share/doc/python3.11/html")
 _BOOK = "book.html?id=b07"
 _TABS = ("Summary", "Details")
 _BLOCK = 10  # actions per block in the interleaved action benchmark
@@ -60,7 +63,9 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description="Crawl pages/s with 1 vs N browser contexts, and ms per recorded vs raw browser action.")
     parser.add_argument("--max-pages", type=int, default=30, help="pages per crawl (default: 30)")
     parser.add_argument("--max-depth", type=int, default=3, help="crawl depth (default: 3)")
-    parser.add_argument("--contexts", type=int, default=4, help="parallel contexts of the second crawl (default: 4)")
+    parser.add_argument("--contexts", type=int, default=2, help="parallel contexts of the second crawl (default: 2)")
+    parser.add_argument("--docs", type=Path, default=_DOCS, help=f"Python docs folder to serve (default: {_DOCS})")
+    parser.add_argument("--docs-pages", type=int, default=40, help="pages per crawl of the Python docs (default: 40; 0 skips them)")
     parser.add_argument("--actions", type=int, default=40, help="timed clicks per action mode (default: 40)")
     parser.add_argument(
         "--workspace", type=Path, default=None, help="parent of the workspaces, kept afterwards (default: a temporary directory, deleted)"
@@ -108,8 +113,8 @@ class _CrawlProfile:
         from taskloom.tools.graph.web import crawl as crawl_mod
 
         cls = crawl_mod._Crawl
-        saved = {name: getattr(cls, name) for name in ("_capture", "_load", "_screenshots", "_clicks")}
-        saved_settle, saved_marks = crawl_mod._settle, crawl_mod.draw_marks
+        saved = {name: getattr(cls, name) for name in ("_capture", "_load", "_screenshots", "_clicks", "_read", "_states", "_extract")}
+        saved_settle, saved_marks, saved_records = crawl_mod._settle, crawl_mod.draw_marks, crawl_mod.read_records
         profile = self
 
         def timed(key: str | Callable[[Any], str], fn: Any) -> Any:
@@ -143,7 +148,11 @@ class _CrawlProfile:
         cls._load = flagged(self._in_load, timed(lambda _: "click reloads" if profile._in_clicks.get() else "loads", saved["_load"]))
         cls._screenshots = timed("screenshots", saved["_screenshots"])
         cls._clicks = flagged(self._in_clicks, timed("clicks", saved["_clicks"]))
+        cls._read = timed("read", saved["_read"])
+        cls._extract = timed("extract", saved["_extract"])
+        cls._states = timed("states", saved["_states"])
         crawl_mod._settle = timed(settle_key, saved_settle)
+        crawl_mod.read_records = timed("records", saved_records)
 
         def marks(*args: Any, **kwargs: Any) -> Any:  # synchronous: runs on the event loop
             clock = time.perf_counter()
@@ -159,20 +168,22 @@ class _CrawlProfile:
         finally:
             for name, fn in saved.items():
                 setattr(cls, name, fn)
-            crawl_mod._settle, crawl_mod.draw_marks = saved_settle, saved_marks
+            crawl_mod._settle, crawl_mod.draw_marks, crawl_mod.read_records = saved_settle, saved_marks, saved_records
 
     def table(self) -> dict[str, Any]:
         s, n = self.seconds, self.counts
-        extract = s["capture"] - s["loads"] - s["screenshots"] - s["clicks"]
         rows = {
             "page loads (goto + settle)": (s["loads"], n["loads"]),
             "  of which settle": (s["settle in loads"], n["settle in loads"]),
-            "extract (EXTRACT_JS + parse)": (extract, n["capture"]),
-            "screenshots (full page + marks)": (s["screenshots"], n["screenshots"]),
+            "EXTRACT_JS (all calls)": (s["extract"], n["extract"]),
+            "records (RECORDS_JS, all calls)": (s["records"], n["records"]),
+            "read (model + records [+ EXTRACT_JS in states])": (s["read"], n["read"]),
+            "screenshots (viewport + marks)": (s["screenshots"], n["screenshots"]),
             "  of which draw_marks (PIL, sync)": (s["draw_marks"], n["draw_marks"]),
             "click simulation": (s["clicks"], n["clicks"]),
             "  of which reloads (with settle)": (s["click reloads"], n["click reloads"]),
             "  of which settle after a click": (s["settle after a click"], n["settle after a click"]),
+            "app states (reloads + reads)": (s["states"], n["states"]),
         }
         return {"capture_seconds": round(s["capture"], 3), "rows": {k: {"seconds": round(v, 3), "count": c} for k, (v, c) in rows.items()}}
 
@@ -180,7 +191,7 @@ class _CrawlProfile:
 # -- part 1: crawl ------------------------------------------------------------------------
 
 
-async def _crawl(pool: Any, base: str, workspace: Path, contexts: int, args: argparse.Namespace) -> dict[str, Any]:
+async def _crawl(pool: Any, base: str, workspace: Path, contexts: int, args: argparse.Namespace, max_pages: int) -> dict[str, Any]:
     from taskloom.tools.graph.service import GraphService
     from taskloom.tools.settings import Settings
 
@@ -189,7 +200,7 @@ async def _crawl(pool: Any, base: str, workspace: Path, contexts: int, args: arg
     profile = _CrawlProfile()
     with profile.active():
         clock = time.perf_counter()
-        report = await service.ingest_website(base, max_pages=args.max_pages, max_depth=args.max_depth, contexts=contexts)
+        report = await service.ingest_website(base, max_pages=max_pages, max_depth=args.max_depth, contexts=contexts)
         total = time.perf_counter() - clock
     crawl = report.seconds.get("crawl", total)
     kg = service.load(report.graph_id)
@@ -205,6 +216,8 @@ async def _crawl(pool: Any, base: str, workspace: Path, contexts: int, args: arg
         "pages_per_s": round(report.pages / crawl, 3) if crawl else 0.0,
         "pages_per_s_total": round(report.pages / total, 3) if total else 0.0,
         "skipped": len(report.skipped),
+        "skip_counts": report.skip_counts,
+        "screenshot_errors": report.screenshot_errors,
         "blocked": report.blocked,
         "profile": profile.table(),
         "busy": round(profile.seconds["capture"] / (contexts * crawl), 3) if crawl else 0.0,
@@ -343,23 +356,38 @@ async def _run(args: argparse.Namespace, root: Path) -> dict[str, Any]:
             warm_up = time.perf_counter() - clock
             print(f"browser launch + warm-up: {warm_up:.2f} s  (Chromium {browser.version}, site at {base})", flush=True)
 
-            runs = []
+            sites: dict[str, list[dict[str, Any]]] = {}
             for contexts in (1, args.contexts):
-                run = await _crawl(pool, base, root / f"crawl-{contexts}", contexts, args)
-                print(f"  crawled with {contexts} context(s): {run['pages']} pages in {run['seconds']:.2f} s", flush=True)
-                runs.append(run)
+                run = await _crawl(pool, base, root / f"crawl-site-{contexts}", contexts, args, args.max_pages)
+                print(f"  example site, {contexts} context(s): {run['pages']} pages in {run['seconds']:.2f} s", flush=True)
+                sites.setdefault("examples/site", []).append(run)
+            if args.docs_pages and (args.docs / "library" / "index.html").is_file():
+                with _serve(args.docs) as docs:
+                    for contexts in (1, args.contexts):
+                        run = await _crawl(pool, docs + "library/index.html", root / f"crawl-docs-{contexts}", contexts, args, args.docs_pages)
+                        print(f"  python docs, {contexts} context(s): {run['pages']} pages in {run['seconds']:.2f} s", flush=True)
+                        sites.setdefault("python docs", []).append(run)
+            elif args.docs_pages:
+                print(f"  no Python docs at {args.docs} (apt-get install python3.11-doc): skipped", flush=True)
             actions = await _actions(pool, base, root / "actions", args.actions)
-            return {"warm_up": round(warm_up, 3), "chromium": browser.version, "crawls": runs, "actions": actions}
+            return {"warm_up": round(warm_up, 3), "chromium": browser.version, "sites": sites, "actions": actions}
     finally:
         await pool.close()
 
 
 def _print(args: argparse.Namespace, out: dict[str, Any]) -> None:
-    one, many = out["crawls"]
+    out["speedup"] = {}
+    for site, runs in out["sites"].items():
+        out["speedup"][site] = _print_site(args, site, runs)
+    _print_actions(out)
+
+
+def _print_site(args: argparse.Namespace, site: str, runs: list[dict[str, Any]]) -> dict[str, float]:
+    one, many = runs
     crawl_speedup = one["phases"]["crawl"] / many["phases"]["crawl"] if many["phases"]["crawl"] else 0.0
     total_speedup = one["seconds"] / many["seconds"] if many["seconds"] else 0.0
     print()
-    print(f"== crawl: examples/site, max_pages {args.max_pages}, max_depth {args.max_depth}, delay 0, hashing embedder ==")
+    print(f"== crawl: {site}, max_pages {one['pages']}, max_depth {args.max_depth}, delay 0, hashing embedder ==")
     print(
         f"{'contexts':>8} {'pages':>6} {'seconds':>8} {'crawl s':>8} {'build s':>8} {'embed s':>8} {'pages/s (crawl)':>16} {'pages/s (total)':>16}"
     )
@@ -371,6 +399,7 @@ def _print(args: argparse.Namespace, out: dict[str, Any]) -> None:
     print(f"speed-up {many['contexts']} vs 1 context: {crawl_speedup:.2f}x (crawl phase), {total_speedup:.2f}x (whole ingestion)")
     if one["_urls"] != many["_urls"]:
         print("note: the two crawls did not capture the same set of pages")
+    print(f"skipped by reason: {many['skip_counts']}; pages kept without a screenshot: {many['screenshot_errors']}")
     for r in (one, many):
         prof = r["profile"]
         cap = prof["capture_seconds"] or 1.0
@@ -378,11 +407,14 @@ def _print(args: argparse.Namespace, out: dict[str, Any]) -> None:
         print(f"-- where crawl time went, {r['contexts']} context(s){label}: {prof['capture_seconds']:.2f} s in page captures")
         print(
             f"   contexts busy capturing {100 * r['busy']:.0f} % of {r['contexts']} x {r['phases']['crawl']:.2f} s;"
-            f" pages per depth {r['pages_per_depth']} (each depth level is a barrier)"
+            f" pages per depth {r['pages_per_depth']}"
         )
         for name, row in prof["rows"].items():
-            print(f"   {name:<34} {row['seconds']:>7.2f} s {100 * row['seconds'] / cap:>5.1f} %   ({row['count']} calls)")
+            print(f"   {name:<48} {row['seconds']:>7.2f} s {100 * row['seconds'] / cap:>5.1f} %   ({row['count']} calls)")
+    return {"crawl": round(crawl_speedup, 3), "total": round(total_speedup, 3)}
 
+
+def _print_actions(out: dict[str, Any]) -> None:
     a = out["actions"]
     print()
     print(f"== actions: {a['actions_per_mode']} alternating clicks on #tab-summary / #tab-details per mode ({_BOOK}) ==")
@@ -398,7 +430,6 @@ def _print(args: argparse.Namespace, out: dict[str, Any]) -> None:
     print(
         f"recorded: {rec['screenshots off']['actions']} actions / {rec['screenshots off']['screenshots']} screenshots (off), {rec['screenshots on']['actions']} / {rec['screenshots on']['screenshots']} (on), warm-up included"
     )
-    out["speedup"] = {"crawl": round(crawl_speedup, 3), "total": round(total_speedup, 3)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -423,8 +454,9 @@ def main(argv: list[str] | None = None) -> int:
             shutil.rmtree(root, ignore_errors=True)
     versions["chromium"] = out.pop("chromium")
     _print(args, out)
-    for r in out["crawls"]:
-        r.pop("_urls")
+    for runs in out["sites"].values():
+        for r in runs:
+            r.pop("_urls")
     result = {
         "args": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
         "cpus": os.cpu_count(),

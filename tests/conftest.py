@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pymupdf
@@ -179,3 +179,66 @@ def crawl_site() -> Callable[[Runtime, str, int], str]:
         return runtime.run(go)
 
     return crawl
+
+
+# --------------------------------------------------------------------------- real sites on 127.0.0.1
+
+PYTHON_DOCS = Path("/usr/share/doc/python3.11/html")  # Debian python3.11-doc (make system installs it)
+PENGUINS_DB = PDF_CACHE / "penguins.sqlite"  # tests/data/build-penguins.py (make test-data builds it)
+TODOMVC = PDF_CACHE / "todomvc-vanillajs"  # tests/data/fetch-todomvc.sh
+
+
+@pytest.fixture(scope="session")
+def python_docs_site() -> Iterator[str]:
+    """Base URL of the Python 3.11 documentation (Debian's python3.11-doc) served on 127.0.0.1."""
+    from taskloom.tools.environment.site import serve_static
+
+    assert (PYTHON_DOCS / "library" / "stdtypes.html").is_file(), "python3.11-doc is missing: run make system"
+    with serve_static(PYTHON_DOCS) as site:
+        yield site.url
+
+
+@pytest.fixture(scope="session")
+def todomvc_site() -> Iterator[str]:
+    """Base URL of TodoMVC's VanillaJS app (npm todomvc@0.1.1) served on 127.0.0.1."""
+    from taskloom.tools.environment.site import serve_static
+
+    if not (TODOMVC / "index.html").is_file():
+        subprocess.run(["bash", str(ROOT / "tests" / "data" / "fetch-todomvc.sh")], check=True)
+    with serve_static(TODOMVC) as site:
+        yield site.url
+
+
+@pytest.fixture(scope="session")
+def penguins_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Base URL of ``sqlite-web -r`` over the palmerpenguins penguins-raw records (344 rows, 50 per page)."""
+    import socket
+    import sys
+    import time
+    import urllib.request
+
+    if not PENGUINS_DB.is_file():
+        subprocess.run([sys.executable, str(ROOT / "tests" / "data" / "build-penguins.py")], check=True)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    log = tmp_path_factory.mktemp("sqlite-web") / "server.log"
+    command = [str(Path(sys.executable).with_name("sqlite_web")), "-r", "-x", "-q", "-H", "127.0.0.1", "-p", str(port), str(PENGUINS_DB)]
+    with log.open("wb") as out:
+        server = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(100):
+            try:
+                urllib.request.urlopen(url + "/", timeout=1).close()
+                break
+            except OSError:
+                if server.poll() is not None:
+                    raise RuntimeError(f"sqlite_web exited: {log.read_text()}") from None
+                time.sleep(0.1)
+        else:
+            raise RuntimeError(f"sqlite_web did not answer on {url}: {log.read_text()}")
+        yield url
+    finally:
+        server.terminate()
+        server.wait(timeout=10)

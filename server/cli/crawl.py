@@ -12,10 +12,15 @@ def crawl(
     max_pages: int = typer.Option(30, "--max-pages"),
     max_depth: int = typer.Option(3, "--max-depth"),
     allow: list[str] = typer.Option(None, "--allow", help="Allowed domain (repeatable): 'example.org' (and subdomains) on the start URL's scheme and port, 'host:port', or 'http://host:port'; default: the start URL's origin."),
-    contexts: int = typer.Option(1, "--contexts", help="Browser contexts crawling in parallel."),
+    contexts: int = typer.Option(2, "--contexts", help="Browser contexts crawling in parallel (the pages kept do not depend on it)."),
     name: str | None = typer.Option(None, "--name"),
 ) -> None:
-    """Crawl a site breadth-first inside its allowed domains and print the report as JSON."""
+    """Crawl a site inside its allowed domains and print the report as JSON.
+
+    The report lists every URL not stored as a page under ``skipped`` (reason + detail) and counts them per
+    reason under ``skip_counts``: out_of_domain, budget, depth, template_cap, view_variant, duplicate_content,
+    timeout, http_status, redirected, error.
+    """
     from ...tools.runtime import Runtime
 
     runtime = run(lambda: Runtime(settings()))

@@ -7,6 +7,7 @@ from typing import Literal
 
 import typer
 
+from ...tools.graph.facts import parse_where
 from ...tools.graph.sampling import SampleSpec
 from ...tools.graph.service import GraphService, write_export
 from ...tools.runtime import Runtime
@@ -60,6 +61,19 @@ def neighbors(
 def path(graph_id: str, source: str, target: str, edge_type: list[str] = typer.Option(None, "--edge-type")) -> None:
     """A shortest path between two nodes."""
     echo_json(run(lambda: _service().path(graph_id, source, target, edge_type or None)))
+
+
+@app.command()
+def facts(
+    graph_id: str,
+    listing: str | None = typer.Option(None, "--listing", help="Only records of this listing (node id or URL)."),
+    where: list[str] = typer.Option(None, "--where", help="FIELD=VALUE, e.g. --where Island=Dream (repeatable)."),
+    query: str | None = typer.Option(None, "--query", "-q", help="Only records whose text contains this."),
+    limit: int = typer.Option(50, "--limit"),
+    offset: int = typer.Option(0, "--offset"),
+) -> None:
+    """Records of a web graph with their typed fields, and its listings with their completeness."""
+    echo_json(run(lambda: _service().facts(graph_id, listing, parse_where(where), query, limit, offset)))
 
 
 @app.command()

@@ -209,6 +209,9 @@ def _variants(name: str, schema: dict[str, Any], world: World) -> Iterator[tuple
     if name in ("url", "start_url"):
         for case, value in BAD_URLS.items():
             yield f"url: {case}", value
+    if name == "where":  # graph_facts' field filters
+        yield "where: non-string value", {"Island": {"nested": [1]}}
+        yield "where: 1 MB label", {MEGABYTE: "x"}
 
 
 @dataclass

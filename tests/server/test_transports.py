@@ -31,6 +31,7 @@ TOOL_NAMES = {
     "graph_list",
     "graph_stats",
     "graph_search",
+    "graph_facts",
     "graph_node",
     "graph_neighbors",
     "graph_path",

@@ -1,4 +1,4 @@
-"""JavaScript run in pages: describe an element (role, name, text, unique selector, box) and set-of-marks drawing.
+"""JavaScript run in pages: describe an element (role, accessible name, text, unique selector, box) and set-of-marks drawing.
 
 The same description feeds the crawler's graph nodes and the recorder's action
 targets, so a node and an action on the same element agree.
@@ -10,9 +10,15 @@ import io
 
 __all__ = ["DESCRIBE_JS", "draw_marks"]
 
-#: ``(el) => {...}``: role, accessible name, text, a CSS selector matching only ``el``, and its box.
+#: ``(el, cache?) => {...}``: role, accessible name, text, a CSS selector matching only ``el``, and its box.
+#: Names follow the accessible-name rules (aria-labelledby, aria-label, <label>, content with img alt and
+#: svg <title>, title, placeholder); the HTML ``name`` attribute never names anything. Private-use code
+#: points (icon fonts) and zero-width characters are removed, so an icon-only control is named "".
+#: ``cache`` (an object kept across calls of one extraction) makes selectors O(1) per element: the
+#: selector is the path from the nearest ancestor with a unique id, ``:nth-of-type`` where siblings share a tag.
 DESCRIBE_JS = r"""
-(el) => {
+(el, cache) => {
+  const C = cache || {};
   const implicitRole = (e) => {
     const t = e.tagName.toLowerCase(), type = (e.getAttribute('type') || '').toLowerCase();
     if (t === 'a' && e.hasAttribute('href')) return 'link';
@@ -32,46 +38,98 @@ DESCRIBE_JS = r"""
     if (t === 'dialog') return 'dialog';
     return null;
   };
+  // Private-use code points (icon fonts), zero-width and soft-hyphen characters never name anything.
+  const clean = (s) => (s || '').replace(/[\u{E000}-\u{F8FF}\u{F0000}-\u{10FFFF}\u200B-\u200F\u2060-\u2064\uFEFF\u00AD]/gu, '').replace(/\s+/g, ' ').trim();
   const cssEscape = (s) => (window.CSS && CSS.escape) ? CSS.escape(s) : s.replace(/[^a-zA-Z0-9_-]/g, '\\$&');
-  const unique = (sel) => { try { return document.querySelectorAll(sel).length === 1; } catch (_) { return false; } };
+  if (!C.ids) {  // id -> count, once per cache: selectors are built without querying the document per element
+    C.ids = new Map();
+    document.querySelectorAll('[id]').forEach(n => C.ids.set(n.id, (C.ids.get(n.id) || 0) + 1));
+    C.index = new WeakMap();
+  }
+  const uniqueId = (n) => n.id && C.ids.get(n.id) === 1;
+  const nthOfType = (n) => {
+    if (!C.index.has(n)) {
+      const counts = {};
+      for (const c of n.parentElement.children) { counts[c.tagName] = (counts[c.tagName] || 0) + 1; C.index.set(c, counts[c.tagName]); }
+      for (const c of n.parentElement.children) if (counts[c.tagName] === 1) C.index.set(c, 0);
+    }
+    return C.index.get(n);
+  };
+  if (!C.selectors) C.selectors = new WeakMap();
   const selectorOf = (e) => {
-    if (e.id && unique('#' + cssEscape(e.id))) return '#' + cssEscape(e.id);
-    const testid = e.getAttribute('data-testid');
-    if (testid && unique(`[data-testid="${testid}"]`)) return `[data-testid="${testid}"]`;
+    if (C.selectors.has(e)) return C.selectors.get(e);
     const parts = [];
     let node = e;
     while (node && node.nodeType === 1 && node !== document.documentElement) {
+      if (uniqueId(node)) { parts.unshift('#' + cssEscape(node.id)); break; }
       let part = node.tagName.toLowerCase();
-      if (node.id && unique('#' + cssEscape(node.id))) { parts.unshift('#' + cssEscape(node.id)); break; }
-      const parent = node.parentElement;
-      if (parent) {
-        const same = Array.from(parent.children).filter(c => c.tagName === node.tagName);
-        if (same.length > 1) part += `:nth-of-type(${same.indexOf(node) + 1})`;
-      }
+      if (node.parentElement) { const k = nthOfType(node); if (k) part += `:nth-of-type(${k})`; }
       parts.unshift(part);
-      const sel = parts.join(' > ');
-      if (unique(sel)) return sel;
-      node = parent;
+      node = node.parentElement;
     }
-    return parts.join(' > ');
+    const found = parts.join(' > ');
+    C.selectors.set(e, found);
+    return found;
   };
-  const labelText = (e) => {
-    if (e.getAttribute('aria-label')) return e.getAttribute('aria-label');
+  C.selectorOf = selectorOf;  // callers holding the cache can ask for a selector alone
+  if (el === null) return null;
+  const hiddenNode = (n) => n.nodeType === 1 && (n.hidden || n.getAttribute('aria-hidden') === 'true' || ['SCRIPT', 'STYLE', 'TEMPLATE', 'NOSCRIPT'].includes(n.tagName));
+  // Name from content: text, img alt, svg <title>, aria-label of descendants; aria-hidden parts skipped. Bounded.
+  const contentText = (root, limit) => {
+    let out = '', steps = 0;
+    const walk = (n) => {
+      if (out.length > limit || ++steps > 2000) return;
+      if (n.nodeType === 3) { out += n.nodeValue; return; }
+      if (n.nodeType !== 1 || (n !== root && hiddenNode(n))) return;
+      if (n !== root) {
+        const label = n.getAttribute('aria-label');
+        if (label && clean(label)) { out += ' ' + label + ' '; return; }
+        if (n.tagName === 'IMG') { out += ' ' + (n.getAttribute('alt') || '') + ' '; return; }
+        if (n.tagName === 'INPUT') { out += ' ' + (n.value || '') + ' '; return; }
+      }
+      if (n.namespaceURI === 'http://www.w3.org/2000/svg' && n.tagName.toLowerCase() === 'svg') {
+        const title = n.querySelector('title'); if (title) out += ' ' + title.textContent + ' '; return;
+      }
+      const block = n !== root && /^(DIV|P|LI|BR|TD|TH|TR|H[1-6])$/.test(n.tagName);
+      if (block) out += ' ';
+      for (const c of n.childNodes) walk(c);
+      if (block) out += ' ';
+    };
+    walk(root);
+    return clean(out);
+  };
+  const byIds = (ids) => clean(ids.split(/\s+/).map(id => { const r = document.getElementById(id); return r ? (clean(r.getAttribute('aria-label')) || contentText(r, 300)) : ''; }).join(' '));
+  const fromContent = new Set(['button','link','tab','menuitem','menuitemcheckbox','menuitemradio','option','radio','checkbox','switch','heading','cell','columnheader','rowheader','gridcell','treeitem','tooltip','row','listitem','term','summary']);
+  const nameOf = (e, role) => {
+    const t = e.tagName, type = (e.getAttribute('type') || '').toLowerCase();
+    let n = '';
     const by = e.getAttribute('aria-labelledby');
-    if (by) return by.split(/\s+/).map(id => (document.getElementById(id) || {}).innerText || '').join(' ');
-    if (e.labels && e.labels.length) return Array.from(e.labels).map(l => l.innerText).join(' ');
-    if (e.getAttribute('placeholder')) return e.getAttribute('placeholder');
-    if (e.tagName === 'IMG') return e.getAttribute('alt') || '';
-    if (['INPUT', 'SELECT', 'TEXTAREA'].includes(e.tagName)) return e.getAttribute('title') || e.getAttribute('name') || '';
-    return (e.innerText || e.textContent || '').trim();
+    if (by && (n = byIds(by))) return n;
+    if ((n = clean(e.getAttribute('aria-label')))) return n;
+    if (['INPUT', 'SELECT', 'TEXTAREA', 'METER', 'PROGRESS', 'OUTPUT'].includes(t) && e.labels && e.labels.length) {
+      if ((n = clean(Array.from(e.labels).map(l => contentText(l, 300)).join(' ')))) return n;
+    }
+    if (t === 'INPUT' && ['submit', 'reset', 'button'].includes(type)) return clean(e.value) || (type === 'submit' ? 'Submit' : type === 'reset' ? 'Reset' : '');
+    if (t === 'INPUT' && type === 'image') return clean(e.getAttribute('alt')) || clean(e.getAttribute('title')) || 'Submit';
+    if (t === 'IMG') return clean(e.getAttribute('alt')) || clean(e.getAttribute('title'));
+    if (t === 'FIELDSET') { const legend = e.querySelector(':scope > legend'); if (legend && (n = contentText(legend, 300))) return n; }
+    if (t === 'TABLE' && e.caption && (n = contentText(e.caption, 300))) return n;
+    if (t === 'FIGURE') { const cap = e.querySelector(':scope > figcaption'); if (cap && (n = contentText(cap, 300))) return n; }
+    if (fromContent.has(role || '') || t === 'SUMMARY' || t === 'LABEL' || t === 'LEGEND') { if ((n = contentText(e, 300))) return n; }
+    if ((n = clean(e.getAttribute('title')))) return n;
+    if ((n = clean(e.getAttribute('placeholder')))) return n;
+    return '';
   };
+  const role = el.getAttribute('role') || implicitRole(el);
   const box = el.getBoundingClientRect();
-  const clip = (s, n) => (s || '').replace(/\s+/g, ' ').trim().slice(0, n);
+  const clip = (s, n) => clean(s).slice(0, n);
+  const big = el.getElementsByTagName('*').length > 400;  // innerText lays out the whole subtree: raw text is enough there
+  const raw = el.tagName === 'INPUT' ? (el.value || '') : big ? (el.textContent || '').slice(0, 4000) : (el.innerText || el.textContent || '');
   return {
     tag: el.tagName.toLowerCase(),
-    role: el.getAttribute('role') || implicitRole(el),
-    name: clip(labelText(el), 200),
-    text: clip(el.innerText || el.textContent || el.value || '', 500),
+    role,
+    name: clip(nameOf(el, role), 200),
+    text: clip(raw.slice(0, 4000), 500),
     selector: selectorOf(el),
     bbox: [box.x + window.scrollX, box.y + window.scrollY, box.x + window.scrollX + box.width, box.y + window.scrollY + box.height],
     visible: !!(box.width || box.height) && getComputedStyle(el).visibility !== 'hidden',

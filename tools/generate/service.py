@@ -28,7 +28,18 @@ from .filter.stages import GenerationReport, deduplicate, filter_reachable, mmr_
 from .registry import GenerationRequest, generators, pick_generator
 from .web.paths import llm_instructions, verify_web_tasks
 
-__all__ = ["TaskService", "GenerateResult"]
+__all__ = ["TaskService", "GenerateResult", "SkippedPattern"]
+
+
+class SkippedPattern(BaseModel):
+    """A meta-path whose bounded search ran out of steps, so generation went on without it there."""
+
+    pattern: str = Field(description="Meta-path id.")
+    scope: str = Field(description="'seed' (a seed's sampled subgraph) or 'graph' (the whole graph).")
+    searches: int = Field(1, description="Searches of this pattern in this scope that ran out.")
+    steps: int = Field(description="Steps counted by the largest of them.")
+    budget: int | None = Field(None, description="The step budget of one search.")
+    reason: str = ""
 
 
 class GenerateResult(BaseModel):
@@ -40,6 +51,7 @@ class GenerateResult(BaseModel):
     report: GenerationReport
     llm: str = Field("none", description="The LLM that scored the tasks, or 'none'.")
     generator: RegistrySpec | None = Field(None, description="The registered generator that made the candidates, with its arguments.")
+    skipped_patterns: list[SkippedPattern] = Field(default_factory=list, description="Patterns skipped because their search exceeded its step budget.")
 
 
 class TaskService:
@@ -109,7 +121,10 @@ class TaskService:
         report.kept = len(chosen)
         for task in chosen:
             self.store.save(task)
-        return GenerateResult(graph_id=kg.id, kind=kg.meta.kind, task_ids=[t.id for t in chosen], report=report, llm=self.llm.name if scored else "none", generator=spec)
+        skipped = [SkippedPattern.model_validate(s) for s in report.generator.get("skipped_patterns", [])]
+        return GenerateResult(
+            graph_id=kg.id, kind=kg.meta.kind, task_ids=[t.id for t in chosen], report=report, llm=self.llm.name if scored else "none", generator=spec, skipped_patterns=skipped
+        )
 
     async def compose(
         self,

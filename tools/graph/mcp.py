@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field
 
 from ..security.mcp import within_roots
 from ..security.roots import Roots, check_path_text
+from .facts import FactsResult
 from .ingest.fetch import is_url
 from .ingest.pipeline import IngestReport
 from .model import Edge, Node
@@ -97,7 +98,7 @@ def register(mcp: FastMCP, service: GraphService, roots: Roots) -> None:
         max_pages: Annotated[int, Field(ge=1, le=2000)] = 30,
         max_depth: Annotated[int, Field(ge=0, le=20)] = 3,
         allowed_domains: Annotated[list[str] | None, Field(description="Hosts the crawl may request: 'example.org' (and subdomains) on the start URL's scheme and port, 'host:port' for another port, or an exact origin 'http://host:port'; default: the start URL's origin.")] = None,
-        contexts: Annotated[int, Field(ge=1, le=16, description="Browser contexts crawling in parallel.")] = 1,
+        contexts: Annotated[int, Field(ge=1, le=16, description="Browser contexts crawling in parallel (the pages kept do not depend on it).")] = 2,
         name: Annotated[str | None, Field(description="Display name; default: the first page's title.")] = None,
     ) -> WebIngestReport:
         """Crawl a website breadth-first in a real browser into a web knowledge graph.
@@ -179,6 +180,23 @@ def register(mcp: FastMCP, service: GraphService, roots: Roots) -> None:
         """A shortest path between two nodes, as its edges."""
         edges = service.path(graph_id, source, target, edge_types, directed)
         return PathResult(length=len(edges), edges=edges)
+
+    @mcp.tool(annotations=READ_ONLY)
+    def facts(
+        graph_id: GraphId,
+        listing: Annotated[str | None, Field(description="Only records of this listing (its node id or URL, as returned under listings).")] = None,
+        where: Annotated[dict[str, str] | None, Field(description="Field label → value, e.g. {'Island': 'Dream'}; labels ignore case and unit brackets, numbers compare by value.")] = None,
+        query: Annotated[str | None, Field(description="Only records whose text contains this (case-insensitive).")] = None,
+        limit: Annotated[int, Field(ge=1, le=500)] = 50,
+        offset: Annotated[int, Field(ge=0)] = 0,
+    ) -> FactsResult:
+        """Records a crawled website shows (table rows, detail pages, cards) with typed fields, and its listings with their completeness.
+
+        A listing is complete when every page of it was crawled (or its stated total
+        equals the records seen); only then do counts over it hold for the whole site.
+        A document graph has no records: the answer is empty, with a note.
+        """
+        return service.facts(graph_id, listing, where, query, limit, offset)
 
     @mcp.tool(annotations=READ_ONLY)
     async def sample_subgraph(

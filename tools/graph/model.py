@@ -62,6 +62,8 @@ class NodeType(StrEnum):
     FILTER = "filter"
     BUSINESS_DATA = "business_data"
     REGION = "region"
+    RECORD = "record"
+    LISTING = "listing"
 
 
 class EdgeType(StrEnum):
@@ -80,6 +82,11 @@ class EdgeType(StrEnum):
     OPENS = "opens"
     SUBMITS = "submits"
     FILTERS = "filters"
+    PAGINATES = "paginates"
+    SORTS = "sorts"
+    SHOWS = "shows"
+    DETAILS = "details"
+    TRANSITIONS = "transitions"
 
 
 class Source(BaseModel):

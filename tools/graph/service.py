@@ -7,11 +7,11 @@ import shutil
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 from urllib.parse import urlparse
 
 import numpy as np
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from ..errors import EmbedderError, InputError
 from ..security.disk import storage_error
@@ -21,6 +21,7 @@ from ..llm.embedders import Embedder, make_embedder
 from ..settings import Settings
 from ..workspace import Workspace, atomic_write_text
 from .export import export_graph
+from .facts import FactsResult, graph_facts
 from .ingest.fetch import fetch_document, is_url
 from .ingest.pipeline import IngestReport, ProgressFn, ingest_document
 from .model import Edge, GraphMeta, KnowledgeGraph, Node, NodeType
@@ -121,11 +122,15 @@ class GraphService:
         max_pages: int = 30,
         max_depth: int = 3,
         allowed_domains: list[str] | None = None,
-        contexts: int = 1,
+        contexts: int = 2,
         name: str | None = None,
         progress: ProgressFn | None = None,
+        **tuning: Any,
     ) -> WebIngestReport:
         """Crawl a website in a real browser (inside its allowed domains) into a web graph.
+
+        ``tuning``: further :class:`CrawlOptions` fields (``template_cap``, ``listing_cap``,
+        ``max_states``, ``click_budget``, timeouts…), validated there.
 
         Holds the workspace lock for the whole crawl; a failure removes the screenshots
         and vectors of a graph that was not stored before.
@@ -133,15 +138,20 @@ class GraphService:
         if self.browsers is None:
             raise EnvironmentUnavailable("this graph service has no browser pool to crawl with; build it through taskloom.tools.runtime.Runtime")
         browsers = self.browsers
-        options = CrawlOptions(
-            start_url=start_url,
-            max_pages=max_pages,
-            max_depth=max_depth,
-            allowed_domains=allowed_domains,
-            delay=self.settings.crawl_delay,
-            page_timeout=self.settings.page_timeout,
-            contexts=contexts,
-        )
+        try:
+            options = CrawlOptions(
+                start_url=start_url,
+                max_pages=max_pages,
+                max_depth=max_depth,
+                allowed_domains=allowed_domains,
+                delay=self.settings.crawl_delay,
+                page_timeout=self.settings.page_timeout,
+                contexts=contexts,
+                **tuning,
+            )
+        except ValidationError as exc:
+            problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+            raise InputError(f"bad crawl options ({problems}); see CrawlOptions for the fields and their ranges") from None
         async with self.write_lock(f"crawl {start_url}"):
             graph_id = website_graph_id(options, name)
             existed = self.store.exists(graph_id)
@@ -249,6 +259,18 @@ class GraphService:
         objective = self._query_vector(kg, spec.objective) if spec.objective else None
         vectors = self.vectors.get_embeddings(kg.id) if objective is not None and self.vectors.has(kg.id) else {}
         return sample_document_subgraph(kg, spec, objective, vectors)
+
+    def facts(
+        self,
+        graph_id: str,
+        listing: str | None = None,
+        where: dict[str, str] | None = None,
+        query: str | None = None,
+        limit: int = 50,
+        offset: int = 0,
+    ) -> FactsResult:
+        """The records of a web graph (filtered by listing, field values and text) and its listings with their completeness."""
+        return graph_facts(self.load(graph_id), listing, where, query, limit, offset)
 
     def default_hops(self, graph_id: str) -> int:
         """k of the k-hop expansion when none is given: 2 for websites (seed-driven), 1 for documents."""

@@ -466,7 +466,7 @@ def test_example_site_slot_bindings_make_sense(site_graph: KnowledgeGraph) -> No
 
     search = first("search")
     assert {_name(kg, m.slots["q"]) for m in search} == {"Search the catalogue"}
-    assert all(_name(kg, m.slots["results"]).startswith("Search") for m in search)
+    assert all(kg.g.nodes[m.slots["results"]]["attrs"]["url"].split("?")[0].endswith("/search.html") for m in search)  # forms are per page: a results page's own box submits its query
 
     sfd = first("search_filter_detail")
     assert {_name(kg, m.slots["q"]) for m in sfd} == {"Search the catalogue"}
@@ -481,7 +481,7 @@ def test_example_site_slot_bindings_make_sense(site_graph: KnowledgeGraph) -> No
     assert {_name(kg, m.slots["tab"]) for m in first("tab_switch")} == {"Summary", "Details", "Reviews"}
 
     menu = first("menu_navigation")
-    assert {_name(kg, m.slots["trigger"]) for m in menu} == {"Browse ▾"}
+    assert {_name(kg, m.slots["trigger"]) for m in menu} == {"Browse"}  # the ▾ is aria-hidden: not in the accessible name
     assert "Mystery" in {_name(kg, m.slots["item"]) for m in menu}
 
     crumbs = first("breadcrumb_navigation")

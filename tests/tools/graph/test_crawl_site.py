@@ -77,8 +77,9 @@ def crawled(servers: dict[str, object], tmp_path_factory: pytest.TempPathFactory
     return service, report, service.load(report.graph_id)
 
 
-def _one(kg: KnowledgeGraph, kind: str, name: str) -> str:
-    found = [n.id for n in kg.nodes(kind) if n.attrs.get("name") == name]
+def _one(kg: KnowledgeGraph, kind: str, name: str, page: str | None = None) -> str:
+    """The one ``kind`` node named ``name`` (on the page whose URL ends with ``page``: controls are per page)."""
+    found = [n.id for n in kg.nodes(kind) if n.attrs.get("name") == name and (page is None or n.attrs["page_url"].endswith(page))]
     assert len(found) == 1, (kind, name, [n.attrs.get("name") for n in kg.nodes(kind)])
     return found[0]
 
@@ -93,11 +94,13 @@ def test_crawl_never_leaves_the_allowed_domains(crawled: tuple, servers: dict[st
     assert report.blocked >= 1  # the outside image was aborted in the browser
     assert report.allowed_domains == ["127.0.0.1"]
     assert any(path.startswith("/search.html") for path in servers["site_log"])
+    outside = report.skipped[f"{servers['outside_url']}/secret.html"]  # the partner link is reported, not followed
+    assert outside.reason == "out_of_domain" and report.skip_counts["out_of_domain"] >= 1
 
 
 def test_search_box_fills_a_form_that_submits_to_the_search_page(crawled: tuple) -> None:
     _, _, kg = crawled
-    box = _one(kg, "search_box", "Search the catalogue")
+    box = _one(kg, "search_box", "Search the catalogue", "/about.html")
     (form,) = _edges(kg, box, "fills")
     assert kg.node_type(form) == "form"
     targets = [kg.node(p).attrs["url"] for p in _edges(kg, form, "submits")]
@@ -106,8 +109,8 @@ def test_search_box_fills_a_form_that_submits_to_the_search_page(crawled: tuple)
 
 def test_filters_control_the_result_list(crawled: tuple) -> None:
     _, _, kg = crawled
-    genre = _one(kg, "filter", "Genre")
-    available = _one(kg, "filter", "Available now")
+    genre = _one(kg, "filter", "Genre", "/search.html")
+    (available,) = [n.id for n in kg.nodes("filter") if n.attrs["name"] == "Available now" and n.attrs.get("input_type") == "checkbox" and n.attrs["page_url"].endswith("/search.html")]
     for control in (genre, available):
         (results,) = _edges(kg, control, "filters")
         assert kg.node(results).attrs["selector"] == "#results"
@@ -119,7 +122,7 @@ def test_filters_control_the_result_list(crawled: tuple) -> None:
 
 def test_pagination_holds_page_links_that_navigate(crawled: tuple) -> None:
     _, _, kg = crawled
-    (pagination,) = [n.id for n in kg.nodes("pagination")]
+    (pagination,) = [n.id for n in kg.nodes("pagination") if n.attrs["page_url"].endswith("/search.html")]
     links = [v for v in _edges(kg, pagination, "contains") if kg.node_type(v) == "link"]
     assert {kg.node(v).attrs["name"] for v in links} >= {"2", "Next"}
     assert any(_edges(kg, v, "navigates_to") for v in links)
@@ -127,13 +130,15 @@ def test_pagination_holds_page_links_that_navigate(crawled: tuple) -> None:
 
 def test_modal_and_menu_are_found_by_click_simulation(crawled: tuple) -> None:
     _, _, kg = crawled
-    button = _one(kg, "button", "Request a loan")
+    # one node per page; on pages of books out on loan the button is disabled and was not clicked
+    book = min(n.attrs["page_url"] for n in kg.nodes("button") if n.attrs.get("name") == "Request a loan" and _edges(kg, n.id, "opens"))
+    button = _one(kg, "button", "Request a loan", book)
     opened = [(v, kg.g.edges[button, v, "opens"]["attrs"]) for v in _edges(kg, button, "opens")]
     assert [(kg.node_type(v), attrs.get("verified")) for v, attrs in opened] == [("modal", "click")]
     modal = opened[0][0]
     fields = {kg.node(v).attrs.get("name") for v in _edges(kg, modal, "contains")}
     assert "Submit request" in fields or any("card" in (f or "").lower() for f in fields)
-    browse = _one(kg, "button", "Browse ▾") if any(n.attrs.get("name") == "Browse ▾" for n in kg.nodes("button")) else next(n.id for n in kg.nodes("button") if (n.attrs.get("name") or "").startswith("Browse"))
+    browse = _one(kg, "button", "Browse", book)
     assert [kg.node_type(v) for v in _edges(kg, browse, "opens")] == ["menu"]
 
 
@@ -141,6 +146,7 @@ def test_tabs_open_their_panels(crawled: tuple) -> None:
     _, _, kg = crawled
     tabs = list(kg.nodes("tab"))
     assert {t.attrs["name"] for t in tabs} == {"Summary", "Details", "Reviews"}
+    assert len(tabs) == 3 * len({t.attrs["page_url"] for t in tabs})  # one tab node per tab per page
     for tab in tabs:
         panels = _edges(kg, tab.id, "opens")
         assert panels and all(kg.node_type(p) == "region" for p in panels)
@@ -176,7 +182,7 @@ def test_web_sampling_is_seed_driven_k_hop(crawled: tuple) -> None:
     from taskloom.tools.graph.sampling import SampleSpec
 
     service, report, kg = crawled
-    box = _one(kg, "search_box", "Search the catalogue")
+    box = _one(kg, "search_box", "Search the catalogue", "/about.html")
     sub = service.sample(report.graph_id, SampleSpec(seed_nodes=[box], k_hops=2, max_nodes=40))
     assert box in sub
     assert any(n.type.value == "form" for n in sub.nodes())

@@ -147,8 +147,8 @@ def test_crawl_stores_no_page_that_left_the_origin_and_lists_what_it_blocked(sit
 
     skipped = report.skipped  # type: ignore[attr-defined]
     for path in ("/redirect", "/js.html", "/meta.html", "/hop1"):
-        assert "outside the allowed origins" in skipped[site.base + path], (path, skipped)
-    assert skipped[site.base + "/missing.html"] == "answered HTTP 404"
+        assert skipped[site.base + path].reason == "redirected" and "outside the allowed origins" in skipped[site.base + path].detail, (path, skipped)
+    assert skipped[site.base + "/missing.html"].reason == "http_status" and skipped[site.base + "/missing.html"].status == 404
     secret = other.base + "/secret.html"
     assert secret in report.blocked_urls and report.blocked >= 4  # type: ignore[attr-defined]
     # the one-hop redirect, the script and the meta refresh were refused before any request reached the other port;

@@ -59,7 +59,8 @@ from ...llm.templates import render_prompt
 from ...tasks.model import GoldStep, Provenance, SuccessCriterion, Task, criterion_key
 from .levels import ChainOutcome, ChainReport, FailedProposal, Link, Source, compose_chain, level_stats, reason_of, settled_check, split_instruction
 from ..filter.stages import Dropped
-from ..metapath.engine import match
+from ..metapath.engine import bounded_match
+from ..web.families import GRAPH_STEPS
 from ..metapath.patterns import TIERS, patterns_by_priority
 from ..web.paths import PathEdge, task_from_path
 
@@ -102,10 +103,10 @@ class FollowUps:
         self.seed = seed
         self.paths: list[tuple[str, str, int, tuple[PathEdge, ...]]] = []
         for pattern in patterns_by_priority():
-            try:
-                found = match(kg, pattern.pattern, limit=limit)
-            except InputError:
+            outcome = bounded_match(kg, pattern.compiled, limit=limit, max_steps=GRAPH_STEPS)
+            if outcome.exceeded:
                 continue  # too expensive on this graph; the other patterns and single edges still apply
+            found = outcome.matches
             tier = TIERS.index(pattern.tier)
             self.paths.extend((pattern.id, pattern.task_type, tier, tuple(m.edges)) for m in found)
         for edge in kg.edges("navigates_to", "opens", "filters", "fills"):

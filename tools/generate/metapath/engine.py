@@ -17,11 +17,13 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import networkx as nx
+from pydantic import BaseModel, Field
 
 from ...errors import InputError, NotFoundError
 from ...graph.model import KnowledgeGraph
 from .syntax import (
     MAX_REPEAT,
+    MAX_STARTS,
     MAX_STEPS,
     EdgeTerm,
     Match,
@@ -37,7 +39,12 @@ from .syntax import (
 
 __all__ = [
     "MAX_REPEAT",
+    "MAX_STARTS",
     "MAX_STEPS",
+    "SearchBudgetExceeded",
+    "SearchOutcome",
+    "bounded_match",
+    "start_nodes",
     "Predicate",
     "NodeTerm",
     "EdgeTerm",
@@ -54,6 +61,28 @@ __all__ = [
 
 
 # --------------------------------------------------------------------------- matching
+
+
+class SearchBudgetExceeded(InputError):
+    """A meta-path search used more edge expansions than its step budget allowed."""
+
+    def __init__(self, pattern: str, steps: int, budget: int) -> None:
+        super().__init__(
+            f"meta-path {pattern!r} exceeded {budget} search steps ({steps} counted); "
+            "narrow it with node types, a start node, a lower limit or tighter quantifiers"
+        )
+        self.pattern, self.steps, self.budget = pattern, steps, budget
+
+
+class SearchOutcome(BaseModel):
+    """What one budgeted search found, and what it cost (see :func:`bounded_match`)."""
+
+    matches: list[Match] = Field(default_factory=list)
+    steps: int = Field(0, description="Edge expansions counted.")
+    budget: int | None = Field(None, description="The step budget; None = unbounded.")
+    exceeded: bool = Field(False, description="The budget ran out: matches holds only what was found before.")
+    starts: int = Field(0, description="Start nodes searched from.")
+    candidate_starts: int = Field(0, description="Nodes that fit the pattern's first term (before the start cap).")
 
 
 def _value_matches(value: Any, pred: Predicate) -> bool:
@@ -98,10 +127,7 @@ class _Search:
                 if edge.types is None or key in edge.types:
                     self.steps += 1
                     if self.max_steps is not None and self.steps > self.max_steps:
-                        raise InputError(
-                            f"meta-path {self.pattern.text!r} exceeded {self.max_steps} search steps; "
-                            "narrow it with node types, a start node, a lower limit or tighter quantifiers"
-                        )
+                        raise SearchBudgetExceeded(self.pattern.text, self.steps, self.max_steps)
                     yield other, ((node, key, other) if edge.direction == "out" else (other, key, node))
 
     def enter(self, node: str, term: NodeTerm) -> None:
@@ -150,10 +176,36 @@ class _Search:
         yield from self.seq(rep.items, 0, cur, again)
 
 
+def start_nodes(kg: KnowledgeGraph, pattern: str | Pattern, max_starts: int | None = None) -> tuple[list[str], int]:
+    """The nodes a search starts from, and how many fit the pattern's first term.
+
+    Candidates are the nodes that fit the head term, in graph insertion order; above
+    ``max_starts`` an evenly spaced subset (first one included) is kept, so a capped
+    search still samples the whole graph, deterministically.
+    """
+    compiled = compile_pattern(pattern) if isinstance(pattern, str) else pattern
+    fits = [n for n in kg.g.nodes if _node_ok(kg.g, n, compiled.head)]
+    if max_starts is None or len(fits) <= max_starts:
+        return fits, len(fits)
+    if max_starts < 1:
+        return [], len(fits)
+    return [fits[i * len(fits) // max_starts] for i in range(max_starts)], len(fits)
+
+
 def iter_matches(
-    kg: KnowledgeGraph, pattern: str | Pattern, start: str | None = None, max_steps: int | None = MAX_STEPS
+    kg: KnowledgeGraph, pattern: str | Pattern, start: str | None = None, max_steps: int | None = MAX_STEPS, max_starts: int | None = None
 ) -> Iterator[Match]:
-    """Lazily yield the distinct matches of ``pattern`` in ``kg`` in deterministic order."""
+    """Lazily yield the distinct matches of ``pattern`` in ``kg`` in deterministic order.
+
+    Raises :class:`SearchBudgetExceeded` once ``max_steps`` edge expansions are spent;
+    ``max_starts`` caps the start nodes (see :func:`start_nodes`).
+    """
+    yield from _run(kg, pattern, start, max_steps, max_starts, None)
+
+
+def _run(
+    kg: KnowledgeGraph, pattern: str | Pattern, start: str | None, max_steps: int | None, max_starts: int | None, outcome: SearchOutcome | None
+) -> Iterator[Match]:
     compiled = compile_pattern(pattern) if isinstance(pattern, str) else pattern
     g = kg.g
     if start is not None and start not in g:
@@ -169,31 +221,72 @@ def iter_matches(
             found.append(search.snapshot())
             yield None
 
-    starts = [start] if start is not None else list(g.nodes)
-    for node in starts:
-        if not _node_ok(g, node, compiled.head):
-            continue
-        search.enter(node, compiled.head)
-        for _ in search.seq(compiled.body, 0, node, done):
-            yield found.pop()
-        search.leave(compiled.head)
+    if start is not None:
+        starts, total = ([start], 1) if _node_ok(g, start, compiled.head) else ([], 0)
+    else:
+        starts, total = start_nodes(kg, compiled, max_starts)
+    if outcome is not None:
+        outcome.candidate_starts = total
+    try:
+        for node in starts:
+            if outcome is not None:
+                outcome.starts += 1
+            search.enter(node, compiled.head)
+            for _ in search.seq(compiled.body, 0, node, done):
+                yield found.pop()
+            search.leave(compiled.head)
+    finally:
+        if outcome is not None:
+            outcome.steps = search.steps
 
 
 def match(
-    kg: KnowledgeGraph, pattern: str | Pattern, start: str | None = None, limit: int = 100, max_steps: int | None = MAX_STEPS
+    kg: KnowledgeGraph,
+    pattern: str | Pattern,
+    start: str | None = None,
+    limit: int = 100,
+    max_steps: int | None = MAX_STEPS,
+    max_starts: int | None = None,
 ) -> list[Match]:
     """Up to ``limit`` paths of ``kg`` with the shape of ``pattern``.
 
     ``start`` pins the first node (it must exist). Order is deterministic: start
     nodes and neighbours in graph insertion order, parallel edge types sorted, fewer
     repetitions first. ``max_steps`` bounds the work (edge expansions); exceeding it
-    raises :class:`InputError` rather than silently returning a partial answer.
+    raises :class:`SearchBudgetExceeded` (an :class:`InputError`) rather than silently
+    returning a partial answer; :func:`bounded_match` reports it instead.
     """
     if limit < 1:
         raise InputError(f"limit must be at least 1, got {limit}")
     results: list[Match] = []
-    for found in iter_matches(kg, pattern, start, max_steps):
+    for found in iter_matches(kg, pattern, start, max_steps, max_starts):
         results.append(found)
         if len(results) >= limit:
             break
     return results
+
+
+def bounded_match(
+    kg: KnowledgeGraph,
+    pattern: str | Pattern,
+    limit: int = 100,
+    max_steps: int = MAX_STEPS,
+    max_starts: int | None = MAX_STARTS,
+    start: str | None = None,
+) -> SearchOutcome:
+    """Like :func:`match`, but never raises on the budget: a search that runs out says so in its outcome.
+
+    Generation calls this for every shipped pattern, so no pattern can make it fail:
+    ``outcome.exceeded`` tells the caller to skip (and report) the pattern.
+    """
+    if limit < 1:
+        raise InputError(f"limit must be at least 1, got {limit}")
+    outcome = SearchOutcome(budget=max_steps)
+    try:
+        for found in _run(kg, pattern, start, max_steps, max_starts, outcome):
+            outcome.matches.append(found)
+            if len(outcome.matches) >= limit:
+                break
+    except SearchBudgetExceeded:
+        outcome.exceeded = True
+    return outcome

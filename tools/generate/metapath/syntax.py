@@ -52,8 +52,11 @@ Matching
 neighbours in insertion order, parallel edge types sorted, no node visited twice in
 one match (simple paths). Results are deterministic and de-duplicated. Syntax errors
 are :class:`InputError` naming the column, with a caret under it; a search that
-exceeds ``max_steps`` edge expansions raises :class:`InputError` too, rather than
-returning a silently partial answer.
+exceeds ``max_steps`` edge expansions raises :class:`InputError` too
+(``SearchBudgetExceeded``, with the pattern, steps and budget), rather than returning a
+silently partial answer; ``bounded_match`` reports it in its outcome instead, and caps
+the start nodes (``max_starts``: an evenly spaced, deterministic subset of the nodes that
+fit the first term), which is what task generation uses.
 
 Examples
 --------
@@ -77,6 +80,7 @@ from ...graph.model import EdgeType, NodeType
 
 __all__ = [
     "MAX_REPEAT",
+    "MAX_STARTS",
     "MAX_STEPS",
     "Predicate",
     "NodeTerm",
@@ -95,6 +99,9 @@ MAX_REPEAT = 8
 
 MAX_STEPS = 1_000_000
 """Default search budget (edge expansions) of one :func:`match` call."""
+
+MAX_STARTS = 2_000
+"""Default cap on the start nodes of one bounded search (``bounded_match``); above it an evenly spaced subset is searched."""
 
 _NODE_TYPES = frozenset(t.value for t in NodeType)
 _EDGE_TYPES = frozenset(t.value for t in EdgeType)

@@ -1,15 +1,21 @@
-"""Breadth-first crawl of a site in a real browser, inside its allowed origins.
+"""Crawl a site in a real browser, inside its allowed origins, several pages at a time.
 
-Pages are de-duplicated by normalised URL and by a hash of their rendered text;
-every context is fenced by the browser layer's origin fence (the start URL's
-scheme, host and port, plus the allowed domains on that scheme and port), so no
-request leaves it and blocked ones are reported. A page whose load ends outside
-the fence (an HTTP, JavaScript or meta-refresh redirect), on Chromium's error page,
-or with an HTTP error is never stored; a start page like that is a
-:class:`SiteUnreachable` error, not an empty graph. Click simulation finds what links
-do not show: each visible trigger (button, tab, menu button, summary) is clicked on
-a fresh load of the page and the dialogs, menus, tab panels and toasts it reveals
-are recorded.
+Which URL comes next is the :class:`~.frontier.Frontier`'s choice (templates capped, unseen
+templates first, sort/format variants as views of a listing, a listing's pages under their own
+cap); each batch is loaded in parallel browser contexts and its results are integrated in the
+order the batch was picked, so the page list does not depend on the number of contexts.
+Pages are de-duplicated by normalised URL and by a hash of their rendered text; every context
+is fenced by the browser layer's origin fence (the start URL's scheme, host and port, plus the
+allowed domains on that scheme and port), so no request leaves it and blocked ones are
+reported. A page whose load ends outside the fence (an HTTP, JavaScript or meta-refresh
+redirect), on Chromium's error page, or with an HTTP error is never stored; a start page like
+that is a :class:`SiteUnreachable` error, not an empty graph. Every URL not stored is in
+:attr:`CrawlResult.skipped` with its reason. Screenshots are best-effort (viewport only, their
+own timeout): a failed one is noted on the page, which is kept. Click simulation finds what
+links do not show: each visible trigger (button, tab, menu button, summary) is clicked on a
+fresh load of the page and the dialogs, menus, tab panels, toasts and new tabs it opens are
+recorded; records (:mod:`.records`) are read on every page, app states (:mod:`.states`) on the
+first page of each URL template (its other pages share its controls), within ``state_timeout``.
 """
 
 from __future__ import annotations
@@ -24,18 +30,24 @@ from urllib.parse import parse_qsl, urlencode, urlparse, urlunparse
 
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Page, Response
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from ...browser import BrowserPool, GuardedContext, host_of
 from ...browser.dom import draw_marks
 from ...errors import InputError, TaskloomError
 from ...security.origin import OriginFence
-from .extract import EXTRACT_JS, VISIBLE_CONTAINERS_JS, ElementInfo, classify_element
+from .extract import VISIBLE_CONTAINERS_JS, ElementInfo, classify_element, read_page
+from .frontier import Frontier, Skip, SkipReason
+from .records import RecordBlock, read_records
+from .states import AppState, explore_states, state_url
 
-__all__ = ["CrawlOptions", "ClickEffect", "PageCapture", "CrawlResult", "SiteUnreachable", "crawl", "normalize_url"]
+__all__ = ["CrawlOptions", "ClickEffect", "PageCapture", "CrawlResult", "Skip", "SkipReason", "SiteUnreachable", "crawl", "normalize_url"]
 
 ProgressFn = Callable[[float, float, str], None]
 _TRIGGER_TYPES = {"button", "tab"}
+_MARKED_TYPES = ("link", "button", "input", "search_box", "select", "checkbox", "filter", "tab")
+#: URLs picked per batch: fixed, so the pages kept do not depend on how many contexts load them.
+BATCH = 8
 
 
 class SiteUnreachable(TaskloomError):
@@ -44,6 +56,8 @@ class SiteUnreachable(TaskloomError):
 
 class CrawlOptions(BaseModel):
     """What to crawl and how politely."""
+
+    model_config = ConfigDict(extra="forbid")
 
     start_url: str
     max_pages: int = Field(30, ge=1, le=2000)
@@ -54,10 +68,19 @@ class CrawlOptions(BaseModel):
         "or as an origin (http://host:port); the start URL's origin is always allowed.",
     )
     delay: float = Field(0.2, ge=0.0, le=30.0, description="Seconds between page loads of one context.")
-    page_timeout: float = Field(15.0, ge=1.0, le=300.0)
-    contexts: int = Field(1, ge=1, le=16, description="Browser contexts crawling in parallel.")
+    page_timeout: float = Field(15.0, ge=1.0, le=300.0, description="Seconds a page load may take before the URL is skipped as a timeout.")
+    action_timeout: float = Field(5.0, ge=0.5, le=120.0, description="Default seconds for other browser steps (waits for selectors, popups).")
+    click_timeout: float = Field(2.0, ge=0.2, le=60.0, description="Seconds a trigger may take to become clickable.")
+    extract_timeout: float = Field(60.0, ge=1.0, le=600.0, description="Seconds reading one page's elements may take before the URL is skipped as a timeout.")
+    screenshot_timeout: float = Field(5.0, ge=0.5, le=120.0, description="Seconds a viewport screenshot may take; past it the page is kept without one.")
+    contexts: int = Field(2, ge=1, le=16, description="Browser contexts crawling in parallel.")
     click_budget: int = Field(12, ge=0, le=100, description="Triggers clicked per page.")
     screenshots: bool = True
+    max_states: int = Field(20, ge=0, le=500, description="App states (same-URL content changes) stored besides max_pages.")
+    state_timeout: float = Field(30.0, ge=1.0, le=600.0, description="Seconds exploring one page's app states may take; past it the page keeps no states.")
+    template_cap: int = Field(5, ge=1, le=2000, description="Pages crawled per URL template (path shape + query keys).")
+    listing_cap: int = Field(10, ge=1, le=2000, description="Pages crawled per listing (its page/offset/cursor variants).")
+    view_cap: int = Field(2, ge=0, le=100, description="Sort or format views crawled per listing (the others are recorded as views).")
 
     def allowed(self) -> set[str]:
         """The allowed domains as given (default: the start URL's host); they name the graph."""
@@ -74,6 +97,7 @@ class ClickEffect(BaseModel):
     trigger: str = Field(description="Selector of the clicked element.")
     opened: list[str] = Field(default_factory=list, description="Selectors of dialogs/menus/panels/toasts it revealed.")
     navigated_to: str | None = None
+    new_tab: bool = Field(False, description="navigated_to was opened in a new tab or popup (closed after reading its URL).")
     error: str | None = Field(None, description="Why the click failed (hidden, covered, timed out).")
 
 
@@ -85,14 +109,21 @@ class PageCapture(BaseModel):
     title: str
     text: str
     depth: int
-    order: int = Field(description="Discovery order; the graph is built in this order.")
+    order: int = Field(description="Position in the crawl's page list; the graph is built in this order.")
     dom_hash: str
     elements: list[ElementInfo]
     clicks: list[ClickEffect] = Field(default_factory=list)
     links: list[str] = Field(default_factory=list, description="Normalised in-domain URLs linked or submitted to.")
     screenshot: str | None = None
+    screenshot_error: str | None = Field(None, description="Why no screenshot was taken (the page is kept).")
+    elements_truncated: int = Field(0, description="Elements past the extraction's cap (not in ``elements``).")
     marks_screenshot: str | None = None
     marks: dict[str, str] = Field(default_factory=dict, description="Set-of-marks label → element selector.")
+    records: list[RecordBlock] = Field(default_factory=list, description="Records the page shows (tables, key-value tables, cards).")
+    state: AppState | None = Field(None, description="Set when this capture is an app state of final_url rather than a plain load.")
+    state_error: str | None = Field(None, description="Why the page's app states were not explored to the end.")
+    _states: list[PageCapture] = PrivateAttr(default_factory=list)
+    _outside: list[str] = PrivateAttr(default_factory=list)
 
 
 class CrawlResult(BaseModel):
@@ -102,10 +133,17 @@ class CrawlResult(BaseModel):
     allowed_domains: list[str]
     pages: list[PageCapture]
     aliases: dict[str, str] = Field(default_factory=dict, description="URL → URL of the page with identical content.")
-    skipped: dict[str, str] = Field(default_factory=dict, description="URL → why it was not crawled.")
+    skipped: dict[str, Skip] = Field(default_factory=dict, description="URL → why it was not stored as a page.")
     blocked: list[str] = Field(default_factory=list, description="Requests the origin fence aborted, and pages whose load ended outside it.")
     requested: list[str] = Field(default_factory=list, description="Every request that went out.")
     seconds: float = 0.0
+
+    def skip_counts(self) -> dict[str, int]:
+        """How many URLs were skipped per reason."""
+        counts: dict[str, int] = {}
+        for skip in self.skipped.values():
+            counts[skip.reason] = counts.get(skip.reason, 0) + 1
+        return dict(sorted(counts.items()))
 
 
 def normalize_url(url: str) -> str:
@@ -131,6 +169,21 @@ def normalize_url(url: str) -> str:
     return urlunparse((scheme, netloc, path, "", query, ""))
 
 
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).splitlines() or [type(exc).__name__])[0]
+
+
+def _failure(exc: BaseException) -> Skip:
+    """A load or read that raised: a timeout or another error."""
+    line = _first_line(exc)
+    return Skip(reason="timeout" if "Timeout" in line or isinstance(exc, TimeoutError) else "error", detail=line)
+
+
+def _interactive(capture: PageCapture) -> bool:
+    """The page has components beyond links: a click revealed something, or it holds dialogs or tabs."""
+    return any(c.opened for c in capture.clicks) or any(e.dialog or classify_element(e) == "tab" for e in capture.elements)
+
+
 class _Crawl:
     def __init__(self, options: CrawlOptions, pool: BrowserPool, shots: Path | None, progress: ProgressFn | None) -> None:
         self.options = options
@@ -140,10 +193,16 @@ class _Crawl:
         self.allowed = options.allowed()
         self.fence = options.fence()
         self.result = CrawlResult(start_url=normalize_url(options.start_url), allowed_domains=sorted(self.allowed), pages=[])
+        self.frontier = Frontier(
+            self.result.start_url, options.max_pages, options.max_depth, options.template_cap, options.listing_cap, options.view_cap
+        )
         self.hashes: dict[str, str] = {}
-        self.seen: set[str] = set()
+        self.stored_states = 0
         self.effects: dict[tuple[str, str], asyncio.Future[ClickEffect]] = {}
         self.guards: dict[Page, GuardedContext] = {}  # each crawling page's context and fence
+        self.clicked: dict[Page, bool] = {}  # a click changed the page since its last load
+        self.state_templates: set[str] = set()
+        self.explore: set[str] = set()  # URLs whose app states are explored
 
     async def run(self) -> CrawlResult:
         start = time.perf_counter()
@@ -152,36 +211,26 @@ class _Crawl:
         for page, guarded in zip(pages, contexts):
             self.guards[page] = guarded
             _track_requests(page)
-            page.set_default_timeout(3_000)
+            page.set_default_timeout(self.options.action_timeout * 1000)
             page.set_default_navigation_timeout(self.options.page_timeout * 1000)
         try:
-            frontier = [(self.result.start_url, 0)]
-            self.seen.add(self.result.start_url)
-            order = 0
-            while frontier and len(self.result.pages) < self.options.max_pages:
-                budget = self.options.max_pages - len(self.result.pages)
-                level, frontier = frontier[:budget], frontier[budget:]
-                queue: asyncio.Queue[tuple[int, str, int]] = asyncio.Queue()
-                for url, depth in level:
-                    queue.put_nowait((order, url, depth))
-                    order += 1
-                captured: list[PageCapture | None] = []
-                await asyncio.gather(*(self._worker(page, queue, captured) for page in pages))
-                for capture in sorted((c for c in captured if c), key=lambda c: c.order):
-                    if capture.dom_hash in self.hashes:
-                        self.result.aliases[capture.url] = self.hashes[capture.dom_hash]
-                        continue
-                    self.hashes[capture.dom_hash] = capture.url
-                    self.result.pages.append(capture)
-                    if capture.depth < self.options.max_depth:
-                        for link in capture.links:
-                            if link not in self.seen:
-                                self.seen.add(link)
-                                frontier.append((link, capture.depth + 1))
+            self.frontier.add(self.result.start_url, 0)
+            while batch := self.frontier.next_batch(BATCH):
+                for entry in batch:  # app states are explored on the first page of each template only (in pick order)
+                    if entry.template not in self.state_templates:
+                        self.state_templates.add(entry.template)
+                        self.explore.add(entry.url)
+                got: list[PageCapture | Skip | None] = [None] * len(batch)
+                queue: asyncio.Queue[int] = asyncio.Queue()
+                for i in range(len(batch)):
+                    queue.put_nowait(i)
+                await asyncio.gather(*(self._worker(page, queue, batch, got) for page in pages))
+                for entry, outcome in zip(batch, got):
+                    self._integrate(entry.url, outcome)
                 if self.progress:
-                    self.progress(len(self.result.pages), self.options.max_pages, f"crawled {len(self.result.pages)} pages")
-            for url, _ in frontier:
-                self.result.skipped.setdefault(url, "max_pages reached")
+                    self.progress(self.frontier.kept, self.options.max_pages, f"crawled {self.frontier.kept} pages")
+            for url, skip in self.frontier.leftovers().items():
+                self.result.skipped.setdefault(url, skip)
         finally:
             for guarded in contexts:
                 self.result.blocked += guarded.blocked
@@ -189,18 +238,52 @@ class _Crawl:
                 await guarded.context.close()
         if not self.result.pages:
             start_url = self.result.start_url
-            reason = self.result.skipped.get(start_url, "it was not captured")
+            why = self.result.skipped.get(start_url)
+            reason = why.detail if why else "it was not captured"
             raise SiteUnreachable(f"start_url {start_url} could not be crawled: {reason}; check that the site is running and the URL is right (nothing was stored)")
         self.result.seconds = time.perf_counter() - start
         return self.result
 
-    async def _worker(self, page: Page, queue: asyncio.Queue[tuple[int, str, int]], out: list[PageCapture | None]) -> None:
+    def _integrate(self, url: str, outcome: PageCapture | Skip | None) -> None:
+        """Store one loaded URL's outcome (in pick order) and hand its links to the frontier."""
+        if not isinstance(outcome, PageCapture):
+            self.result.skipped[url] = outcome or Skip(reason="error", detail="it was not captured")
+            self.frontier.done(url, kept=False)
+            return
+        for outside in outcome._outside:
+            if outside not in self.result.skipped:
+                self.result.skipped[outside] = Skip(reason="out_of_domain", detail=f"outside the allowed origins ({self.fence.describe()}); linked from {url}")
+        if outcome.dom_hash in self.hashes:
+            self.result.aliases[url] = self.hashes[outcome.dom_hash]
+            self.result.skipped[url] = Skip(reason="duplicate_content", detail=f"shows the same content as {self.hashes[outcome.dom_hash]}")
+            self.frontier.done(url, kept=False)
+            return
+        self._store(outcome)
+        self.frontier.done(url, kept=True)
+        interactive = _interactive(outcome)
+        for link in outcome.links:
+            self.frontier.add(link, outcome.depth + 1, parent=url, interactive=interactive)
+        for state in outcome._states:
+            if state.dom_hash in self.hashes or self.stored_states >= self.options.max_states:
+                continue
+            self.stored_states += 1
+            self._store(state)
+            for link in state.links:
+                self.frontier.add(link, outcome.depth + 1, parent=url, interactive=True)
+
+    def _store(self, capture: PageCapture) -> None:
+        capture.order = len(self.result.pages)
+        self.hashes[capture.dom_hash] = capture.url
+        self.result.pages.append(capture)
+
+    async def _worker(self, page: Page, queue: asyncio.Queue[int], batch: list[Any], out: list[PageCapture | Skip | None]) -> None:
         while not queue.empty():
-            order, url, depth = queue.get_nowait()
+            i = queue.get_nowait()
+            entry = batch[i]
             try:
-                out.append(await self._capture(page, url, depth, order))
+                out[i] = await self._capture(page, entry.url, entry.depth)
             except PlaywrightError as exc:
-                self.result.skipped[url] = str(exc).splitlines()[0]
+                out[i] = _failure(exc)
             if self.options.delay:
                 await asyncio.sleep(self.options.delay)
 
@@ -220,7 +303,7 @@ class _Crawl:
         await _settle(page)
         return response
 
-    async def _capture(self, page: Page, url: str, depth: int, order: int) -> PageCapture | None:
+    async def _capture(self, page: Page, url: str, depth: int) -> PageCapture | Skip:
         guarded = self.guards[page]
         before = len(guarded.left)
         try:
@@ -228,32 +311,78 @@ class _Crawl:
         except PlaywrightError as exc:  # an HTTP redirect, a script or a meta refresh that tried to leave ends here too
             if "interrupted by another navigation" in str(exc):
                 await self._quiet(page)  # the navigation that cut in may still be on its way to the fence
-            reason = self._not_a_page(page, None, guarded, before) if len(guarded.left) == before else None
-            self.result.skipped[url] = self._left(guarded) if len(guarded.left) > before else reason or str(exc).splitlines()[0]
-            return None
+            if len(guarded.left) > before:
+                return self._left(guarded)
+            return self._not_a_page(page, None, guarded, before) or _failure(exc)
         data: dict[str, Any] | None = None
         if (reason := self._not_a_page(page, response, guarded, before)) is None:
             try:
-                data = await page.evaluate(EXTRACT_JS)
+                data = await self._extract(page)
+            except TimeoutError:
+                return Skip(reason="timeout", detail=f"reading the page's elements took over {self.options.extract_timeout:g} s (extract_timeout)")
             except PlaywrightError:
                 if len(guarded.left) == before:
                     raise
             reason = self._not_a_page(page, response, guarded, before)  # a script or meta refresh may have left while the page was read
         if reason is not None or data is None:
-            self.result.skipped[url] = reason or self._left(guarded)
-            return None
-        final = normalize_url(page.url)
-        elements = [ElementInfo.model_validate(e) for e in data["elements"]]
-        dom_hash = hashlib.sha1(f"{data['title']}\n{data['text']}".encode()).hexdigest()[:16]
-        capture = PageCapture(url=url, final_url=final, title=data["title"], text=data["text"], depth=depth, order=order, dom_hash=dom_hash, elements=elements)
-        capture.links = self._links(elements)
+            return reason or self._left(guarded)
+        capture = await self._read(page, data, url, depth)
+        self.clicked[page] = False
         if self.shots is not None and self.options.screenshots:
             await self._screenshots(page, capture)
         capture.clicks = await self._clicks(page, capture)
         for effect in capture.clicks:
-            if effect.navigated_to and effect.navigated_to not in capture.links and self.fence.allows(effect.navigated_to):
-                capture.links.append(effect.navigated_to)
+            if effect.navigated_to and effect.navigated_to not in capture.links:
+                if self.fence.allows(effect.navigated_to):
+                    capture.links.append(effect.navigated_to)
+                elif effect.navigated_to.startswith(("http://", "https://")):
+                    capture._outside.append(effect.navigated_to)
+        capture._states = await self._states(page, capture)
         return capture
+
+    async def _read(self, page: Page, data: dict[str, Any] | None, url: str, depth: int) -> PageCapture:
+        """The page as it is now (``data``: its extraction, read here when None), with its records."""
+        if data is None:
+            data = await self._extract(page)
+        final = normalize_url(page.url)
+        elements = [ElementInfo.model_validate(e) for e in data["elements"]]
+        dom_hash = hashlib.sha1(f"{data['title']}\n{data['text']}".encode()).hexdigest()[:16]
+        capture = PageCapture(
+            url=url, final_url=final, title=data["title"], text=data["text"], depth=depth, order=0, dom_hash=dom_hash, elements=elements,
+            elements_truncated=int(data.get("truncated", 0)),
+        )
+        capture.links, capture._outside = self._links(elements)
+        capture.records = await read_records(page)
+        return capture
+
+    async def _extract(self, page: Page) -> dict[str, Any]:
+        """The extraction (:func:`.extract.read_page`) on the page as it is now, within ``extract_timeout`` (TimeoutError past it)."""
+        data: dict[str, Any] = await asyncio.wait_for(read_page(page), self.options.extract_timeout)
+        return data
+
+    async def _states(self, page: Page, capture: PageCapture) -> list[PageCapture]:
+        """App states of the page (see :mod:`.states`); each is read like a page, without clicks or further states."""
+        if self.options.max_states == 0 or capture.url not in self.explore:
+            return []
+        fresh = [not self.clicked.get(page, False)]  # the page is still as loaded: the first reload can be spared
+
+        async def reload() -> None:
+            if fresh[0] and normalize_url(page.url) == capture.final_url:
+                fresh[0] = False
+                return
+            fresh[0] = False
+            await self._load(page, capture.final_url)
+
+        async def read(state: AppState) -> PageCapture:
+            got = await self._read(page, None, state_url(state), capture.depth)
+            got.state, got.final_url = state, state.base_url
+            return got
+
+        try:
+            return list(await asyncio.wait_for(explore_states(page, capture, reload, read, self.options.max_states), self.options.state_timeout))
+        except TimeoutError:
+            capture.state_error = f"exploring app states took over {self.options.state_timeout:g} s (state_timeout); none kept"
+            return []
 
     @staticmethod
     async def _quiet(page: Page, timeout_ms: float = 3000) -> None:
@@ -263,46 +392,60 @@ class _Crawl:
         except PlaywrightError:
             return  # still loading or gone: the caller reports what it sees now
 
-    def _links(self, elements: list[ElementInfo]) -> list[str]:
+    def _links(self, elements: list[ElementInfo]) -> tuple[list[str], list[str]]:
+        """Normalised http(s) URLs the page links or submits to: (inside the fence, outside it)."""
         links: list[str] = []
+        outside: list[str] = []
         for e in elements:
             target = e.href if e.tag == "a" else e.action if e.tag == "form" else None
             if not target or not target.startswith(("http://", "https://")):
                 continue
             normal = normalize_url(target)
-            if self.fence.allows(normal) and normal not in links:
-                links.append(normal)
-        return links
+            bucket = links if self.fence.allows(normal) else outside
+            if normal not in bucket:
+                bucket.append(normal)
+        return links, outside
 
-    def _not_a_page(self, page: Page, response: Any, guarded: GuardedContext, before: int) -> str | None:
+    def _not_a_page(self, page: Page, response: Any, guarded: GuardedContext, before: int) -> Skip | None:
         """Why the loaded page is not a page of the site (outside the fence, an error page, an HTTP error), or None."""
         url = page.url
         if url.startswith("chrome-error:"):
-            return self._left(guarded) if len(guarded.left) > before else "the browser showed its own error page (the page or a redirect it made could not be loaded)"
+            if len(guarded.left) > before:
+                return self._left(guarded)
+            return Skip(reason="error", detail="the browser showed its own error page (the page or a redirect it made could not be loaded)")
         if not self.fence.allows(url):
             guarded.blocked.append(url)
             guarded.left.append(url)
             return self._left(guarded)
         if response is not None and response.status >= 400:
-            return f"answered HTTP {response.status}"
+            return Skip(reason="http_status", detail=f"answered HTTP {response.status}", status=response.status)
         return None
 
-    def _left(self, guarded: GuardedContext) -> str:
-        return f"redirected outside the allowed origins ({self.fence.describe()}) to {guarded.left[-1]}; not stored"
+    def _left(self, guarded: GuardedContext) -> Skip:
+        return Skip(reason="redirected", detail=f"redirected outside the allowed origins ({self.fence.describe()}) to {guarded.left[-1]}; not stored")
 
     async def _screenshots(self, page: Page, capture: PageCapture) -> None:
+        """A viewport screenshot and its set-of-marks copy; a failure is noted on the page, never raised."""
         assert self.shots is not None
-        self.shots.mkdir(parents=True, exist_ok=True)
         name = hashlib.sha1(capture.url.encode()).hexdigest()[:12]
-        png: bytes = await page.screenshot(full_page=True)
-        (self.shots / f"{name}.png").write_bytes(png)
-        marks: list[tuple[str, tuple[float, float, float, float]]] = []
-        for e in capture.elements:
-            if e.visible and classify_element(e) in ("link", "button", "input", "search_box", "select", "checkbox", "filter", "tab"):
-                label = str(len(marks) + 1)
-                capture.marks[label] = e.selector
-                marks.append((label, e.bbox))
-        (self.shots / f"{name}-marks.png").write_bytes(await asyncio.to_thread(draw_marks, png, marks))
+        try:
+            self.shots.mkdir(parents=True, exist_ok=True)
+            png: bytes = await page.screenshot(full_page=False, timeout=self.options.screenshot_timeout * 1000)
+            (self.shots / f"{name}.png").write_bytes(png)
+            view = page.viewport_size or {"width": 1280, "height": 720}
+            marks: list[tuple[str, tuple[float, float, float, float]]] = []
+            for e in capture.elements:
+                x0, y0, x1, y1 = e.bbox
+                in_view = x1 > x0 and y1 > y0 and x0 < view["width"] and y0 < view["height"] and x1 > 0 and y1 > 0
+                if e.visible and in_view and classify_element(e) in _MARKED_TYPES:
+                    label = str(len(marks) + 1)
+                    capture.marks[label] = e.selector
+                    marks.append((label, e.bbox))
+            (self.shots / f"{name}-marks.png").write_bytes(await asyncio.to_thread(draw_marks, png, marks))
+        except (PlaywrightError, OSError) as exc:
+            capture.marks.clear()
+            capture.screenshot_error = _first_line(exc)
+            return
         capture.screenshot, capture.marks_screenshot = f"{name}.png", f"{name}-marks.png"
 
     async def _clicks(self, page: Page, capture: PageCapture) -> list[ClickEffect]:
@@ -337,20 +480,52 @@ class _Crawl:
         return effects
 
     async def _click(self, page: Page, capture: PageCapture, trigger: ElementInfo, dirty: bool) -> ClickEffect:
-        """Click one trigger (on a fresh load if an earlier click changed the page); never raises."""
+        """Click one trigger (on a fresh load if an earlier click changed the page); never raises.
+
+        A tab or popup the click opens is read for its URL and closed.
+        """
+        popups: list[Page] = []
+        guarded = self.guards[page]
+
+        def opened(popup: Page) -> None:
+            popups.append(popup)
+
         try:
             if dirty:
                 await self._load(page, capture.final_url)
             before = set(await page.evaluate(VISIBLE_CONTAINERS_JS))
-            await page.locator(trigger.selector).first.click(timeout=2_000)
-            now = normalize_url(page.url)
-            if now != capture.final_url:
-                return ClickEffect(trigger=trigger.selector, navigated_to=now)
-            await _settle(page)
+            self.clicked[page] = True
+            blocked = len(guarded.blocked)
+            page.context.on("page", opened)
+            try:
+                await page.locator(trigger.selector).first.click(timeout=self.options.click_timeout * 1000)
+                now = normalize_url(page.url)
+                if now != capture.final_url:
+                    return ClickEffect(trigger=trigger.selector, navigated_to=now)
+                await _settle(page)
+            finally:
+                page.context.remove_listener("page", opened)
+            if popups:
+                return ClickEffect(trigger=trigger.selector, navigated_to=await self._popup_url(popups, guarded, blocked), new_tab=True)
             after = await page.evaluate(VISIBLE_CONTAINERS_JS)
         except PlaywrightError as exc:
-            return ClickEffect(trigger=trigger.selector, error=str(exc).splitlines()[0])
+            return ClickEffect(trigger=trigger.selector, error=_first_line(exc))
         return ClickEffect(trigger=trigger.selector, opened=[s for s in after if s not in before])
+
+    async def _popup_url(self, popups: list[Page], guarded: GuardedContext, blocked: int) -> str | None:
+        """The URL the first popup went to (the fence's record when it was blocked); closes them all."""
+        url: str | None = None
+        for popup in popups:
+            try:
+                await popup.wait_for_load_state("domcontentloaded", timeout=self.options.action_timeout * 1000)
+            except PlaywrightError:
+                pass  # a blocked or slow popup: its URL may still be known below
+            if url is None and popup.url.startswith(("http://", "https://")):
+                url = normalize_url(popup.url)
+            await popup.close()
+        if url is None and len(guarded.blocked) > blocked:
+            url = normalize_url(guarded.blocked[-1])
+        return url
 
 
 def _track_requests(page: Any) -> None:
@@ -369,7 +544,7 @@ def _track_requests(page: Any) -> None:
 
 
 async def _settle(page: Any, quiet: float = 0.1, limit: float = 3.0) -> None:
-    """Wait until no request has been in flight for ``quiet`` seconds (at most ``limit``).
+    """Wait until no request has been in flight for ``quiet`` seconds (at most ``limit``; never raises).
 
     Cheaper than Playwright's ``networkidle``, which always waits 500 ms: pages that
     fetch their data after the load event are rendered by the time this returns.
@@ -383,7 +558,7 @@ async def _settle(page: Any, quiet: float = 0.1, limit: float = 3.0) -> None:
 
 
 async def crawl(options: CrawlOptions, pool: BrowserPool, screenshots: Path | None = None, progress: ProgressFn | None = None) -> CrawlResult:
-    """Crawl ``options.start_url`` breadth-first; see the module docstring."""
+    """Crawl ``options.start_url`` (see the module docstring)."""
     if not options.start_url.startswith(("http://", "https://")):
         raise InputError(f"start_url {options.start_url!r} must start with http:// or https://")
     return await _Crawl(options, pool, screenshots, progress).run()

@@ -7,11 +7,14 @@ without a browser.
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 from pydantic import BaseModel, Field
 
 from ...browser.dom import DESCRIBE_JS
 
-__all__ = ["ElementInfo", "EXTRACT_JS", "classify_element", "VISIBLE_CONTAINERS_JS"]
+__all__ = ["ElementInfo", "EXTRACT_JS", "EXTRACT_JSON_JS", "MAX_ELEMENTS", "classify_element", "read_page", "VISIBLE_CONTAINERS_JS"]
 
 
 class ElementInfo(BaseModel):
@@ -41,83 +44,125 @@ class ElementInfo(BaseModel):
     is_pagination: bool = False
     list_item_of: str | None = Field(None, description="Selector of the list this repeated item belongs to.")
     aria_label: str | None = None
+    rel: str | None = None
+    target: str | None = Field(None, description="A link's target attribute (_blank opens a new tab).")
+    live: str | None = Field(None, description="aria-live politeness of a live region.")
+    submit_url: str | None = Field(None, description="A form's resolved action (the current URL when it has none), any method, no query.")
+    has_submit: bool | None = Field(None, description="Whether a form has a submit button (else Enter submits it).")
+    submit_names: list[str] = Field(default_factory=list, description="A form's submit buttons: name, value, text.")
+    field_names: list[tuple[str, str]] = Field(default_factory=list, description="A form's named fields: (name, type).")
+    is_toast: bool = Field(False, description="A live region a click was seen revealing.")
+    pagination: dict[str, Any] | None = Field(None, description="A pagination link: direction, page.")
+    sort: dict[str, Any] | None = Field(None, description="A sort link: field, key, value.")
+    facet: dict[str, Any] | None = Field(None, description="A facet link narrowing the page's listing: param, value, count.")
 
+
+#: Most elements read from one page; the rest are counted in ``truncated`` (long reference pages, indexes).
+MAX_ELEMENTS = 1500
+#: Most repeated content items (``business_data``) read from one page.
+MAX_ITEMS = 300
 
 EXTRACT_JS = (
     "() => { const describe = "
     + DESCRIBE_JS.strip()
     + r""";
-  const sel = (e) => e ? describe(e).selector : null;
+  const cache = {};
+  describe(null, cache);
+  const sel = (e) => e ? cache.selectorOf(e) : null;
   const regionOf = (e) => e.parentElement ? e.parentElement.closest('nav, main, header, footer, aside, [role=region], [role=navigation], [role=search], [role=tabpanel], section[aria-label], section[aria-labelledby]') : null;
   const out = [];
   const seen = new Set();
+  let truncated = 0;
+  const formOf = (e) => (e.form !== undefined && e.form !== null && typeof e.form === 'object' && e.form.tagName === 'FORM') ? e.form : e.closest('form');
   const add = (e, extra) => {
     if (seen.has(e)) return; seen.add(e);
-    const d = describe(e);
-    const form = e.closest('form');
-    const dialog = e.closest('[role=dialog], dialog');
+    if (out.length >= __MAX__) { truncated++; return; }
+    const d = describe(e, cache);
+    const form = e.tagName === 'FORM' ? null : formOf(e);
+    const dialog = e.closest('[role=dialog], [role=alertdialog], dialog');
     const controls = (e.getAttribute('aria-controls') || '').split(/\s+/).filter(Boolean)
       .map(id => document.getElementById(id)).filter(Boolean).map(sel);
+    const live = e.getAttribute('aria-live');
     out.push(Object.assign(d, {
       href: e.tagName === 'A' && e.hasAttribute('href') ? e.href : null,
       input_type: (e.getAttribute('type') || '').toLowerCase() || null,
       field_name: e.getAttribute('name'),
-      form: form && form !== e ? sel(form) : null,
+      form: form ? sel(form) : null,
       region: (r => r && r !== e ? sel(r) : null)(regionOf(e)),
       dialog: dialog && dialog !== e ? sel(dialog) : null,
       controls, haspopup: e.getAttribute('aria-haspopup'), expanded: e.getAttribute('aria-expanded'),
-      options: e.tagName === 'SELECT' ? Array.from(e.options).map(o => o.label || o.text) : [],
+      options: e.tagName === 'SELECT' ? Array.from(e.options).slice(0, 200).map(o => (o.label || o.text || '').replace(/[\u{E000}-\u{F8FF}]/gu, '').trim()) : [],
       aria_label: e.getAttribute('aria-label'),
-      is_search: !!(e.closest('[role=search]') || (e.getAttribute('type') || '') === 'search'),
-      is_pagination: !!e.closest('nav[aria-label*="agination" i], .pagination, [role=navigation][aria-label*="agination" i]'),
+      rel: e.getAttribute('rel'), target: e.getAttribute('target'),
+      live: live && live !== 'off' ? live : null,
+      is_search: !!(e.closest('[role=search]') || (e.getAttribute('type') || '') === 'search' || (e.tagName === 'FORM' && e.querySelector('input[type=search]'))),
     }, extra || {}));
   };
   const interactive = 'a[href], button, input:not([type=hidden]), select, textarea, [role=button], [role=tab], [role=menuitem], [role=checkbox], summary';
-  const structural = 'form, dialog, [role=dialog], [role=menu], [role=tablist], [role=tabpanel], [role=status], [role=alert], .toast, nav, main, header, footer, aside, [role=search], [role=region], section[aria-label], section[aria-labelledby], table, details';
+  const structural = 'form, dialog, [role=dialog], [role=alertdialog], [role=menu], [role=tablist], [role=tabpanel], [role=status], [role=alert], [role=log], [aria-live]:not([aria-live=off]), nav, main, header, footer, aside, [role=search], [role=region], section[aria-label], section[aria-labelledby], table, details';
   document.querySelectorAll(structural).forEach(e => {
     const extra = {};
     if (e.tagName === 'FORM') {
       const method = (e.getAttribute('method') || 'get').toLowerCase();
       extra.method = method;
-      if (method === 'get' && e.hasAttribute('action')) {
-        const url = new URL(e.getAttribute('action'), location.href);
+      const target = new URL(e.getAttribute('action') || location.href, location.href);  // no action: the current URL
+      target.hash = '';
+      extra.submit_url = target.href;
+      if (method === 'get' && !e.closest('[role=dialog], [role=alertdialog], dialog')) {  // a dialog's form acts, it does not lead to a page
+        const url = new URL(target.href);
+        url.search = '';
         new FormData(e).forEach((v, k) => { if (typeof v === 'string') url.searchParams.append(k, v); });
         extra.action = url.href;
       }
-      extra.is_filter = !e.matches('[role=search]') && !!e.querySelector('select, input[type=checkbox], input[type=radio]') && !e.closest('[role=dialog], dialog');
+      const submitters = Array.from(e.elements).filter(c => (c.tagName === 'BUTTON' && !['button', 'reset'].includes((c.getAttribute('type') || 'submit').toLowerCase())) || (c.tagName === 'INPUT' && ['submit', 'image'].includes((c.getAttribute('type') || '').toLowerCase())));
+      extra.has_submit = submitters.length > 0;
+      extra.submit_names = submitters.slice(0, 10).map(c => [c.getAttribute('name') || '', c.value || '', (c.textContent || '').trim()].join(' ').trim());
+      extra.field_names = Array.from(e.elements).filter(c => c.name && !['submit', 'button', 'reset', 'image'].includes((c.type || '').toLowerCase()))
+        .slice(0, 50).map(c => [c.name, c.tagName === 'SELECT' ? 'select' : (c.type || c.tagName).toLowerCase()]);
     }
     add(e, extra);
   });
-  document.querySelectorAll(interactive).forEach(e => {
-    const form = e.closest('form');
-    const isFilter = !!form && !form.matches('[role=search]') && !!form.querySelector('select, input[type=checkbox], input[type=radio]') && !form.closest('[role=dialog], dialog');
-    add(e, {is_filter: isFilter && ['SELECT', 'INPUT'].includes(e.tagName) && !['submit', 'button'].includes((e.getAttribute('type') || '').toLowerCase())});
-  });
+  document.querySelectorAll(interactive).forEach(e => add(e));
   // Repeated content items (result rows, cards, table rows): 3+ same-shaped siblings with text.
+  let items = 0;
   document.querySelectorAll('ul, ol, tbody, div, section, main').forEach(list => {
-    const kids = Array.from(list.children).filter(c => c.offsetParent !== null || c.getClientRects().length);
+    if (items >= __ITEMS__ || list.children.length < 3 || list.closest('nav, header, footer, [role=menu], [role=tablist]')) return;
+    const kids = Array.from(list.children).filter(c => c.getClientRects().length);
     const shape = (c) => c.tagName + '.' + Array.from(c.classList).sort().join('.');
     const groups = {};
     kids.forEach(c => { (groups[shape(c)] = groups[shape(c)] || []).push(c); });
     Object.values(groups).forEach(g => {
-      if (g.length < 3 || list.closest('nav, header, footer, [role=menu], [role=tablist]')) return;
-      if (!g.every(c => (c.innerText || '').trim().length >= 15)) return;
-      g.forEach(c => add(c, {role: 'business_data', list_item_of: sel(list)}));
+      if (g.length < 3 || items >= __ITEMS__) return;
+      if (!g.every(c => (c.textContent || '').trim().length >= 15)) return;
+      g.slice(0, __ITEMS__ - items).forEach(c => { items++; add(c, {role: 'business_data', list_item_of: sel(list)}); });
       add(list, {role: 'result_list'});
     });
   });
-  return {url: location.href, title: document.title, text: (document.body ? document.body.innerText : '').slice(0, 4000), elements: out};
+  return {url: location.href, title: document.title, text: (document.body ? document.body.innerText : '').slice(0, 4000), elements: out, truncated};
 }"""
-)
+).replace("__MAX__", str(MAX_ELEMENTS)).replace("__ITEMS__", str(MAX_ITEMS))
+
+#: EXTRACT_JS returning its result as one JSON string: Playwright's object serialisation of a
+#: thousand-element result costs seconds, a string milliseconds.
+EXTRACT_JSON_JS = "() => JSON.stringify((" + EXTRACT_JS + ")())"
+
+
+async def read_page(page: Any) -> dict[str, Any]:
+    """Run the extraction in ``page``: ``{url, title, text, elements, truncated}`` (``truncated``: elements over :data:`MAX_ELEMENTS`)."""
+    data: dict[str, Any] = json.loads(await page.evaluate(EXTRACT_JSON_JS))
+    return data
+
 
 #: Selectors of dialogs, menus, tab panels, toasts and open details that are visible now.
 VISIBLE_CONTAINERS_JS = """() => {
   const describe = """ + DESCRIBE_JS.strip() + """;
   const shown = (e) => { const r = e.getBoundingClientRect(); const s = getComputedStyle(e);
     return (r.width > 0 || r.height > 0) && s.visibility !== 'hidden' && s.display !== 'none' && !e.hidden; };
-  return Array.from(document.querySelectorAll('[role=dialog], dialog, [role=menu], [role=tabpanel], [role=status], [role=alert], .toast, details[open] > :not(summary), [role=listbox]'))
+  const cache = {};
+  describe(null, cache);
+  return Array.from(document.querySelectorAll('[role=dialog], [role=alertdialog], dialog, [role=menu], [role=tabpanel], [role=status], [role=alert], [role=log], [aria-live]:not([aria-live=off]), details[open] > :not(summary), [role=listbox]'))
     .filter(shown).filter(e => (e.innerText || '').trim().length > 0 || e.querySelector('input, button, a'))
-    .map(e => describe(e).selector);
+    .map(e => cache.selectorOf(e));
 }"""
 
 
@@ -132,6 +177,8 @@ def classify_element(info: ElementInfo) -> str | None:
     'filter'
     >>> classify_element(ElementInfo(tag="div", role="dialog", selector="#m"))
     'modal'
+    >>> classify_element(ElementInfo(tag="p", role="status", selector="#count"))
+    'region'
     """
     role = (info.role or "").lower()
     tag = info.tag
@@ -141,8 +188,8 @@ def classify_element(info: ElementInfo) -> str | None:
         return "region"
     if role in ("dialog", "alertdialog") or tag == "dialog":
         return "modal"
-    if role in ("status", "alert") or "toast" in info.selector:
-        return "toast"
+    if role in ("status", "alert", "log") or info.live:
+        return "toast" if info.is_toast else "region"
     if role == "menu":
         return "menu"
     if role == "tab":
@@ -151,7 +198,7 @@ def classify_element(info: ElementInfo) -> str | None:
         return None
     if tag == "form":
         return "form"
-    if tag == "nav" and (info.is_pagination or "agination" in (info.aria_label or "")):
+    if info.is_pagination and (tag == "nav" or role == "navigation"):
         return "pagination"
     if tag in ("nav", "main", "header", "footer", "aside", "section", "details") or role in ("navigation", "search", "region", "tabpanel", "table") or tag == "table":
         return "region"
@@ -162,7 +209,7 @@ def classify_element(info: ElementInfo) -> str | None:
     if tag in ("input", "textarea") and info.input_type not in ("submit", "button", "reset", "image"):
         return "search_box" if info.is_search and info.input_type in (None, "search", "text") else "input"
     if tag == "a" and info.href:
-        return "link"
+        return "filter" if info.facet else "link"
     if tag in ("button", "summary", "input") or role in ("button", "menuitem"):
         return "button"
     return None

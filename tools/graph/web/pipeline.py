@@ -16,7 +16,7 @@ from ..model import GraphMeta, NodeType
 from ..store import GraphStore, make_graph_id
 from ..vectors import VectorStore
 from .build import build_web_graph
-from .crawl import CrawlOptions, crawl, normalize_url
+from .crawl import CrawlOptions, Skip, crawl, normalize_url
 
 __all__ = ["WebIngestReport", "ingest_website", "WEB_EMBEDDED_TYPES", "website_graph_id"]
 
@@ -45,7 +45,10 @@ class WebIngestReport(BaseModel):
     embedded: int
     node_types: dict[str, int] = Field(default_factory=dict)
     edge_types: dict[str, int] = Field(default_factory=dict)
-    skipped: dict[str, str] = Field(default_factory=dict, description="URL → why it was not crawled.")
+    skipped: dict[str, Skip] = Field(default_factory=dict, description="URL → why it was not stored as a page (reason kind + detail).")
+    skip_counts: dict[str, int] = Field(default_factory=dict, description="How many URLs were skipped per reason.")
+    states: int = Field(0, description="App states stored as pages besides the plain loads.")
+    screenshot_errors: int = Field(0, description="Pages kept without a screenshot (their screenshot failed).")
     blocked: int = Field(0, description="Requests outside the allowed origins that the browser aborted, and pages whose load ended outside them.")
     blocked_urls: list[str] = Field(default_factory=list, description=f"The first {BLOCKED_LISTED} distinct blocked URLs, in the order they were blocked.")
     seconds: dict[str, float] = Field(default_factory=dict)
@@ -98,6 +101,9 @@ async def ingest_website(
         node_types=nodes,
         edge_types=edges,
         skipped=result.skipped,
+        skip_counts=result.skip_counts(),
+        states=sum(1 for p in result.pages if p.state is not None),
+        screenshot_errors=sum(1 for p in result.pages if p.screenshot_error),
         blocked=len(result.blocked),
         blocked_urls=list(dict.fromkeys(result.blocked))[:BLOCKED_LISTED],
         seconds={"crawl": round(crawled, 3), "build": round(built, 3), "embed": round(time.perf_counter() - clock, 3)},

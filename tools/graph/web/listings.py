@@ -1,0 +1,297 @@
+"""Record and listing nodes from the record blocks of a crawl (the body of ``records.add_records``).
+
+A record is identified by its detail page's URL when a row, card or detail page gives one,
+else by its field values; so a record shown on several pages, sort orders and listings is one
+node, and a listing row and the detail page it links to merge into one record. A listing is
+every page with the same ``urls.listing_key`` (page, sort and format parameters dropped).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..model import Edge, EdgeType, Node, NodeType, Source
+from .urls import listing_key, query_of, query_role
+from .values import sort_key, typed_value
+
+if TYPE_CHECKING:
+    from ..model import KnowledgeGraph
+    from .crawl import CrawlResult, PageCapture
+    from .records import Pager, RecordBlock, RecordRow
+
+__all__ = ["RecordGraph", "record_id", "listing_id", "page_number"]
+
+_OFFSET_KEYS = frozenset({"offset", "start", "skip", "from"})
+_DIRECTION_KEYS = frozenset({"dir", "direction", "asc", "desc"})
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha1(text.encode()).hexdigest()[:12]
+
+
+def record_id(key: str) -> str:
+    """Id of the record whose identity is ``key`` (its detail URL, or its fields)."""
+    return f"record:{_digest(key)}"
+
+
+def listing_id(key: str) -> str:
+    """Id of the listing node for a ``urls.listing_key``."""
+    return f"listing:{_digest(key)}"
+
+
+def page_number(url: str, page_size: int | None = None) -> int | None:
+    """The listing page a URL shows: 1 without a page parameter, None when it is a cursor or unreadable.
+
+    >>> page_number("http://h/t/?page=3&ordering=2"), page_number("http://h/t/"), page_number("http://h/t/?offset=40", 20)
+    (3, 1, 3)
+    """
+    for key, value in query_of(url).items():
+        if query_role(key) != "page":
+            continue
+        if not value.isdigit():
+            return None
+        if key.lower() in _OFFSET_KEYS:
+            return int(value) // page_size + 1 if page_size else None
+        return int(value)
+    return 1
+
+
+def _ordering(url: str) -> tuple[tuple[str, str], ...]:
+    """The URL's sort parameters (empty for the listing's default order)."""
+    return tuple(sorted((k, v) for k, v in query_of(url).items() if query_role(k) == "sort"))
+
+
+def _sort_values(url: str) -> set[str]:
+    """The sort parameters' values without a direction sign: what column a sort link names."""
+    return {v.lstrip("+-") for k, v in query_of(url).items() if query_role(k) == "sort" and k.lower() not in _DIRECTION_KEYS}
+
+
+@dataclass
+class _Record:
+    key: str
+    order: int
+    detail_url: str | None
+    fields: dict[str, dict[str, Any]] = field(default_factory=dict)
+    pages: list[str] = field(default_factory=list)
+    listings: list[str] = field(default_factory=list)
+
+    def merge(self, fields: dict[str, str]) -> None:
+        for label, raw in fields.items():
+            value = typed_value(raw, label)
+            old = self.fields.get(label)
+            if old is None or (old["type"] == "missing" and value["type"] != "missing"):
+                self.fields[label] = value
+
+
+@dataclass
+class _View:
+    """One crawled page of a listing: its order, page number, pager and the records it showed, in order."""
+
+    url: str
+    ordering: tuple[tuple[str, str], ...]
+    number: int | None
+    pager: Pager | None
+    blocks: list[RecordBlock]
+    records: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Listing:
+    key: str
+    order: int
+    views: list[_View] = field(default_factory=list)
+    columns: list[str] = field(default_factory=list)
+    records: list[str] = field(default_factory=list)
+
+
+class RecordGraph:
+    """Adds record and listing nodes, and their edges, to a web graph (see the module docstring)."""
+
+    def __init__(self, kg: KnowledgeGraph, result: CrawlResult, page_ids: dict[str, str]) -> None:
+        self.kg = kg
+        self.result = result
+        self.page_ids = page_ids
+        self.records: dict[str, _Record] = {}
+        self.listings: dict[str, _Listing] = {}
+        self.finals = {p.final_url: p.url for p in result.pages}
+        # Pages that list records and show none of their own: a link to one is a category, not a record's detail page.
+        self.listing_pages = {
+            p.url
+            for p in result.pages
+            if any(b.kind in ("table", "cards") for b in p.records) and not any(b.kind in ("key_value", "definitions") for b in p.records)
+        }
+
+    def resolve(self, url: str) -> str:
+        """A URL as the crawl stored it (normalised, aliases and redirects followed)."""
+        from .crawl import normalize_url
+
+        normal = normalize_url(url)
+        normal = self.result.aliases.get(normal, normal)
+        return self.finals.get(normal, normal)
+
+    def build(self) -> None:
+        for page in self.result.pages:
+            self.read_page(page)
+        for listing in self.listings.values():
+            self.add_listing(listing)
+        for record in sorted(self.records.values(), key=lambda r: r.order):
+            self.add_record(record)
+        for listing in self.listings.values():
+            for key in listing.records:
+                self.edge(listing_id(listing.key), record_id(key), EdgeType.CONTAINS)
+        self.kg.meta.stats.update(records=len(self.records), listings=len(self.listings))
+
+    def record(self, key: str, detail_url: str | None) -> _Record:
+        if key not in self.records:
+            self.records[key] = _Record(key=key, order=len(self.records), detail_url=detail_url)
+        return self.records[key]
+
+    def read_page(self, page: PageCapture) -> None:
+        own = [b for b in page.records if b.kind in ("key_value", "definitions")]
+        if own:
+            record = self.record(page.url, page.url)
+            for block in own:
+                for row in block.rows:
+                    record.merge(row.fields)
+            if page.url not in record.pages:
+                record.pages.append(page.url)
+        many = [b for b in page.records if b.kind in ("table", "cards") and b.rows]
+        if not many:
+            return
+        key = listing_key(page.url)
+        listing = self.listings.setdefault(key, _Listing(key=key, order=len(self.listings)))
+        pager = next((b.pager for b in many if b.pager is not None), None)
+        size = max(len(b.rows) for b in many)
+        view = _View(url=page.url, ordering=_ordering(page.url), number=page_number(page.url, size), pager=pager, blocks=many)
+        listing.views.append(view)
+        for block in many:
+            listing.columns += [c for c in block.columns if c not in listing.columns]
+            for row in block.rows:
+                rec = self.row_record(row)
+                rec.merge(row.fields)
+                for seen, value in ((rec.pages, page.url), (rec.listings, key), (view.records, rec.key), (listing.records, rec.key)):
+                    if value not in seen:
+                        seen.append(value)
+
+    def row_record(self, row: RecordRow) -> _Record:
+        detail = self.resolve(row.url) if row.url else None
+        if detail is not None and detail not in self.listing_pages:
+            return self.record(detail, detail)
+        canonical = json.dumps(sorted(row.fields.items()), ensure_ascii=False)
+        return self.record("fields:" + canonical, None)
+
+    def edge(self, source: str, target: str, kind: EdgeType) -> None:
+        if source != target and source in self.kg and target in self.kg and not self.kg.g.has_edge(source, target, key=kind.value):
+            self.kg.add_edge(Edge(source=source, target=target, type=kind))
+
+    def add_record(self, record: _Record) -> None:
+        rid = record_id(record.key)
+        text = "; ".join(f"{label}: {value['raw']}" for label, value in record.fields.items())
+        attrs = {
+            "fields": record.fields,
+            "listing": listing_id(record.listings[0]) if record.listings else None,
+            "listings": [listing_id(k) for k in record.listings],
+            "detail_url": record.detail_url,
+            "pages": record.pages,
+        }
+        source = Source(url=record.detail_url or (record.pages[0] if record.pages else None))
+        self.kg.add_node(Node(id=rid, type=NodeType.RECORD, text=text[:4000], attrs=attrs, source=source))
+        for url in record.pages:
+            if url in self.page_ids:
+                self.edge(self.page_ids[url], rid, EdgeType.SHOWS)
+        if record.detail_url and record.detail_url in self.page_ids:
+            self.edge(rid, self.page_ids[record.detail_url], EdgeType.DETAILS)
+
+    def add_listing(self, listing: _Listing) -> None:
+        lid = listing_id(listing.key)
+        total = self.pages_total(listing)
+        by_order: dict[tuple[tuple[str, str], ...], set[int]] = {}
+        for view in listing.views:
+            if view.number is not None:
+                by_order.setdefault(view.ordering, set()).add(view.number)
+        pages_seen = max((len(n) for n in by_order.values()), default=len(listing.views))
+        stated = next((v.pager.stated_total for v in listing.views if v.pager and v.pager.stated_total is not None), None)
+        truncated = any(b.truncated for v in listing.views for b in v.blocks)
+        all_pages = total is not None and any(set(range(1, total + 1)) <= seen for seen in by_order.values())
+        complete = not truncated and (all_pages or (stated is not None and stated == len(listing.records)))
+        attrs = {
+            "key": listing.key,
+            "url": listing.key,
+            "columns": listing.columns,
+            "pages_seen": pages_seen,
+            "pages_total": total,
+            "total_stated": stated,
+            "records": len(listing.records),
+            "complete": complete,
+            "sorts": self.sorts(listing),
+            "pages": [v.url for v in listing.views],
+        }
+        text = f"listing {listing.key}: {len(listing.records)} records" + (f" of {stated}" if stated is not None else "")
+        self.kg.add_node(Node(id=lid, type=NodeType.LISTING, text=text, attrs=attrs, source=Source(url=listing.key)))
+        for view in listing.views:
+            if view.url in self.page_ids:
+                self.edge(self.page_ids[view.url], lid, EdgeType.SHOWS)
+
+    def pages_total(self, listing: _Listing) -> int | None:
+        """Pages of the listing: a 'Page 1 / 7' counter, else the highest page linked or seen once a last page (no next link) was seen."""
+        stated = [v.pager.total for v in listing.views if v.pager and v.pager.total]
+        if stated:
+            return max(stated)
+        size = max((len(b.rows) for v in listing.views for b in v.blocks), default=None)
+        numbers = {v.number for v in listing.views if v.number is not None}
+        for view in listing.views:
+            if view.pager is None:
+                continue
+            for link in [*view.pager.links, view.pager.next, view.pager.last]:
+                if link and listing_key(self.resolve(link)) == listing.key and (n := page_number(link, size)) is not None:
+                    numbers.add(n)
+        last_seen = [v.number for v in listing.views if v.number is not None and (v.pager is None or v.pager.next is None)]
+        if last_seen and max(last_seen) == max(numbers):
+            return max(numbers)
+        if numbers and any(v.pager and v.pager.last for v in listing.views):
+            return max(numbers)
+        return None
+
+    def sorts(self, listing: _Listing) -> list[dict[str, Any]]:
+        """For each crawled sort order: the field it sorts by (its column's header link, else the rows) and the direction the rows show."""
+        default = [v for v in listing.views if not v.ordering]
+        links: dict[str, str] = {}
+        for view in listing.views:
+            for block in view.blocks:
+                for column, url in block.column_links.items():
+                    links.setdefault(column, url)
+        out: list[dict[str, Any]] = []
+        orderings = sorted({v.ordering for v in listing.views if v.ordering})
+        for ordering in orderings:
+            views = sorted((v for v in listing.views if v.ordering == ordering), key=lambda v: v.number or 0)
+            wanted = _sort_values(views[0].url)
+            label: str | None = next((lbl for lbl, url in links.items() if wanted and _sort_values(url) == wanted), None)
+            if label is None:
+                label = self.sorted_column(listing, views, default)
+            direction = self.direction(label, views) if label else None
+            out.append({"field": label, "direction": direction, "url": views[0].url})
+        return out
+
+    def values(self, label: str, view: _View) -> list[Any]:
+        keys = [sort_key(self.records[k].fields.get(label)) for k in view.records]
+        return [k for k in keys if k is not None]
+
+    def direction(self, label: str, views: list[_View]) -> str | None:
+        """'asc' or 'desc' when every seen page's rows are in that order by ``label`` (and not all equal)."""
+        runs = [self.values(label, v) for v in views]
+        pairs = [(a, b) for run in runs for a, b in zip(run, run[1:]) if a[0] == b[0]]
+        if not pairs or all(a == b for a, b in pairs):
+            return None
+        if all(a <= b for a, b in pairs):
+            return "asc"
+        if all(a >= b for a, b in pairs):
+            return "desc"
+        return None
+
+    def sorted_column(self, listing: _Listing, views: list[_View], default: list[_View]) -> str | None:
+        """The one column whose values are ordered in ``views`` but not in the default order."""
+        found = [c for c in listing.columns if self.direction(c, views) and not (default and self.direction(c, default))]
+        return found[0] if len(found) == 1 else None

@@ -1,0 +1,114 @@
+"""What a URL says about the page behind it: its template, and which query keys page, sort or re-format a listing.
+
+Shared by the crawl frontier (cap pages per template, treat sort and export variants as
+views), the listing reader (which pages of a listing were seen) and the graph builder
+(pagination and sort edges). Every rule is about URL shape, never about one site.
+
+Examples
+--------
+>>> url_template("http://h/penguins/row/WzFd/?page=2&ordering=-3")
+'http://h/penguins/row/{id}/?ordering&page'
+>>> listing_key("http://h/penguins/content/?page=2&ordering=-3")
+'http://h/penguins/content/'
+>>> query_role("ordering"), query_role("page"), query_role("format"), query_role("genre")
+('sort', 'page', 'format', 'filter')
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+from urllib.parse import parse_qsl, urlencode, urlparse, urlunparse
+
+__all__ = ["PAGE_KEYS", "SORT_KEYS", "FORMAT_KEYS", "QueryRole", "query_role", "url_template", "listing_key", "query_of", "with_query", "route_of"]
+
+QueryRole = Literal["page", "sort", "format", "filter"]
+
+#: Query keys that select a page of a listing (page number, offset, cursor).
+PAGE_KEYS = frozenset({"page", "p", "pg", "pagenum", "page_number", "offset", "start", "skip", "from", "cursor", "after", "before", "pageindex", "page_no"})
+#: Query keys that order a listing.
+SORT_KEYS = frozenset({"sort", "sort_by", "sortby", "order", "order_by", "orderby", "ordering", "dir", "direction", "asc", "desc", "o", "s"})
+#: Query keys that change a listing's format or size, not its records.
+FORMAT_KEYS = frozenset({"format", "fmt", "export", "download", "output", "view", "display", "layout", "per_page", "perpage", "page_size", "pagesize", "limit", "size", "rows", "theme", "lang"})
+
+_TOKEN = re.compile(r"^[A-Za-z0-9_+=-]+$")
+
+
+def _looks_like_id(stem: str) -> bool:
+    """A path segment that names one item: has a digit, or mixes case inside one token (base64, hashes)."""
+    if not stem or not _TOKEN.match(stem):
+        return False
+    if any(c.isdigit() for c in stem):
+        return True
+    inner = stem[1:]
+    return any(c.isupper() for c in inner) and any(c.islower() for c in inner)
+
+
+def query_role(key: str) -> QueryRole:
+    """What a query key does to a listing: select a page, order it, re-format it, or (anything else) filter it."""
+    low = key.lower()
+    if low in PAGE_KEYS:
+        return "page"
+    if low in SORT_KEYS or low.startswith(("sort", "order")):
+        return "sort"
+    if low in FORMAT_KEYS:
+        return "format"
+    return "filter"
+
+
+def _segment_shape(segment: str) -> str:
+    if not segment:
+        return segment
+    stem, dot, ext = segment.rpartition(".") if "." in segment else (segment, "", "")
+    return "{id}" + dot + ext if _looks_like_id(stem) else segment
+
+
+def url_template(url: str) -> str:
+    """The URL's shape: path segments that look like ids become ``{id}``, the query keeps its sorted keys only.
+
+    Two pages with the same template are usually the same kind of page (one record's detail
+    page, one listing with other parameters).
+
+    >>> url_template("http://h/book.html?id=b07") == url_template("http://h/book.html?id=b12")
+    True
+    >>> url_template("http://h/library/csv.html") == url_template("http://h/library/json.html")
+    False
+    """
+    parts = urlparse(url)
+    path = "/".join(_segment_shape(s) for s in parts.path.split("/"))
+    keys = "&".join(sorted({k for k, _ in parse_qsl(parts.query, keep_blank_values=True)}))
+    return urlunparse((parts.scheme, parts.netloc, path, "", keys, ""))
+
+
+def query_of(url: str) -> dict[str, str]:
+    """The URL's query parameters (last value wins)."""
+    return dict(parse_qsl(urlparse(url).query, keep_blank_values=True))
+
+
+def with_query(url: str, query: dict[str, str]) -> str:
+    """``url`` with its query replaced by ``query`` (keys sorted, empty values dropped)."""
+    parts = urlparse(url)
+    return urlunparse(parts._replace(query=urlencode(sorted((k, v) for k, v in query.items() if v != "")), fragment=""))
+
+
+def listing_key(url: str) -> str:
+    """The listing a URL shows, whatever page, order or format: the URL without page, sort and format parameters.
+
+    Filter parameters stay: a filtered listing is another listing.
+
+    >>> listing_key("http://h/genres.html?genre=poetry&page=3&sort=title")
+    'http://h/genres.html?genre=poetry'
+    """
+    return with_query(url, {k: v for k, v in query_of(url).items() if query_role(k) == "filter"})
+
+
+def route_of(url: str) -> str | None:
+    """The client-side route in a URL's fragment (``#/active``, ``#!/page``), or None for a plain anchor.
+
+    >>> route_of("http://h/#/completed"), route_of("http://h/page.html#section-2")
+    ('/completed', None)
+    """
+    fragment = urlparse(url).fragment
+    if fragment.startswith("!"):
+        fragment = fragment[1:]
+    return fragment if fragment.startswith("/") else None
