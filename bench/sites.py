@@ -129,7 +129,9 @@ async def _ingest(site: str, url: str, max_pages: int, contexts: int | None) -> 
             extra = {"contexts": contexts} if contexts else {}
             report = await rt.graphs.ingest_website(url, max_pages=max_pages, max_depth=4, **extra)
             kg = rt.graphs.load(report.graph_id)
-            sample = [r.model_dump(include={"text", "attrs"}) for r in list(kg.nodes("record"))[:1]]
+            records = list(kg.nodes("record"))
+            richest = max(records, key=lambda r: (bool(r.attrs.get("listing")), len(r.attrs.get("fields") or {})), default=None)
+            sample = [richest.model_dump(include={"text", "attrs"})] if richest else []
             return _row(site, report, kg), sample
 
 

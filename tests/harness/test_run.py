@@ -66,7 +66,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Settings, 
 def test_oracle_and_explorers_run_evaluate_and_report(world: tuple[Settings, list[Task]]) -> None:
     settings, tasks = world
     seen: list[tuple[int, int]] = []
-    report = asyncio.run(Harness(settings, build_server).run(tasks, AGENTS, concurrency=2, max_steps=12, timeout_s=60, run_id="r1", progress=lambda r, d, t: seen.append((d, t))))
+    report = asyncio.run(Harness(settings, build_server).run(tasks, AGENTS, concurrency=2, max_steps=24, timeout_s=60, run_id="r1", progress=lambda r, d, t: seen.append((d, t))))
     results = RunStore(Workspace(settings.workspace), "r1").results()
     assert len(results) == len(tasks) * len(AGENTS) and seen[-1] == (len(results), len(results))
     oracle = [r for r in results if r.agent == "oracle"]

@@ -1,7 +1,8 @@
 """TaskService: generate, store, list and export tasks — what the CLI and the ``tasks_*`` tools call.
 
 The pipeline for one graph: candidates (document templates, or web meta-path
-matches) → stage 1 reachability → (web) replay in a real browser → stage 2 LLM
+matches) → (web) instruction style, click scripts dropped → stage 1 reachability →
+(web) no-op check and replay in a real browser → stage 2 LLM
 score when an LLM is configured → stage 3 embedding de-duplication → MMR coverage
 selection of ``count`` tasks → the task store. A :class:`GenerationReport` says what
 each stage kept and dropped, and why.
@@ -27,6 +28,7 @@ from .document.draft import Draft, Submission, Verdict, check_submission, make_d
 from .filter.stages import GenerationReport, deduplicate, filter_reachable, mmr_select, score_quality
 from .registry import GenerationRequest, generators, pick_generator
 from .web.paths import llm_instructions, verify_web_tasks
+from .web.style import filter_scripts, recheck_rewrites
 
 __all__ = ["TaskService", "GenerateResult", "SkippedPattern"]
 
@@ -92,7 +94,7 @@ class TaskService:
         """Generate up to ``count`` tasks from a graph (document or web, by the graph's kind).
 
         ``generator`` names a registered task generator (``taskloom plugins``); by default the
-        graph kind's own: ``document-templates``, ``document-llm`` (an LLM is on) or ``web-metapaths``.
+        graph kind's own: ``document-templates``, ``document-llm`` (an LLM is on) or ``web-goals``.
         """
         if not 1 <= count <= 1000:
             raise InputError(f"count={count} is out of range; use 1 to 1000")
@@ -107,11 +109,14 @@ class TaskService:
         if difficulty:
             tasks = [t for t in tasks if t.difficulty == difficulty]
         report.candidates = len(tasks)
+        if kg.meta.kind == "web":
+            tasks = filter_scripts(kg, tasks, report)  # goals only: a click script is dropped with the rule that caught it
         tasks = filter_reachable(kg, tasks, hops, report)
         if kg.meta.kind == "web" and verify:
             tasks = await verify_web_tasks(tasks, self.episodes, report)
         if kg.meta.kind == "web" and llm_on:
             await llm_instructions(tasks, self.llm)
+            recheck_rewrites(kg, tasks)
         scored = llm_on
         if scored:
             tasks = await score_quality(kg, tasks, self.llm, report)

@@ -48,17 +48,25 @@ class SuccessCriterion(BaseModel):
     ``typed``) against recorded actions. Nothing is ever executed as code.
     """
 
-    kind: Literal["url_matches", "text_present", "text_absent", "element_state", "action_performed", "clicked", "typed"]
+    kind: Literal[
+        "url_matches", "page_is", "query_has", "text_present", "text_absent", "element_state", "items", "action_performed", "clicked", "typed"
+    ]
     value: str = Field(
-        description="Regex for url_matches; text for text_*; selector for element_state; canonical action for action_performed; "
-        "the clicked element's name or text for clicked; the typed text for typed."
+        description="Regex for url_matches; a URL for page_is (same page after normalising fragment, trailing slash, index.html and "
+        "query order) and query_has (same path, and these query parameters with these values, others free); text for text_*; "
+        "selector, or 'role=<role> name=<accessible name>', for element_state; for items, JSON "
+        '{"<item text>": "checked"|"unchecked"|"shown", ...} that the visible items of one list in the main content must be exactly '
+        "(order ignored; an item is named by its whole text, first line, or first label, heading or link; 'shown' = any state); canonical action for "
+        "action_performed; the clicked element's name or text for clicked; the typed text for typed."
     )
     state: str | None = Field(None, description="element_state: visible, hidden, checked, unchecked, disabled, enabled, value=<text> or label=<selected option>.")
+    scope: Literal["page", "main"] = Field("page", description="text_*: the whole page, or its main content only (main landmark, else the body without header, nav, footer, aside).")
+    whole_words: bool = Field(False, description="text_*: match whole words only (case- and space-insensitive).")
 
     @property
     def on_state(self) -> bool:
         """True when the criterion is tested against the page rather than the actions."""
-        return self.kind in ("url_matches", "text_present", "text_absent", "element_state")
+        return self.kind in ("url_matches", "page_is", "query_has", "text_present", "text_absent", "element_state", "items")
 
 
 def criterion_key(criterion: SuccessCriterion) -> str:

@@ -152,8 +152,9 @@ def test_crawl_stores_no_page_that_left_the_origin_and_lists_what_it_blocked(sit
     secret = other.base + "/secret.html"
     assert secret in report.blocked_urls and report.blocked >= 4  # type: ignore[attr-defined]
     # the one-hop redirect, the script and the meta refresh were refused before any request reached the other port;
-    # only the two-hop chain (Chromium follows the second hop itself) got there, and that page was dropped unseen
-    assert other.log.count("/secret.html") <= 1, other.log
+    # only the two-hop chain (Chromium follows the second hop itself) got there — twice at most, when a load cut short by
+    # a pending navigation is retried — and that page was dropped unseen
+    assert other.log.count("/secret.html") <= 2, other.log
 
 
 @pytest.mark.integration

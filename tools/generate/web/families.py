@@ -21,7 +21,7 @@ SEED_STEPS = 20_000
 GRAPH_STEPS = 200_000
 
 
-@generator("web-metapaths", graph="web", default=True)
+@generator("web-metapaths", graph="web")
 async def web_metapaths(request: GenerationRequest) -> Candidates:
     """Seed-driven meta-path matches (business → general → basic), each a goal task to be replayed.
 

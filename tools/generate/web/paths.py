@@ -22,7 +22,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from ...environment.canonical import canonical
-from ...evaluate.checks import check_criteria
+from ...evaluate.checks import answer_visible, check_criteria
 from ...environment.episodes import ActionFailed
 from ...environment.gold import run_gold_steps
 from ...environment.manager import EpisodeManager
@@ -210,29 +210,49 @@ def task_from_path(kg: KnowledgeGraph, edges: Sequence[PathEdge], pattern_id: st
 
 
 async def verify_web_tasks(tasks: list[Task], episodes: EpisodeManager, report: GenerationReport) -> list[Task]:
-    """Replay each task's gold steps in a fresh episode; keep the tasks whose criteria all hold."""
+    """Replay each task's gold steps in a fresh episode; keep the tasks that are not no-ops and whose criteria all hold.
+
+    Stages, each dropping with its reason in ``report``: ``no_op`` (the task's state
+    criteria all hold already on its start page, before any step), ``replay`` (a gold
+    step failed or a criterion does not hold afterwards), ``answer_visible`` (the gold
+    answer is not shown on the final page; skipped when ``quality["answer_visible"]``
+    is False, e.g. a computed count, or for yes/no answers).
+    """
     kept: list[Task] = []
+    no_ops = 0
     for task in tasks:
         episode, _ = await episodes.start(url=task.start_url, task_id=None, agent="gold-replay")
         reason: str | None = None
+        stage = "replay"
         try:
-            await run_gold_steps(episode, task.gold_steps)
-            results = await check_criteria(episode.page, task.success, load_trajectory(episode.recorder.path).actions)
-            failed = [r for r in results if not r.ok]
-            if failed:
-                reason = "; ".join(f"{r.criterion.kind} {r.criterion.value!r}: {r.observed}" for r in failed)
+            at_start = [c for c in task.success if c.on_state]
+            if at_start and all(r.ok for r in await check_criteria(episode.page, at_start, [], grace_s=0)):
+                stage, reason = "no_op", "the success criteria already hold on the start page: " + "; ".join(f"{c.kind} {c.value!r}" for c in at_start)
+            else:
+                await run_gold_steps(episode, task.gold_steps)
+                results = await check_criteria(episode.page, task.success, load_trajectory(episode.recorder.path).actions)
+                failed = [r for r in results if not r.ok]
+                if failed:
+                    reason = "; ".join(f"{r.criterion.kind} {r.criterion.value!r}: {r.observed}" for r in failed)
+                elif task.gold_answer and task.quality.get("answer_visible") is not False and task.answer_kind != "boolean":
+                    shown, observed = await answer_visible(episode.page, task.gold_answer, task.answer_kind)
+                    if not shown:
+                        stage, reason = "answer_visible", observed
         except (ActionFailed, TaskloomError) as exc:
             reason = f"a gold step failed: {exc}"
         path = await episodes.close(episode.id, status="closed" if reason is None else "error", reason=reason)
         if reason is not None:
-            report.dropped.append(Dropped(task_id=task.id, stage="replay", reason=reason))
+            no_ops += stage == "no_op"
+            report.dropped.append(Dropped(task_id=task.id, stage=stage, reason=reason))
             continue
         task.gold_trajectory = str(path)
         task.quality["replay"] = {"ok": True, "criteria": len(task.success)}
+        if task.gold_answer and task.quality.get("answer_visible") is not False and task.answer_kind != "boolean":
+            task.quality["answer_visible"] = True
         kept.append(task)
-    report.stage("replay", len(tasks), len(kept))
+    report.stage("no_op", len(tasks), len(tasks) - no_ops)
+    report.stage("replay", len(tasks) - no_ops, len(kept))
     return kept
-
 
 
 class _Instruction(BaseModel):

@@ -77,7 +77,11 @@ class CrawlOptions(BaseModel):
     click_budget: int = Field(12, ge=0, le=100, description="Triggers clicked per page.")
     screenshots: bool = True
     max_states: int = Field(20, ge=0, le=500, description="App states (same-URL content changes) stored besides max_pages.")
-    state_timeout: float = Field(30.0, ge=1.0, le=600.0, description="Seconds exploring one page's app states may take; past it the page keeps no states.")
+    state_timeout: float = Field(
+        300.0, ge=1.0, le=3600.0,
+        description="A safety net on exploring one page's app states (the budget is max_states); past it the states found so far are kept, "
+        "and the crawl may then depend on the machine's speed.",
+    )
     template_cap: int = Field(5, ge=1, le=2000, description="Pages crawled per URL template (path shape + query keys).")
     listing_cap: int = Field(10, ge=1, le=2000, description="Pages crawled per listing (its page/offset/cursor variants).")
     view_cap: int = Field(2, ge=0, le=100, description="Sort or format views crawled per listing (the others are recorded as views).")
@@ -176,6 +180,8 @@ def _first_line(exc: BaseException) -> str:
 def _failure(exc: BaseException) -> Skip:
     """A load or read that raised: a timeout or another error."""
     line = _first_line(exc)
+    if "Download is starting" in line:
+        return Skip(reason="download", detail="the URL is a file download, not a page")
     return Skip(reason="timeout" if "Timeout" in line or isinstance(exc, TimeoutError) else "error", detail=line)
 
 
@@ -373,16 +379,19 @@ class _Crawl:
             fresh[0] = False
             await self._load(page, capture.final_url)
 
+        kept: list[PageCapture] = []
+
         async def read(state: AppState) -> PageCapture:
             got = await self._read(page, None, state_url(state), capture.depth)
             got.state, got.final_url = state, state.base_url
+            kept.append(got)  # verified by a replay before it is read: kept even if the exploration times out later
             return got
 
         try:
-            return list(await asyncio.wait_for(explore_states(page, capture, reload, read, self.options.max_states), self.options.state_timeout))
+            await asyncio.wait_for(explore_states(page, capture, reload, read, self.options.max_states), self.options.state_timeout)
         except TimeoutError:
-            capture.state_error = f"exploring app states took over {self.options.state_timeout:g} s (state_timeout); none kept"
-            return []
+            capture.state_error = f"exploring app states took over {self.options.state_timeout:g} s (state_timeout); the {len(kept)} found by then are kept"
+        return kept
 
     @staticmethod
     async def _quiet(page: Page, timeout_ms: float = 3000) -> None:

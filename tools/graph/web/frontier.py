@@ -45,7 +45,7 @@ RESOURCE_EXTENSIONS = frozenset(
 Kind = Literal["page", "listing_page", "view", "resource"]
 
 SkipReason = Literal[
-    "out_of_domain", "budget", "depth", "template_cap", "view_variant", "duplicate_content", "timeout", "http_status", "redirected", "error"
+    "out_of_domain", "budget", "depth", "template_cap", "view_variant", "duplicate_content", "timeout", "http_status", "redirected", "download", "error"
 ]
 
 

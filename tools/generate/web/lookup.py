@@ -1,0 +1,324 @@
+"""Information lookup (issue 15, family 1): one field of one record, asked about by the values that identify it.
+
+A record the start page does not show is named by the smallest set of its short text
+fields (id-like and categorical values, never the asked field) that no other record of
+its listing shares (so only listings the crawl saw completely are used); the question asks for one other non-missing field (a number with
+its unit, a date, or a short text) in one of several phrasings. The gold answer is the
+field's value; the gold steps open a crawled page that shows the record (its detail
+page when crawled, else a listing page). The structured goal is kept under
+``task.quality["lookup"]``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlparse
+
+import numpy as np
+
+from ...graph.model import KnowledgeGraph, Node
+from ...tasks.model import GoldStep, Provenance, Task
+from ..registry import Candidates, GenerationRequest, generator
+from .phrasing import ID_LABEL, answer_metrics, field_phrase, plural, quoted, short_value, singular, value_text
+
+__all__ = ["FieldStats", "ListingData", "listing_data", "start_page", "describe_record", "web_lookup", "LOOKUP_TEMPLATE"]
+
+LOOKUP_TEMPLATE = "web-lookup"
+#: Hops from the start page to the answer page the reachability filter allows.
+HOPS = 8
+#: Path segments that say how a listing is shown, not what it lists.
+_GENERIC = frozenset(
+    "content contents list lists index table tables data rows records items item browse view views all search results entries entry page pages default main home api v1 v2".split()
+)
+_NOT_NOUN = frozenset("id name title label key code number value text description".split())
+_MAX_IDENT_CHARS = 40
+_MAX_ANSWER_CHARS = 40
+
+
+@dataclass
+class FieldStats:
+    """What one field looks like across a listing's records."""
+
+    label: str
+    types: Counter[str] = field(default_factory=Counter)
+    values: Counter[str] = field(default_factory=Counter)  # raw text of non-missing values
+    longest: int = 0
+
+    @property
+    def main_type(self) -> str:
+        present = [(n, t) for t, n in self.types.items() if t != "missing"]
+        return max(present)[1] if present else "missing"
+
+    @property
+    def distinct(self) -> int:
+        return len(self.values)
+
+    def identifying(self) -> bool:
+        """Short text values, more than one of them: usable to name a record."""
+        return self.main_type == "text" and self.types["text"] == sum(self.types.values()) - self.types["missing"] and self.distinct >= 2 and self.longest <= _MAX_IDENT_CHARS and not ID_LABEL.match(self.label.strip())
+
+    def askable(self) -> bool:
+        """A field worth asking about: not a row key, not constant, numbers, dates or short texts."""
+        if ID_LABEL.match(self.label.strip()) or self.distinct < 2:
+            return False
+        return self.main_type in ("number", "date") or (self.main_type == "text" and self.longest <= _MAX_ANSWER_CHARS)
+
+
+@dataclass
+class ListingData:
+    """A listing's node, its records (in id order), their field statistics and the noun for one record."""
+
+    node: Node
+    records: list[Node]
+    stats: dict[str, FieldStats]
+    noun: str
+
+    def short(self, label: str, raw: str) -> str:
+        """The value as an instruction writes it (see :func:`phrasing.short_value`)."""
+        return short_value(raw, self.stats[label].values) if label in self.stats else raw
+
+
+def _stats(records: list[Node]) -> dict[str, FieldStats]:
+    stats: dict[str, FieldStats] = {}
+    for record in records:
+        for label, value in record.attrs.get("fields", {}).items():
+            entry = stats.setdefault(label, FieldStats(label))
+            entry.types[str(value.get("type"))] += 1
+            if value.get("type") != "missing":
+                raw = str(value.get("raw", ""))
+                entry.values[raw] += 1
+                entry.longest = max(entry.longest, len(raw))
+    return stats
+
+
+def _first_column_noun(node: Node, stats: dict[str, FieldStats], size: int) -> str | None:
+    """A listing whose first column is one plain word with a distinct value per record lists things of that name."""
+    columns = node.attrs.get("columns") or []
+    if not columns:
+        return None
+    label = str(columns[0]).strip()
+    entry = stats.get(label)
+    if not label.isalpha() or len(label) < 3 or label.lower() in _NOT_NOUN or ID_LABEL.match(label) or entry is None:
+        return None
+    return singular(label.lower()) if entry.main_type == "text" and entry.distinct == size else None
+
+
+def _path_noun(url: str) -> str | None:
+    segments = [s for s in urlparse(url).path.split("/") if s]
+    for segment in reversed(segments):
+        word = segment.replace("-", " ").replace("_", " ").strip()
+        if word.isascii() and word.replace(" ", "").isalpha() and word.lower() not in _GENERIC and len(word) >= 3:
+            return singular(word.lower())
+    return None
+
+
+def listing_data(kg: KnowledgeGraph) -> list[ListingData]:
+    """Every listing with records, with a noun per listing (first column, else URL path, else "record"; a clash keeps it for the larger)."""
+    out: list[ListingData] = []
+    members: dict[str, list[Node]] = {}
+    for record in kg.nodes("record"):
+        for lid in record.attrs.get("listings") or []:
+            members.setdefault(str(lid), []).append(record)
+    for node in sorted(kg.nodes("listing"), key=lambda n: n.id):
+        records = sorted(members.get(node.id, []), key=lambda n: n.id)
+        if not records:
+            continue
+        stats = _stats(records)
+        noun = _first_column_noun(node, stats, len(records)) or _path_noun(str(node.attrs.get("url") or "")) or "record"
+        out.append(ListingData(node, records, stats, noun))
+    by_noun: dict[str, list[ListingData]] = {}
+    for data in out:
+        by_noun.setdefault(data.noun, []).append(data)
+    for same in by_noun.values():
+        for data in sorted(same, key=lambda d: (-len(d.records), d.node.id))[1:]:
+            data.noun = "record"
+    return out
+
+
+def start_page(kg: KnowledgeGraph) -> Node | None:
+    """The site's start page: the page crawled from the graph's first source URL, else the first page."""
+    pages = list(kg.nodes("page"))
+    sources = [s.rstrip("/") for s in kg.meta.sources]
+    return next((p for p in pages if str(p.attrs.get("url", "")).rstrip("/") in sources), pages[0] if pages else None)
+
+
+def _fields(record: Node) -> dict[str, dict[str, Any]]:
+    fields: dict[str, dict[str, Any]] = record.attrs.get("fields", {})
+    return fields
+
+
+def _preference(data: ListingData, label: str) -> tuple[int, int, str]:
+    """Id-like fields (many distinct values) first, then categories, yes/no-like two-valued fields last."""
+    distinct = data.stats[label].distinct
+    if distinct / len(data.records) >= 0.3:
+        return (0, -distinct, label)
+    return (2 if distinct == 2 else 1, -distinct, label)
+
+
+def identify(data: ListingData, record: Node, exclude: str) -> list[str] | None:
+    """The smallest set of identifying labels (up to three) whose values only ``record`` has in its listing."""
+    own = _fields(record)
+    labels = [lb for lb, st in data.stats.items() if lb != exclude and st.identifying() and own.get(lb, {}).get("type") == "text"]
+    labels.sort(key=lambda lb: _preference(data, lb))
+    for size in (1, 2, 3):
+        for combo in sorted(itertools.combinations(range(len(labels)), size), key=lambda c: (sum(c), c)):
+            chosen = [labels[i] for i in combo]
+            wanted = {lb: own[lb]["raw"] for lb in chosen}
+            matches = sum(1 for r in data.records if all(_fields(r).get(lb, {}).get("raw") == v for lb, v in wanted.items()))
+            if matches == 1:
+                return chosen
+    return None
+
+
+def describe_record(data: ListingData, record: Node, labels: list[str]) -> str:
+    """"the Gentoo penguin with individual ID N12A1 and study name PAL0809": the noun, then each identifying value."""
+    own = _fields(record)
+    head, rest = f"the {data.noun}", []
+    for label in labels:
+        value = data.short(label, str(own[label]["raw"]))
+        words = value.split()
+        if head == f"the {data.noun}" and len(words) > 1 and singular(words[-1].lower()) == data.noun:
+            head = f"the {value}"  # the value already names the kind of thing ("Gentoo penguin")
+        elif head == f"the {data.noun}" and field_phrase(label).lower() == data.noun:
+            head = f"the {data.noun} {quoted(value)}"
+        else:
+            rest.append(f"{field_phrase(label)} {quoted(value)}")
+    if not rest:
+        return head
+    return f"{head} with " + (rest[0] if len(rest) == 1 else ", ".join(rest[:-1]) + " and " + rest[-1])
+
+
+_QUESTIONS = {
+    "number": [
+        "What {field} was recorded for {subject}?",
+        "What is the {field} of {subject}?",
+        "Find the {field} listed for {subject}.",
+        "According to the site, what {field} does {subject} have?",
+        "Look up {subject}: what is its {field}?",
+    ],
+    "date": [
+        "What {field} is given for {subject}?",
+        "Which date is listed as the {field} of {subject}?",
+        "Find the {field} recorded for {subject}.",
+        "Look up {subject}: what is its {field}?",
+    ],
+    "text": [
+        "What {field} is listed for {subject}?",
+        "What is the {field} of {subject}?",
+        "Find the {field} recorded for {subject}.",
+        "Look up {subject} and report its {field}.",
+    ],
+}
+
+
+def _answer_page(kg: KnowledgeGraph, record: Node, start_url: str) -> Node | None:
+    """A crawled page that shows the record: its detail page first, else the first listing page that shows it."""
+    urls = {str(p.attrs.get("url")): p for p in kg.nodes("page")}
+    pages = [u for u in record.attrs.get("pages") or [] if u != start_url and u in urls]
+    detail = record.attrs.get("detail_url")
+    if detail in pages:
+        return urls[str(detail)]
+    return urls[pages[0]] if pages else None
+
+
+def _rng(seed: int, *parts: str) -> np.random.Generator:
+    return np.random.default_rng([seed, int(hashlib.sha1("|".join(parts).encode()).hexdigest()[:8], 16)])
+
+
+def lookup_task(kg: KnowledgeGraph, data: ListingData, record: Node, label: str, start: Node, seed: int) -> Task | None:
+    """The lookup task asking for ``label`` of ``record``, or None when the record cannot be named or reached."""
+    start_url = str(start.attrs.get("url"))
+    own = _fields(record)
+    if start_url in (record.attrs.get("pages") or []) or own.get(label, {}).get("type") in (None, "missing"):
+        return None
+    labels = identify(data, record, label)
+    page = _answer_page(kg, record, start_url)
+    if labels is None or page is None:
+        return None
+    asked = own[label]
+    kind = "number" if asked["type"] == "number" else "text"
+    rng = _rng(seed, kg.id, record.id, label)
+    templates = _QUESTIONS.get(str(asked["type"]), _QUESTIONS["text"])
+    instruction = templates[int(rng.integers(len(templates)))].format(field=field_phrase(label), subject=describe_record(data, record, labels))
+    instruction = instruction[0].upper() + instruction[1:]
+    answer = value_text(asked)
+    digest = hashlib.sha1(f"{kg.id}|{LOOKUP_TEMPLATE}|{record.id}|{label}".encode()).hexdigest()[:12]
+    url = str(page.attrs["url"])
+    return Task(
+        id=f"web-lookup-{digest}",
+        kind="web",
+        type="lookup",
+        difficulty="medium",
+        instruction=instruction,
+        gold_answer=answer,
+        answer_kind=kind,
+        metrics=answer_metrics(kind),
+        evidence=[record.id],
+        start_url=start_url,
+        allowed_domains=list(kg.meta.stats.get("allowed_domains") or [urlparse(start_url).hostname or ""]),
+        gold_steps=[GoldStep(action="navigate", text=url, node_id=page.id, canonical=f"navigate(url={url!r})")],
+        reasoning_path=[(data.node.id, "contains", record.id), (page.id, "shows", record.id)],
+        provenance=Provenance(graph_id=kg.id, template=LOOKUP_TEMPLATE, generator=LOOKUP_TEMPLATE, model="none", seed=seed),
+        quality={
+            "answer_visible": True,
+            "lookup": {
+                "listing": data.node.id,
+                "record": record.id,
+                "identify": {lb: own[lb]["raw"] for lb in labels},
+                "field": label,
+                "value": asked.get("value"),
+                "raw": asked.get("raw"),
+                "unit": asked.get("unit"),
+                "answer_page": url,
+            },
+        },
+    )
+
+
+@generator(LOOKUP_TEMPLATE, graph="web")
+async def web_lookup(request: GenerationRequest) -> Candidates:
+    """Questions about one field of one record the start page does not show, naming the record by its identifying values."""
+    kg, seed = request.kg, request.seed
+    pool = max(request.count * 2, 8)
+    start = start_page(kg)
+    tasks: list[Task] = []
+    skipped: list[dict[str, str]] = []
+    if start is None:
+        request.report.generator = {"listings": 0, "skipped": [{"reason": "the graph has no pages"}]}
+        return Candidates([], {LOOKUP_TEMPLATE: HOPS})
+    listings = listing_data(kg)
+    per_listing = max(1, -(-pool // max(1, len(listings))))
+    for data in listings:
+        if not data.node.attrs.get("complete"):
+            # identifying values unique among the records seen may be shared by records not seen
+            skipped.append({"listing": data.node.id, "reason": f"listing not seen completely ({len(data.records)} records seen); identifying values could not be checked for uniqueness"})
+            continue
+        askable = [lb for lb, st in sorted(data.stats.items()) if st.askable() and field_phrase(lb).lower() != data.noun]
+        if not askable:
+            skipped.append({"listing": data.node.id, "reason": "no field worth asking about (numbers, dates or short texts that vary)"})
+            continue
+        rng = _rng(seed, kg.id, data.node.id)
+        asked_count: Counter[str] = Counter()
+        made = 0
+        for index in rng.permutation(len(data.records)):
+            if made >= per_listing:
+                break
+            record = data.records[int(index)]
+            present = [lb for lb in askable if _fields(record).get(lb, {}).get("type") not in (None, "missing")]
+            if not present:
+                continue
+            fewest = min(asked_count[lb] for lb in present)  # spread the questions over the fields
+            choices = [lb for lb in present if asked_count[lb] == fewest]
+            label = choices[int(rng.integers(len(choices)))]
+            task = lookup_task(kg, data, record, label, start, seed)
+            if task is None:
+                continue
+            asked_count[label] += 1
+            made += 1
+            tasks.append(task)
+    request.report.generator = {"listings": len(listings), "start_url": start.attrs.get("url"), "tasks": len(tasks), "skipped": skipped, "nouns": {d.node.id: plural(d.noun) for d in listings}}
+    return Candidates(tasks, {LOOKUP_TEMPLATE: HOPS})
