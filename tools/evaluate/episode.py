@@ -43,6 +43,11 @@ def evaluate_episode(
         checks = trajectory.closed.checks
         scores["criteria"] = sum(c.ok for c in checks) / len(checks) if checks else 1.0
         success = bool(trajectory.closed.success)
+    if task.kind == "web" and task.gold_answer is not None:  # a question about the site: the answer decides, with any state criteria
+        answered = answer_scores(task, answer)
+        scores.update(answered)
+        closed = trajectory is not None and trajectory.closed is not None
+        success = answer is not None and answer_success(task, answered) and (success if task.success else closed)
     if task.kind == "composite" and task.subtasks and trajectory is not None:
         progress = evaluate_progress(task, trajectory)
         scores.update(cr=progress.cr, lc=progress.lc, subtasks_completed=progress.completed / max(progress.total, 1))
