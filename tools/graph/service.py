@@ -169,7 +169,7 @@ class GraphService:
                 raise
 
     def _collection_names(self) -> set[str]:
-        return {c.name for c in self.vectors.collections()}
+        return {c.name for c in self.vectors.collections(count=False)}
 
     def _discard_partial(self, before: set[str] | None) -> None:
         """After a failed write: drop collections created since ``before`` whose graph was not stored.
@@ -180,7 +180,7 @@ class GraphService:
         if before is None:
             return  # failed before anything was written
         try:
-            for col in self.vectors.collections():
+            for col in self.vectors.collections(count=False):
                 if col.name not in before and (col.graph_id is None or not self.store.exists(col.graph_id)):
                     self.vectors.drop(col.name)
         except Exception as err:  # noqa: BLE001 - never hide the error that caused the cleanup

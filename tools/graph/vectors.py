@@ -307,8 +307,12 @@ class VectorStore:
                 shutil.rmtree(self.path / seg, ignore_errors=True)
         return True
 
-    def collections(self) -> list[CollectionInfo]:
-        """Every collection in the database, with the graph it belongs to (when recorded)."""
+    def collections(self, count: bool = True) -> list[CollectionInfo]:
+        """Every collection in the database, with the graph it belongs to (when recorded).
+
+        ``count=False`` skips counting vectors (``count`` is then -1): after a failed write
+        in this process (a full disk), Chroma's count can block for good.
+        """
         from chromadb.errors import ChromaError
 
         out = []
@@ -316,10 +320,10 @@ class VectorStore:
             meta = col.metadata or {}
             owner = meta.get("graph_id")
             try:
-                count = col.count()
+                vectors = col.count() if count else -1
             except ChromaError:
-                count = -1  # unreadable (e.g. its log cannot be applied on a full disk); it can still be dropped
-            out.append(CollectionInfo(name=col.name, id=str(col.id), graph_id=str(owner) if owner is not None else None, count=count))
+                vectors = -1  # unreadable (e.g. its log cannot be applied on a full disk); it can still be dropped
+            out.append(CollectionInfo(name=col.name, id=str(col.id), graph_id=str(owner) if owner is not None else None, count=vectors))
         return sorted(out, key=lambda c: c.name)
 
     def orphan_segment_dirs(self) -> list[Path]:

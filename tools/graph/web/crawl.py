@@ -48,6 +48,11 @@ _TRIGGER_TYPES = {"button", "tab"}
 _MARKED_TYPES = ("link", "button", "input", "search_box", "select", "checkbox", "filter", "tab")
 #: URLs picked per batch: fixed, so the pages kept do not depend on how many contexts load them.
 BATCH = 8
+#: Counts the page's ``window.open`` calls, so a click that opened a tab waits for the tab's event.
+COUNT_OPENS_JS = """(() => { const open = window.open; let count = 0;
+  Object.defineProperty(window, '__taskloomOpens', { get: () => count });
+  window.open = function (...args) { count += 1; return open.apply(this, args); }; })()"""
+OPENS_JS = "() => window.__taskloomOpens || 0"
 
 
 class SiteUnreachable(TaskloomError):
@@ -213,6 +218,8 @@ class _Crawl:
     async def run(self) -> CrawlResult:
         start = time.perf_counter()
         contexts = [await self.pool.new_context(fence=self.fence) for _ in range(self.options.contexts)]
+        for guarded in contexts:
+            await guarded.context.add_init_script(COUNT_OPENS_JS)
         pages = [await g.context.new_page() for g in contexts]
         for page, guarded in zip(pages, contexts):
             self.guards[page] = guarded
@@ -503,6 +510,7 @@ class _Crawl:
             if dirty:
                 await self._load(page, capture.final_url)
             before = set(await page.evaluate(VISIBLE_CONTAINERS_JS))
+            opens = await page.evaluate(OPENS_JS)
             self.clicked[page] = True
             blocked = len(guarded.blocked)
             page.context.on("page", opened)
@@ -512,6 +520,8 @@ class _Crawl:
                 if now != capture.final_url:
                     return ClickEffect(trigger=trigger.selector, navigated_to=now)
                 await _settle(page)
+                if not popups and ((trigger.target or "").lower() == "_blank" or await page.evaluate(OPENS_JS) > opens):
+                    await _wait_for(lambda: bool(popups), self.options.action_timeout)  # the tab's event may lag under load
             finally:
                 page.context.remove_listener("page", opened)
             if popups:
@@ -550,6 +560,14 @@ def _track_requests(page: Any) -> None:
     page.on("request", started)
     page.on("requestfinished", ended)
     page.on("requestfailed", ended)
+
+
+async def _wait_for(condition: Callable[[], bool], limit: float, step: float = 0.05) -> None:
+    """Poll ``condition`` until it holds or ``limit`` seconds pass (never raises)."""
+    waited = 0.0
+    while not condition() and waited < limit:
+        await asyncio.sleep(step)
+        waited += step
 
 
 async def _settle(page: Any, quiet: float = 0.1, limit: float = 3.0) -> None:
