@@ -10,7 +10,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from ..tools.environment.trajectory import load_trajectory
 from ..tools.evaluate.consensus.analyze import build_consensus
@@ -23,7 +23,17 @@ from ..tools.tasks.model import Task
 from ..tools.workspace import Workspace, atomic_write_json
 from .store import RunStore
 
-__all__ = ["RunReport", "consensus_for_run", "finish_run"]
+__all__ = ["FamilyRow", "RunReport", "consensus_for_run", "family_of", "family_rows", "family_table", "finish_run"]
+
+
+class FamilyRow(BaseModel):
+    """One agent's episodes on the tasks of one family (the generator that made them)."""
+
+    agent: str
+    family: str
+    episodes: int
+    successes: int
+    rate: float
 
 
 class RunReport(BaseModel):
@@ -34,6 +44,39 @@ class RunReport(BaseModel):
     summary_json: Path
     consensus: dict[str, Path]
     summary: RunSummary
+    families: list[FamilyRow] = Field(default_factory=list, description="Success per agent and task family (provenance.generator).")
+
+    def family_text(self) -> str:
+        """The per-family table as plain text (empty without episodes)."""
+        return family_table(self.families)
+
+
+def family_rows(results: list[EpisodeResult], tasks: dict[str, Task]) -> list[FamilyRow]:
+    """Episodes and successes per (agent, family), sorted by agent then family; tasks not given count as ``unknown``."""
+    counts: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
+    for result in results:
+        task = tasks.get(result.task_id)
+        cell = counts[(result.agent, family_of(task) if task else "unknown")]
+        cell[0] += 1
+        cell[1] += int(result.success)
+    return [FamilyRow(agent=a, family=f, episodes=n, successes=ok, rate=round(ok / n, 4)) for (a, f), (n, ok) in sorted(counts.items())]
+
+
+def family_of(task: Task) -> str:
+    """A task's family: the generator that made it (``web-lookup``; an LLM rewrite's ``+llm`` dropped); a generic one (template, llm) with the task type."""
+    generator = task.provenance.generator.removesuffix("+llm")
+    return f"{generator}:{task.type}" if generator in ("template", "llm") else generator
+
+
+def family_table(rows: list[FamilyRow]) -> str:
+    """Rows as a text table: one line per family, one ``ok/n (rate)`` column per agent."""
+    if not rows:
+        return ""
+    agents = list(dict.fromkeys(r.agent for r in rows))
+    cells = {(r.agent, r.family): f"{r.successes}/{r.episodes} ({r.rate:.0%})" for r in rows}
+    table = [["family", *agents]] + [[f, *(cells.get((a, f), "-") for a in agents)] for f in sorted({r.family for r in rows})]
+    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in table) + "\n"
 
 
 def _analysis(graph: ConsensusGraph) -> dict[str, Any]:
@@ -87,4 +130,5 @@ def finish_run(store: RunStore, tasks: dict[str, Task], workspace: Workspace, th
         summary_json=paths.summary,
         consensus={tid: store.dir / "consensus" / f"{tid}.json" for tid in graphs},
         summary=summarize(results),
+        families=family_rows(results, tasks),
     )

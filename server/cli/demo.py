@@ -84,12 +84,13 @@ def demo(
         )
         console.print("generating and composing tasks (templates; every web task is replayed in a real browser and kept only if it succeeds) …")
         task_ids = run(runtime.run, _tasks, runtime, pdf_graph, web.graph_id, doc_tasks, web_tasks)
-        agents = ["oracle", "explorer", "explorer:seed=1,explore=0.4,name=wanderer"]
+        agents = ["oracle", "explorer", "explorer:seed=1,explore=0.4,name=wanderer", "word-match"]
         if service.settings.llm_backend == "openai":
             agents.append("builtin")
         console.print(f"running {', '.join(a.split(':')[0] if ':' not in a else a.rsplit('name=', 1)[-1] for a in agents)} on {len(task_ids)} tasks …")
         outcome = _run(runtime, task_ids, agents, concurrency)
     typer.echo(terminal_summary(outcome.summary))
+    typer.echo("success by task family:\n" + outcome.family_text())
     console.print(f"report: {outcome.html}")
     console.print(f"workspace: {service.workspace.root}  (try: taskloom report {outcome.run_id}, taskloom serve)")
 

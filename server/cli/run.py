@@ -23,6 +23,7 @@ def _show(report: RunReport, as_json: bool) -> None:
         echo_json(report)
         return
     typer.echo(terminal_summary(report.summary))
+    typer.echo("success by task family:\n" + report.family_text())
     typer.echo(f"report: {report.html}")
     typer.echo(f"summary: {report.summary_json}")
 

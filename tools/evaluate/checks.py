@@ -4,7 +4,7 @@ Rule-based, no LLM, nothing executed as code: a URL pattern, the same page or
 query after normalising URLs, text present or absent (on the page or in its main
 content, optionally as whole words), an element's state (by selector, or by role
 and exact accessible name), the items a page's main list shows with their checkbox
-states, or an action the trajectory must contain (by canonical form, by the
+states, a text the origin's web storage holds, or an action the trajectory must contain (by canonical form, by the
 clicked element's text, or by the typed text).
 
 One checker serves three uses: replay verification of generated tasks
@@ -37,6 +37,18 @@ def _norm(text: str | None) -> str:
     return " ".join((text or "").split()).lower()
 
 
+#: Every string in the origin's localStorage and sessionStorage (JSON values walked leaf by leaf).
+_STORED_JS = """() => {
+  const out = [];
+  const walk = (v) => { if (typeof v === 'string') out.push(v); else if (v && typeof v === 'object') Object.values(v).forEach(walk); };
+  for (const store of [window.localStorage, window.sessionStorage]) {
+    for (let i = 0; i < store.length; i++) {
+      const raw = store.getItem(store.key(i));
+      try { walk(JSON.parse(raw)); } catch (e) { out.push(raw); }
+    }
+  }
+  return out;
+}"""
 _ROLE_NAME = re.compile(r"^role=(?P<role>[\w-]+)(?:\s+name=(?P<name>.*))?$", re.S)
 
 # The page's main content: the main landmark, else the body without its header, nav, footer and aside.
@@ -239,6 +251,10 @@ async def _state(page: Page, criterion: SuccessCriterion, cache: dict[str, str])
         return (present if kind == "text_present" else not present), f"text {'found' if present else 'not found'} {where}"
     if kind == "items":
         return _items_match(await page.evaluate(_LISTS_JS), _expected_items(criterion.value))
+    if kind == "stored":
+        leaves = await page.evaluate(_STORED_JS)
+        ok = _norm(criterion.value) in {_norm(v) for v in leaves}
+        return ok, f"{'stored' if ok else 'not stored'} ({len(leaves)} stored strings)"
     return await _element_state(page, criterion.value, criterion.state)
 
 

@@ -27,8 +27,9 @@ from .compose.composer import ComposeMode, ComposeResult, compose_tasks
 from .document.draft import Draft, Submission, Verdict, check_submission, make_draft
 from .filter.stages import GenerationReport, deduplicate, filter_reachable, mmr_select, score_quality
 from .registry import GenerationRequest, generators, pick_generator
-from .web.paths import llm_instructions, verify_web_tasks
-from .web.style import filter_scripts, recheck_rewrites
+from .web.paths import verify_web_tasks
+from .web.rewrite import llm_instructions
+from .web.style import filter_scripts
 
 __all__ = ["TaskService", "GenerateResult", "SkippedPattern"]
 
@@ -115,8 +116,7 @@ class TaskService:
         if kg.meta.kind == "web" and verify:
             tasks = await verify_web_tasks(tasks, self.episodes, report)
         if kg.meta.kind == "web" and llm_on:
-            await llm_instructions(tasks, self.llm)
-            recheck_rewrites(kg, tasks)
+            await llm_instructions(tasks, self.llm, kg)
         scored = llm_on
         if scored:
             tasks = await score_quality(kg, tasks, self.llm, report)

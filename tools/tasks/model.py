@@ -49,14 +49,16 @@ class SuccessCriterion(BaseModel):
     """
 
     kind: Literal[
-        "url_matches", "page_is", "query_has", "text_present", "text_absent", "element_state", "items", "action_performed", "clicked", "typed"
+        "url_matches", "page_is", "query_has", "text_present", "text_absent", "element_state", "items", "stored", "action_performed", "clicked", "typed"
     ]
     value: str = Field(
         description="Regex for url_matches; a URL for page_is (same page after normalising fragment, trailing slash, index.html and "
         "query order) and query_has (same path, and these query parameters with these values, others free); text for text_*; "
         "selector, or 'role=<role> name=<accessible name>', for element_state; for items, JSON "
         '{"<item text>": "checked"|"unchecked"|"shown", ...} that the visible items of one list in the main content must be exactly '
-        "(order ignored; an item is named by its whole text, first line, or first label, heading or link; 'shown' = any state); canonical action for "
+        "(order ignored; an item is named by its whole text, first line, or first label, heading or link; 'shown' = any state); for stored, a text "
+        "that some localStorage or sessionStorage value of the page's origin holds as a whole string (JSON values searched leaf by leaf; case "
+        "and spaces ignored: items a filtered view hides are still checked); canonical action for "
         "action_performed; the clicked element's name or text for clicked; the typed text for typed."
     )
     state: str | None = Field(None, description="element_state: visible, hidden, checked, unchecked, disabled, enabled, value=<text> or label=<selected option>.")
@@ -66,7 +68,7 @@ class SuccessCriterion(BaseModel):
     @property
     def on_state(self) -> bool:
         """True when the criterion is tested against the page rather than the actions."""
-        return self.kind in ("url_matches", "page_is", "query_has", "text_present", "text_absent", "element_state", "items")
+        return self.kind in ("url_matches", "page_is", "query_has", "text_present", "text_absent", "element_state", "items", "stored")
 
 
 def criterion_key(criterion: SuccessCriterion) -> str:

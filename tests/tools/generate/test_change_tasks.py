@@ -104,7 +104,7 @@ def test_todomvc_gives_change_goals_that_replay(todo: Site) -> None:
         assert instruction_style(task.instruction, gold_names(task, todo.kg)).style == "goal", task.instruction
         assert not re.search(r"\b(?:click|press|Active|Completed|All)\b", task.instruction), task.instruction
         kinds = {c.kind for c in task.success}
-        assert "items" in kinds and kinds <= {"items", "url_matches"}  # the outcome only: no criterion on controls
+        assert "items" in kinds and kinds <= {"items", "url_matches", "stored"}  # the outcome only: no criterion on controls
         goal = task.quality["change"]
         items = json.loads(next(c.value for c in task.success if c.kind == "items"))
         assert all(f"“{t}”" in task.instruction for t in goal["items"])
@@ -117,6 +117,8 @@ def test_todomvc_gives_change_goals_that_replay(todo: Site) -> None:
             expected = {t: s for t, s in expected.items() if s == "checked"}
             assert any(c.kind == "url_matches" and c.value.endswith("#/completed$") for c in task.success)
         assert items == expected
+        # the items the view hides are checked in the app's storage
+        assert sorted(c.value for c in task.success if c.kind == "stored") == sorted(t for t in goal["items"] if t not in expected)
     assert {t.quality["change"]["view"] for t in todo.kept} >= {None, "open", "done"}
 
 
@@ -163,6 +165,10 @@ def test_todomvc_wrong_end_state_fails(todo: Site) -> None:
     task = _task_with(todo, "done")
     unfiltered = [s for s in task.gold_steps if s.node_id is None]  # everything but the view
     assert not _holds(_outcome(todo, task, unfiltered))  # right items, wrong view
+    task = _task_with(todo, "open")
+    goal = task.quality["change"]
+    hidden_never_added = [s for s in task.gold_steps if (s.action == "type" and s.text not in goal["done"]) or s.node_id is not None]
+    assert not _holds(_outcome(todo, task, hidden_never_added))  # the open view looks right, but the done items were never added
 
 
 # --------------------------------------------------------------------------- the example site's request form

@@ -5,9 +5,6 @@ from __future__ import annotations
 import asyncio
 import csv
 import importlib.resources
-from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -31,29 +28,10 @@ def _csv() -> list[dict[str, str]]:
 PENGUINS = _csv()
 
 
-@dataclass
-class Crawled:
-    base: str
-    workspace: Path
-    graph_id: str
-    kg: KnowledgeGraph
-
-
-def _crawl(base: str, workspace: Path, max_pages: int) -> Crawled:
-    runtime = Runtime(Settings(workspace=workspace, embedder="hashing", crawl_delay=0, record_screenshots=False))
-
-    async def go() -> str:
-        report = await runtime.graphs.ingest_website(base + "/", max_pages=max_pages, max_depth=3, max_states=0, click_budget=0)
-        return report.graph_id
-
-    graph_id = runtime.run(go)
-    return Crawled(base, workspace, graph_id, runtime.graphs.load(graph_id))
-
-
 @pytest.fixture(scope="module")
-def crawled(penguins_site: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Crawled]:
-    """The data browser crawled with a budget that covers its 7 content pages (no clicks or app states)."""
-    yield _crawl(penguins_site, tmp_path_factory.mktemp("compare") / "ws", 40)
+def crawled(penguins_graph: Any) -> Any:
+    """The data browser crawled with a budget that covers its 7 content pages (the session's shared crawl, see conftest)."""
+    return penguins_graph
 
 
 def _generate(kg: KnowledgeGraph, seed: int, count: int = 10) -> tuple[list[Task], GenerationReport]:
@@ -99,7 +77,7 @@ def _penguin_tasks(tasks: list[Task]) -> list[Task]:
     return [t for t in tasks if {c[0] for c in t.quality["compare"]["conditions"]} | {t.quality["compare"].get("field"), t.quality["compare"].get("measure")} - {None} <= labels]
 
 
-def test_compare_answers_match_the_csv(crawled: Crawled) -> None:
+def test_compare_answers_match_the_csv(crawled: Any) -> None:
     tasks, report = _generate(crawled.kg, seed=0)
     penguins = _penguin_tasks(tasks)
     assert len(penguins) >= 3, [t.instruction for t in tasks]
@@ -117,18 +95,50 @@ def test_compare_answers_match_the_csv(crawled: Crawled) -> None:
             assert text.startswith(task.gold_answer or "-"), (task.instruction, task.gold_answer, text)
             assert answer_success(task, answer_scores(task, text.split(" (")[0]))
         assert task.type == "compare" and task.provenance.generator == "web-compare" and task.success == []
-        assert task.gold_steps[0].action == "navigate" and task.gold_steps[0].text == crawled.kg.node(goal["listing"]).attrs["url"]
+        assert task.gold_steps[0].action == "navigate"
+        if goal["op"] in ("max", "min", "which"):  # a text answer: the gold steps open a page showing a record that holds it
+            holder = crawled.kg.node(goal.get("record") or goal["shown_by"])
+            assert task.gold_steps[0].text in holder.attrs["pages"] or task.gold_steps[0].text == holder.attrs.get("detail_url")
+            assert task.gold_answer.lower() in str(holder.attrs["fields"][goal["field"]]["raw"]).lower()
+        else:
+            assert task.gold_steps[0].text == crawled.kg.node(goal["listing"]).attrs["url"]
     assert report.generator["skipped"] == []
 
 
-def test_same_seed_same_tasks(crawled: Crawled) -> None:
+def test_which_of_two_and_conditions_read_naturally(crawled: Any) -> None:
+    tasks = [t for seed in (0, 1, 2) for t in _generate(crawled.kg, seed=seed)[0]]
+    goals = [t.quality["compare"] for t in tasks]
+    which = [t for t in tasks if t.quality["compare"]["op"] == "which"]
+    assert which, [t.instruction for t in tasks]
+    for task in which:  # both options occur, and the answer is one of them as the page shows it
+        goal = task.quality["compare"]
+        assert min(goal["counts"]) > 0 and task.gold_answer in [o.split(" (")[0] for o in goal["options"]]
+    assert [g for g in goals if g["op"] == "count" and any(c[1] == "eq" for c in g["conditions"])]  # counts with a condition
+    for task in tasks:
+        text = task.instruction
+        assert "whose sex is" not in text and "whose island is" not in text, text  # "male penguins", "penguins from Dream island"
+        assert "sample number" not in text.lower(), text  # a running number counts records; it is no measure
+    schema = next(n.id for n in crawled.kg.nodes("listing") if "Data type" in (n.attrs.get("columns") or []))
+    assert len([g for g in goals if g["listing"] == schema]) <= 3  # at most one per seed
+
+
+def test_extremes_open_a_page_that_shows_the_answer_record(crawled: Any) -> None:
+    tasks, _ = _generate(crawled.kg, seed=0)
+    extremes = [t for t in tasks if t.quality["compare"]["op"] in ("max", "min")]
+    assert extremes
+    for task in extremes:
+        record = crawled.kg.node(task.quality["compare"]["record"])
+        assert task.gold_steps[0].text in record.attrs["pages"] or task.gold_steps[0].text == record.attrs.get("detail_url")
+
+
+def test_same_seed_same_tasks(crawled: Any) -> None:
     first, _ = _generate(crawled.kg, seed=4)
     again, _ = _generate(crawled.kg, seed=4)
     assert [t.model_dump() for t in first] == [t.model_dump() for t in again]
 
 
-def test_incomplete_listing_gives_no_compare_tasks(penguins_site: str, tmp_path_factory: pytest.TempPathFactory) -> None:
-    small = _crawl(penguins_site, tmp_path_factory.mktemp("compare-small") / "ws", 8)
+def test_incomplete_listing_gives_no_compare_tasks(penguins_crawl: Any) -> None:
+    small = penguins_crawl(max_pages=8, max_depth=3, max_states=0, click_budget=0)
     content = next(n for n in small.kg.nodes("listing") if "Body Mass (g)" in (n.attrs.get("columns") or []))
     assert content.attrs["complete"] is False and content.attrs["records"] < len(PENGUINS)
     tasks, report = _generate(small.kg, seed=0)
@@ -137,7 +147,7 @@ def test_incomplete_listing_gives_no_compare_tasks(penguins_site: str, tmp_path_
     assert len(reasons) == 1 and "not seen completely" in reasons[0]["reason"] and "344" in reasons[0]["reason"]
 
 
-def test_compare_tasks_survive_the_generation_pipeline(crawled: Crawled) -> None:
+def test_compare_tasks_survive_the_generation_pipeline(crawled: Any) -> None:
     runtime = Runtime(Settings(workspace=crawled.workspace, embedder="hashing", crawl_delay=0, record_screenshots=False))
 
     async def go() -> list[Task]:

@@ -50,13 +50,34 @@ def test_sort_and_format_variants_are_views_crawled_last_and_at_most_view_cap() 
     listing = BASE + "/books/"
     views = [f"{listing}?sort={k}" for k in ("title", "-title", "year", "-year")] + [f"{listing}?format=csv", f"{listing}?export=json"]
     links = {BASE + "/": [listing], listing: views + [BASE + "/about"]}
-    f = Frontier(BASE + "/", max_pages=50, max_depth=3, view_cap=2)
+    # a budget that the plain pages and view_cap views fill: nothing else is loaded
+    f = Frontier(BASE + "/", max_pages=5, max_depth=3, view_cap=2)
     f.add(BASE + "/", 0)
     order = _drain(f, links)
     crawled_views = [u for u in order if u in views]
-    assert crawled_views == views[:2] and order[-2:] == crawled_views  # after every plain page
+    assert crawled_views == views[:2] and order[-2:] == crawled_views  # after every plain page; both directions of one field
     left = f.leftovers()
     assert {u for u, s in left.items() if s.reason == "view_variant"} == set(views[2:])
+    # budget to spare goes to the other sort orders, never to format or export views
+    f = Frontier(BASE + "/", max_pages=50, max_depth=3, view_cap=2)
+    f.add(BASE + "/", 0)
+    order = _drain(f, links)
+    assert [u for u in order if u in views] == views[:4] and order[-4:] == views[:4]
+    assert {u for u, s in f.leftovers().items() if s.reason == "view_variant"} == set(views[4:])
+
+
+def test_sort_views_pair_directions_first_pages_first_biggest_listing_first() -> None:
+    big, small = BASE + "/rows/", BASE + "/tags/"
+    # the default order links ascending sorts only; a sorted page links the other direction and its own next page
+    links: dict[str, list[str]] = {BASE + "/": [small, big], big: [f"{big}?page=2", f"{big}?page=3", *(f"{big}?o={n}" for n in (1, 2, 3))], small: [f"{small}?o=1"]}
+    for n in (1, 2, 3):
+        links[f"{big}?o={n}"] = [f"{big}?o={n}&page=2", f"{big}?o=-{n}"]
+    f = Frontier(BASE + "/", max_pages=10, max_depth=3, view_cap=1)
+    f.add(BASE + "/", 0)
+    order = _drain(f, links, batch=1)
+    views = [u for u in order if "o=" in u]
+    assert views[:2] == [f"{big}?o=1", f"{small}?o=1"]  # view_cap per listing, the bigger listing first
+    assert views[2:] == [f"{big}?o=-1", f"{big}?o=2", f"{big}?o=-2"]  # spare budget: the other direction, then a new field, no later pages
 
 
 def test_a_listing_is_paged_to_its_own_cap_without_adding_depth() -> None:

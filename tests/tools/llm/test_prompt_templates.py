@@ -1,7 +1,8 @@
 """The prompt templates (``prompts/templates/*.j2``) render exactly the strings the modules built inline before.
 
 The LLM cache is keyed by the prompt text, so a template that changed one character would miss
-every cached reply. Each ``old_*`` function below is the inline code it replaced, copied verbatim.
+every cached reply. Each ``old_*`` function below is the inline code it replaced, copied verbatim. The web
+instruction prompts are the exception: issue 15 rewrote them to write instructions from a task's structured goal.
 """
 
 from __future__ import annotations
@@ -46,7 +47,6 @@ OLD_CHAIN_SYSTEM = (
     "You propose the next small subtask of a browsing session. It must build on the current page state, act on ONE element "
     "of the snapshot named by its [ref=…], not repeat a done subtask, and be simpler than the failed ones. No logins, no personal data."
 )
-OLD_WEB_SYSTEM = "Rewrite browser task instructions as a natural request from a user. Keep every quoted value exactly, in “double quotes”."
 OLD_QUALITY_SYSTEM = (
     "You rate generated agent tasks. Score 1-5: clarity of the instruction, fit to the stated difficulty, correctness of the gold answer given the evidence, and overall."
 )
@@ -99,7 +99,6 @@ def old_quality_user(difficulty: str, type_: str, instruction: str, answer: str,
         ("document_task_system.j2", OLD_DOCUMENT_SYSTEM),
         ("summary_system.j2", OLD_SUMMARY_SYSTEM),
         ("chain_propose_system.j2", OLD_CHAIN_SYSTEM),
-        ("web_instruction_system.j2", OLD_WEB_SYSTEM),
         ("quality_system.j2", OLD_QUALITY_SYSTEM),
     ],
 )
@@ -170,11 +169,25 @@ def test_the_modules_render_the_templates() -> None:
     assert _messages(draft) == [{"role": "system", "content": OLD_DOCUMENT_SYSTEM}, {"role": "user", "content": old_document_user(draft.instructions, payload)}]
 
 
+def test_web_instruction_prompts_ask_for_a_goal_from_the_goal_json() -> None:
+    """Issue 15: the instruction is written from the structured goal; the prompt forbids controls and answers."""
+    system = render_prompt("web_instruction_system.j2")
+    assert system.startswith("Rewrite browser task instructions as a n")  # the doctest in taskloom.tools.llm.templates
+    for rule in ("structured goal", "never how to get there", "do not give or guess any answer", "must_mention", '{"instruction": "..."}'):
+        assert rule in system, rule
+    payload = {"family": "lookup", "record": {"title": "{{ x }} “Dune”\n"}, "must_mention": ["{{ x }} “Dune”"]}
+    for text in [json.dumps(payload, ensure_ascii=False, indent=1), *TEXTS]:
+        assert render_prompt("web_instruction_user.j2", goal_json=text) == f"Goal (JSON):\n{text}\n\nWrite the instruction for this goal."
+    with pytest.raises(jinja2.UndefinedError):
+        render_prompt("web_instruction_user.j2")
+
+
 def test_every_template_is_used_and_unknown_names_are_refused() -> None:
     assert set(template_names()) == {
         "canonicalize_system.j2", "canonicalize_user.j2", "chain_propose_system.j2", "chain_propose_user.j2", "consistency_system.j2",
         "consistency_user.j2", "document_task_system.j2", "document_task_user.j2", "judge_answer.j2", "judge_trajectory.j2",
         "quality_system.j2", "quality_user.j2", "summary_system.j2", "summary_user.j2", "web_instruction_system.j2",
+        "web_instruction_user.j2",
     }  # fmt: skip
     with pytest.raises(InputError, match="No prompt template 'nope.j2'; the templates are canonicalize_system.j2"):
         prompt_template("nope.j2")

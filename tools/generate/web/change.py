@@ -85,7 +85,7 @@ def _task(kg: KnowledgeGraph, seed: int, key: str, instruction: str, start: str,
         allowed_domains=list(kg.meta.stats.get("allowed_domains") or [urlparse(start).hostname or ""]),
         gold_steps=steps,
         success=success,
-        provenance=Provenance(graph_id=kg.id, template=CHANGE_TEMPLATE, generator="template", model="none", seed=seed),
+        provenance=Provenance(graph_id=kg.id, template=CHANGE_TEMPLATE, generator=CHANGE_TEMPLATE, model="none", seed=seed),
         quality={"change": goal},
     )
 
@@ -218,6 +218,8 @@ def list_tasks(kg: KnowledgeGraph, app: ListApp, seed: int, count: int) -> list[
             steps.append(GoldStep(action="click", selector=target["selector"], node_id=target["node_id"]))
             shown = {t: s for t, s in shown.items() if (s == "checked") == (view == "done")}
             success.append(SuccessCriterion(kind="url_matches", value=_view_url(base_url, str(target["route"]))))
+            # the view hides some items: they must exist all the same (an app that does not store them fails replay, and the task is dropped)
+            success += [SuccessCriterion(kind="stored", value=t) for t in items if t not in shown]
         success.insert(0, SuccessCriterion(kind="items", value=json.dumps(shown, ensure_ascii=False)))
         phrasings = _PLAIN if view is None else _OPEN if view == "open" else _DONE
         if not rest and view is None:
@@ -279,8 +281,9 @@ def _field(node: Node, form_text: str) -> FormField | None:
 
 
 def form_plans(kg: KnowledgeGraph) -> list[FormPlan]:
-    """Forms worth a change goal: every filling control understood, a submit button, reachable on their page."""
+    """Forms worth a change goal: every filling control understood, a submit button, reachable on their page; one per page template."""
     plans: list[FormPlan] = []
+    seen: set[tuple[Any, ...]] = set()
     for form in kg.nodes("form"):
         fillers = [kg.node(e.source) for e in kg.edges("fills") if e.target == form.id]
         if not fillers or any(f.type.value in _SKIP_FORM_INPUTS for f in fillers) or not any(f.type.value == "input" for f in fillers):
@@ -291,6 +294,9 @@ def form_plans(kg: KnowledgeGraph) -> list[FormPlan]:
         if any(f is None for f in fields) or submit is None:
             continue
         page_url = str(form.attrs.get("page_url") or "")
+        same = (_template(page_url), tuple(f.selector for f in fields if f is not None))
+        if same in seen:  # the same form on another record's page: its subjects are found from the template
+            continue
         opener: Node | None = None
         action = ""
         if form.attrs.get("visible") is False:
@@ -306,6 +312,7 @@ def form_plans(kg: KnowledgeGraph) -> list[FormPlan]:
         action = action or re.sub(r"^(?:submit|send|save)\s+", "", str(submit.attrs.get("name") or ""), flags=re.I)
         if not action.strip():
             continue
+        seen.add(same)
         plans.append(FormPlan(form=form, page_url=page_url, action=action.strip(), fields=[f for f in fields if f is not None], submit=submit, opener=opener))
     return plans
 

@@ -12,6 +12,7 @@ steps open the listing's first page.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlparse
@@ -22,8 +23,8 @@ from ...evaluate.metrics import answer_tokens, boolean_value
 from ...graph.model import KnowledgeGraph, Node
 from ...tasks.model import GoldStep, Provenance, Task
 from ..registry import Candidates, GenerationRequest, generator
-from .lookup import ListingData, listing_data, start_page
-from .phrasing import ID_LABEL, answer_metrics, field_phrase, number_text, plural, quoted, singular
+from .lookup import ListingData, interleave, is_meta_listing, listing_data, listing_quotas, start_page
+from .phrasing import ID_LABEL, answer_metrics, field_noun, number_text, plural, quoted, singular
 
 __all__ = ["web_compare", "COMPARE_TEMPLATE", "MIN_GAP"]
 
@@ -62,9 +63,11 @@ class _Listing:
         self.categories = [
             lb
             for lb, st in sorted(data.stats.items())
-            if st.main_type == "text" and 2 <= st.distinct <= min(12, size // 2) and st.longest <= 40 and not ID_LABEL.match(lb) and min(st.values.values()) >= 2
+            if st.main_type == "text" and 2 <= st.distinct <= min(12, size // 2) and st.longest_short <= 40 and not ID_LABEL.match(lb) and min(st.values.values()) >= 2
         ]
-        self.measures = [lb for lb, st in sorted(data.stats.items()) if st.main_type == "number" and st.types["number"] >= 5 and st.distinct >= 3 and not ID_LABEL.match(lb)]
+        self.measures = [
+            lb for lb, st in sorted(data.stats.items()) if st.main_type == "number" and st.types["number"] >= 5 and st.distinct >= 3 and not ID_LABEL.match(lb) and not _sequence(data, lb)
+        ]
         self.ids = [lb for lb, st in sorted(data.stats.items()) if st.main_type == "text" and st.distinct >= 0.3 * size and st.longest <= 40 and not ID_LABEL.match(lb)]
 
     def matching(self, conds: list[Cond]) -> list[Node]:
@@ -73,22 +76,70 @@ class _Listing:
     def value(self, label: str, raw: str) -> str:
         return quoted(self.data.short(label, raw))
 
+    def names_kind(self, label: str) -> bool:
+        """Whether the field's values name the kind of record ("Gentoo penguin"): good in a condition, a poor answer ("Gentoo"? "Gentoo penguins"?)."""
+        return any(self.modifier(label, v)[0] == "head" for v in self.data.stats[label].values)
+
+    def modifier(self, label: str, raw: str) -> tuple[str, str]:
+        """How "records with ``label`` = ``raw``" reads: ("head", "Adelie penguins"), ("pre", "female") or ("post", "from Dream island")."""
+        short = self.data.short(label, raw)
+        words = short.split()
+        if len(words) > 1 and singular(words[-1].lower()) == self.data.noun:
+            return "head", " ".join(words[:-1] + [plural(self.data.noun)])  # the value names the kind of record
+        field = field_noun(label)
+        if _adjective(short) and not any(raw in st.values for lb, st in self.data.stats.items() if lb != label):
+            return "pre", short.lower()  # "MALE" → "male penguins"; no other field has the value, so it is not ambiguous
+        if len(words) <= 3 and short[:1].isupper() and not short.isupper() and boolean_value(short) is None and re.fullmatch(r"[A-Za-z][\w' .-]*", short):
+            if field.lower() in _NAME_THEN_PLACE:
+                return "post", f"from {short} {field.lower()}"  # "from Dream island"
+            if field.lower() in _PLACES:
+                return "post", f"from {short}"  # "from France"
+        if boolean_value(short) is not None:
+            return "post", f"whose {field} is {quoted(short)}"
+        return "post", f"with {field} {quoted(short)}"
+
     def group(self, conds: list[Cond]) -> str:
-        """The records meeting ``conds`` as a noun phrase: "Adelie Penguins whose island is Dream"."""
-        noun = plural(self.data.noun)
-        clauses: list[str] = []
+        """The records meeting ``conds`` as a noun phrase: "female Adelie penguins from Dream island with a body mass above 4,000 g"."""
+        head, posts = self.group_parts(conds)
+        return head + ("" if not posts else " " + " and ".join(posts))
+
+    def group_parts(self, conds: list[Cond]) -> tuple[str, list[str]]:
+        """The noun with the modifiers before it, and the phrases after it."""
+        head, pres, posts = plural(self.data.noun), [], []
         for label, op, value in conds:
             if op == "eq":
-                short = self.data.short(label, str(value))
-                words = short.split()
-                if noun == plural(self.data.noun) and len(words) > 1 and singular(words[-1].lower()) == self.data.noun:
-                    noun = " ".join(words[:-1] + [plural(words[-1])])
-                    continue
-                clauses.append(f"whose {field_phrase(label)} is {quoted(short)}")
+                kind, text = self.modifier(label, str(value))
+                if kind == "head" and head == plural(self.data.noun):
+                    head = text
+                elif kind == "pre":
+                    pres.append(text)
+                else:
+                    posts.append(text if kind == "post" else f"with {field_noun(label)} {quoted(self.data.short(label, str(value)))}")
             else:
-                unit = self.data.stats[label].values and _unit(self.data, label)
-                clauses.append(f"with a {field_phrase(label)} {'above' if op == 'gt' else 'below'} {number_text(value, unit or None)}")
-        return noun + ("" if not clauses else " " + " and ".join(clauses))
+                shown = number_text(value, _unit(self.data, label))
+                if not any("," in raw for raw in self.data.stats[label].values):
+                    shown = shown.replace(",", "")  # the site writes this field's numbers without separators (years, codes)
+                posts.append(f"with a {field_noun(label)} {'above' if op == 'gt' else 'below'} {shown}")
+        return " ".join(pres + [head]), posts
+
+
+#: Place nouns that follow a name ("Dream island", "Kent county"); other place nouns read "from France".
+_NAME_THEN_PLACE = frozenset("island county valley river lake street road avenue bay park beach mountain district".split())
+_PLACES = frozenset("country city town region state province location site place continent village area port".split())
+
+
+def _sequence(data: ListingData, label: str) -> bool:
+    """Whether a number field counts records (whole numbers running from 1 with few gaps, like a sample number): not a measure."""
+    values = {_fields(r)[label].get("value") for r in data.records if _fields(r).get(label, {}).get("type") == "number"}
+    if not values or not all(isinstance(v, int) or (isinstance(v, float) and v.is_integer()) for v in values):
+        return False
+    top = max(float(v) for v in values if v is not None)
+    return min(float(v) for v in values if v is not None) <= 1 and len(values) >= 0.9 * top
+
+
+def _adjective(value: str) -> bool:
+    """A single plain word, all lower or all upper case ("female", "MALE"): it can stand before the noun."""
+    return bool(re.fullmatch(r"[a-z]{3,}|[A-Z]{3,}", value)) and boolean_value(value) is None
 
 
 def _unit(data: ListingData, label: str) -> str | None:
@@ -119,7 +170,7 @@ def _answerable(lst: _Listing, label: str, raw: str) -> bool:
 
 
 def _which(rng: np.random.Generator, lst: _Listing) -> dict[str, Any] | None:
-    labels = [lb for lb in lst.categories if sum(_answerable(lst, lb, v) for v in lst.data.stats[lb].values) >= 2]
+    labels = [lb for lb in lst.categories if sum(_answerable(lst, lb, v) for v in lst.data.stats[lb].values) >= 2 and not lst.names_kind(lb)]
     if not labels:
         return None
     label = _pick(rng, labels)
@@ -128,16 +179,46 @@ def _which(rng: np.random.Generator, lst: _Listing) -> dict[str, Any] | None:
     conds = _condition(rng, lst, {label})
     group = lst.matching(conds)
     na, nb = (sum(1 for r in group if _holds(r, (label, "eq", v))) for v in (a, b))
-    if abs(na - nb) < max(MIN_GAP, 0.05 * max(na, nb)):
-        return None
+    if abs(na - nb) < max(MIN_GAP, 0.05 * max(na, nb)) or min(na, nb) == 0:
+        return None  # a near-tie, or an option that does not occur in the group (a trick question)
     winner = a if na > nb else b
-    field, subject = field_phrase(label), lst.group(conds)
-    templates = [
-        f"Were more {subject} recorded with {field} {lst.value(label, a)} or with {field} {lst.value(label, b)}?",
-        f"Among the {subject}, which is more common: {field} {lst.value(label, a)} or {field} {lst.value(label, b)}?",
-        f"Which {field} occurs more often among the {subject}, {lst.value(label, a)} or {lst.value(label, b)}?",
-    ]
-    return {"op": "which", "conditions": conds, "field": label, "options": [a, b], "counts": [na, nb], "answer": lst.data.short(label, winner), "kind": "text", "visible": True, "instruction": _pick(rng, templates)}
+    holder = next(r for r in group if _holds(r, (label, "eq", winner)))  # a record showing the answer, for the gold steps
+    kind, (ma, mb), subject = _contrast(lst, conds, label, a, b)
+    if kind == "pre":
+        templates = [f"Does the site list more {ma} or more {mb} {subject}?", f"Which are there more of: {ma} or {mb} {subject}?"]
+    elif kind == "post" and not lst.group_parts(conds)[1]:
+        templates = [f"Were more {subject} recorded {ma} or {mb}?", f"Among the {subject}, are there more {ma} or more {mb}?"]
+    elif kind == "post":
+        templates = [f"Among the {subject}, are there more {ma} or more {mb}?", f"Among the {subject}, which are more numerous: those {ma} or those {mb}?"]
+    else:
+        templates = [f"Are there more {ma} or more {mb}?", f"Which does the site list more of: {ma} or {mb}?"]
+    return {
+        "op": "which",
+        "conditions": conds,
+        "field": label,
+        "options": [a, b],
+        "counts": [na, nb],
+        "answer": lst.data.short(label, winner),
+        "shown_by": holder.id,
+        "kind": "text",
+        "visible": True,
+        "instruction": _pick(rng, templates),
+    }
+
+
+def _contrast(lst: _Listing, conds: list[Cond], label: str, a: str, b: str) -> tuple[str, tuple[str, str], str]:
+    """How to set "``label`` = ``a``" against "= ``b``" within the records meeting ``conds``.
+
+    ("pre", ("male", "female"), "Adelie penguins"): the values stand before the shared group;
+    ("post", ("from Dream island", "from Torgersen island"), "Adelie penguins"): after it;
+    ("whole", (group with a, group with b), ""): each side is a whole noun phrase.
+    """
+    (kind_a, text_a), (kind_b, text_b) = lst.modifier(label, a), lst.modifier(label, b)
+    if kind_a == kind_b == "pre":
+        return "pre", (text_a, text_b), lst.group(conds)
+    if kind_a == kind_b == "post":
+        return "post", (text_a, text_b), lst.group(conds)
+    return "whole", (lst.group(conds + [(label, "eq", a)]), lst.group(conds + [(label, "eq", b)])), ""
 
 
 def _count(rng: np.random.Generator, lst: _Listing) -> dict[str, Any] | None:
@@ -179,12 +260,12 @@ def _extreme(rng: np.random.Generator, lst: _Listing) -> dict[str, Any] | None:
     best = ranked[0]
     answers = [lb for lb in lst.ids + lst.categories if lb not in {c[0] for c in conds} and _fields(best).get(lb, {}).get("type") == "text"]
     answers = [lb for lb in answers if lb in lst.categories or sum(1 for r in group if _fields(r).get(lb, {}).get("raw") == _fields(best)[lb]["raw"]) == 1]
-    answers = [lb for lb in answers if _answerable(lst, lb, str(_fields(best)[lb]["raw"]))]
+    answers = [lb for lb in answers if _answerable(lst, lb, str(_fields(best)[lb]["raw"])) and not lst.names_kind(lb)]
     if not answers:
         return None
     label = _pick(rng, answers)
     word = "highest" if op == "max" else "lowest"
-    subject, field, asked = lst.group(conds), field_phrase(measure), field_phrase(label)
+    subject, field, asked = lst.group(conds), field_noun(measure), field_noun(label)
     if conds:
         templates = [
             f"Among the {subject}, what is the {asked} of the one with the {word} {field}?",
@@ -207,7 +288,7 @@ def _difference(rng: np.random.Generator, lst: _Listing) -> dict[str, Any] | Non
             return None
         diff = round(max(values) - min(values), _decimals(values))
         value: float | int = int(diff) if float(diff).is_integer() else diff
-        subject, field = lst.group(conds), field_phrase(measure)
+        subject, field = lst.group(conds), field_noun(measure)
         templates = [
             f"What is the difference between the highest and the lowest {field} among the {subject}?",
             f"By how much does the largest {field} exceed the smallest among the {subject}?",
@@ -225,20 +306,39 @@ def _difference(rng: np.random.Generator, lst: _Listing) -> dict[str, Any] | Non
         return None
     if na < nb:
         a, b, na, nb = b, a, nb, na
-    subject, field = lst.group(conds), field_phrase(label)
-    templates = [
-        f"How many more {subject} have {field} {lst.value(label, a)} than {field} {lst.value(label, b)}?",
-        f"Among the {subject}, by how many do those with {field} {lst.value(label, a)} outnumber those with {lst.value(label, b)}?",
-    ]
+    kind, (ma, mb), subject = _contrast(lst, conds, label, a, b)
+    if kind == "pre":
+        templates = [f"How many more {ma} than {mb} {subject} does the site list?", f"By how many do the {ma} {subject} outnumber the {mb} ones?"]
+    elif kind == "post" and not lst.group_parts(conds)[1]:
+        templates = [f"How many more {subject} {ma} than those {mb} are there?", f"By how many do the {subject} {ma} outnumber those {mb}?"]
+    elif kind == "post":
+        templates = [f"Among the {subject}, how many more are there {ma} than {mb}?", f"Among the {subject}, by how many do those {ma} outnumber those {mb}?"]
+    else:
+        templates = [f"How many more {ma} than {mb} are there?", f"By how many do the {ma} outnumber the {mb}?"]
     return {"op": "count_difference", "conditions": conds, "field": label, "options": [a, b], "counts": [na, nb], "answer": str(na - nb), "value": na - nb, "kind": "number", "visible": False, "instruction": _pick(rng, templates)}
 
 
 _MAKERS: list[Callable[[np.random.Generator, _Listing], dict[str, Any] | None]] = [_which, _count, _extreme, _difference]
 
 
-def _task(kg: KnowledgeGraph, lst: _Listing, goal: dict[str, Any], start_url: str, seed: int) -> Task:
+def _shown_on(kg: KnowledgeGraph, record_id: str, start_url: str) -> str | None:
+    """A crawled page (not an app state) other than the start page that shows the record: a listing page first, else its detail page."""
+    record = kg.node(record_id)
+    urls = {str(p.attrs.get("url")) for p in kg.nodes("page") if not p.attrs.get("state")}
+    pages = [u for u in record.attrs.get("pages") or [] if u in urls and u != start_url]
+    detail = record.attrs.get("detail_url")
+    return pages[0] if pages else (str(detail) if detail in urls and detail != start_url else None)
+
+
+def _task(kg: KnowledgeGraph, lst: _Listing, goal: dict[str, Any], start_url: str, seed: int) -> Task | None:
+    """The task for ``goal``; its gold steps open the listing, or a page showing the answer record (None when none was crawled)."""
     listing = lst.data.node
     url = str(listing.attrs.get("url"))
+    if goal.get("record") or goal.get("shown_by"):  # a text answer: open a page that shows it
+        shown = _shown_on(kg, goal.get("record") or goal["shown_by"], start_url)
+        if shown is None:
+            return None
+        url = shown
     page = next((p for p in kg.nodes("page") if p.attrs.get("url") == url), None)
     structured = {k: v for k, v in goal.items() if k not in ("instruction", "kind", "visible")}
     structured["conditions"] = [list(c) for c in goal["conditions"]]
@@ -276,7 +376,7 @@ def incomplete_reason(node: Node) -> str:
 async def web_compare(request: GenerationRequest) -> Candidates:
     """Counts, which-of-two, max/min and differences over listings the crawl saw completely."""
     kg, seed = request.kg, request.seed
-    pool = max(request.count * 2, 8)
+    pool = max(request.count, 8)  # every candidate costs a browser replay; the goal families share the count
     start = start_page(kg)
     skipped: list[dict[str, str]] = []
     tasks: list[Task] = []
@@ -288,23 +388,29 @@ async def web_compare(request: GenerationRequest) -> Candidates:
             skipped.append({"listing": data.node.id, "url": str(data.node.attrs.get("url")), "reason": f"only {len(data.records)} records; too few to compare"})
         else:
             usable.append(_Listing(data))
+    groups: list[list[Task]] = []
     if start is not None and usable:
-        per_listing = max(1, -(-pool // len(usable)))
+        usable.sort(key=lambda lst: (is_meta_listing(lst.data), -len(lst.data.records), lst.data.node.id))
+        quotas = listing_quotas([lst.data for lst in usable], pool)
         for lst in usable:
             rng = np.random.default_rng([seed, int(hashlib.sha1(f"{kg.id}|{lst.data.node.id}".encode()).hexdigest()[:8], 16)])
-            seen: set[str] = set()
-            made = 0
-            for attempt in range(per_listing * 12):
-                if made >= per_listing:
+            made: list[Task] = []
+            quota = quotas[lst.data.node.id]
+            for attempt in range(quota * 12):
+                if len(made) >= quota:
                     break
                 goal = _MAKERS[attempt % len(_MAKERS)](rng, lst)
-                if goal is None:
+                task = None if goal is None else _task(kg, lst, goal, str(start.attrs.get("url")), seed)
+                if task is None or task.id in {t.id for t in made} or task.instruction in {t.instruction for t in made}:
                     continue
-                task = _task(kg, lst, goal, str(start.attrs.get("url")), seed)
-                if task.id in seen or task.instruction in {t.instruction for t in tasks}:
-                    continue
-                seen.add(task.id)
-                tasks.append(task)
-                made += 1
-    request.report.generator = {"listings_used": [lst.data.node.id for lst in usable], "skipped": skipped, "tasks": len(tasks)}
+                made.append(task)
+            groups.append(made)
+    content = [g for g, lst in zip(groups, usable) if not is_meta_listing(lst.data)]
+    tasks = interleave(content) + interleave([g for g, lst in zip(groups, usable) if is_meta_listing(lst.data)])
+    request.report.generator = {
+        "listings_used": [lst.data.node.id for lst in usable],
+        "structure_listings": [lst.data.node.id for lst in usable if is_meta_listing(lst.data)],
+        "skipped": skipped,
+        "tasks": len(tasks),
+    }
     return Candidates(tasks, {COMPARE_TEMPLATE: HOPS})

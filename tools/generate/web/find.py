@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Sequence, Set as AbstractSet
 from typing import Any
 from urllib.parse import urlparse
 
@@ -31,7 +31,7 @@ from ...graph.web.frontier import RESOURCE_EXTENSIONS
 from ...graph.web.urls import query_of, query_role
 from ...tasks.model import GoldStep, Provenance, SuccessCriterion, Task
 from ..registry import Candidates, GenerationRequest, generator
-from .phrasing import ID_LABEL, field_phrase, plural, quoted, short_value, singular
+from .phrasing import ID_LABEL, field_noun, plural, quoted, short_value, singular
 
 __all__ = [
     "web_find",
@@ -192,7 +192,7 @@ def _record_phrase(record: Node, labels: list[str], population: Sequence[Node], 
     parts: list[tuple[str, str]] = []
     for label in labels:
         others = [str((r.attrs.get("fields") or {}).get(label, {}).get("raw") or "") for r in population]
-        parts.append((field_phrase(label), quoted(short_value(str(fields[label]["raw"]), others))))
+        parts.append((field_noun(label), quoted(short_value(str(fields[label]["raw"]), others))))
     if int(rng.integers(2)):
         items = [f"{name} {value}" for name, value in parts]
         joiner = "with "
@@ -223,19 +223,35 @@ def _listing_pages(kg: KnowledgeGraph, paged_only: bool = False) -> set[str]:
     return found
 
 
-def _record_targets(kg: KnowledgeGraph) -> list[tuple[Node, Node]]:
-    """(record, detail page) pairs: records of a complete listing whose detail page was crawled and is not a listing page."""
+def _record_targets(kg: KnowledgeGraph) -> tuple[list[tuple[Node, Node]], list[tuple[Node, Node]]]:
+    """Records of a complete listing with a detail page: (record, crawled page) pairs, and (record, link to its page) pairs for pages not crawled.
+
+    A detail page the crawl did not open is still a target: its URL is the record's own
+    link (a ``link`` node on a listing page), and replay checks that the page loads.
+    """
     pages = {str(p.attrs["url"]): p for p in ordinary_pages(kg)}
+    crawled = {str(p.attrs["url"]) for p in kg.nodes("page")}
     listing_pages = _listing_pages(kg)
-    out: list[tuple[Node, Node]] = []
-    for record in kg.nodes("record"):
+    links: dict[str, Node] = {}
+    for link in kg.nodes("link"):
+        links.setdefault(str(link.attrs.get("href") or ""), link)
+    seen: list[tuple[Node, Node]] = []
+    unseen: list[tuple[Node, Node]] = []
+    for record in sorted(kg.nodes("record"), key=lambda n: n.id):
         detail, listing = record.attrs.get("detail_url"), record.attrs.get("listing")
         if not detail or not listing or listing not in kg or not kg.node(listing).attrs.get("complete"):
             continue
         page = pages.get(str(detail))
         if page is not None and page.id not in listing_pages:
-            out.append((record, page))
-    return out
+            seen.append((record, page))
+        elif str(detail) not in crawled and str(detail) in links and not _is_resource(str(detail)):
+            unseen.append((record, links[str(detail)]))
+    return seen, unseen
+
+
+def _link_target(link: Node, url: str) -> Node:
+    """A stand-in page node for a detail page not crawled: its URL, and the id of the link that leads there (for reachability)."""
+    return Node(id=link.id, type=link.type, attrs={"url": url, "title": ""})
 
 
 # --------------------------------------------------------------------------- content pages
@@ -301,13 +317,30 @@ _QUOTE_TEMPLATES = (
 )
 
 
-def _content_instruction(kg: KnowledgeGraph, page: Node, others_text: list[str], rng: np.random.Generator) -> tuple[str, str] | None:
+def _opener(sentence: str) -> str:
+    return " ".join(_words(sentence)[:3])
+
+
+def common_openers(kg: KnowledgeGraph, pages: Sequence[Node], min_pages: int = 3) -> set[str]:
+    """Sentence openings (first three words) found on ``min_pages`` or more pages: boilerplate ("Changed in version …"), not a page's own content."""
+    counts: dict[str, int] = {}
+    for page in pages:
+        for opener in {_opener(s) for s in page_sentences(kg, page)}:
+            counts[opener] = counts.get(opener, 0) + 1
+    return {o for o, n in counts.items() if n >= min_pages}
+
+
+def _content_instruction(
+    kg: KnowledgeGraph, page: Node, others_text: list[str], rng: np.random.Generator, boilerplate: AbstractSet[str] = frozenset()
+) -> tuple[str, str] | None:
     """(instruction, sentence) for a content page, or None when no sentence is distinctive enough."""
     title = str(page.attrs.get("title") or "")
     links = link_texts_to(kg, page)
     distinctive = _title_words(kg, page)
     for sentence in page_sentences(kg, page):
         key = norm_text(sentence)
+        if _opener(sentence) in boilerplate or '"' in sentence:
+            continue  # a sentence many pages open alike, or one quoting others
         if any(key in other for other in others_text):
             continue  # another page shows it too
         if _shares_stem(_content_words(sentence), distinctive) or word_overlap(sentence, [title, *links]) > 1 / 3:
@@ -351,7 +384,7 @@ def goal_task(
         allowed_domains=list(kg.meta.stats.get("allowed_domains") or [urlparse(start_url).hostname or ""]),
         gold_steps=[GoldStep(action="navigate", text=url, node_id=target.id, canonical=canonical("navigate", url=url))],
         success=success,
-        provenance=Provenance(graph_id=kg.id, template=family, generator="template", model="none", seed=seed),
+        provenance=Provenance(graph_id=kg.id, template=family, generator=f"web-{task_type}", model="none", seed=seed),
     )
 
 
@@ -364,16 +397,23 @@ def find_tasks(kg: KnowledgeGraph, seed: int, limit: int) -> tuple[list[Task], d
     skipped: dict[str, int] = {}
     records: list[Task] = []
     populations: dict[str, list[Node]] = {}
-    for record, page in _record_targets(kg):
+    seen, unseen = _record_targets(kg)
+    # crawled detail pages first; pages only linked fill in (in a seeded order) when fewer than ``limit`` were crawled
+    order_unseen = task_rng(seed, "find-unseen").permutation(len(unseen))
+    fill = max(0, min(max(3, limit // 4), limit - len(seen)))  # every candidate costs a browser replay
+    targets = [(r, p, True) for r, p in seen] + [(unseen[int(i)][0], unseen[int(i)][1], False) for i in order_unseen[:fill]]
+    for record, page, was_crawled in targets:
         listing = str(record.attrs["listing"])
         if listing not in populations:
             populations[listing] = [r for r in kg.nodes("record") if listing in (r.attrs.get("listings") or [])]
         population = populations[listing]
-        start = start_page(kg, avoid=[str(page.attrs["url"]), *(record.attrs.get("pages") or [])])
+        detail = str(record.attrs["detail_url"])
+        start = start_page(kg, avoid=[detail, *(record.attrs.get("pages") or [])])
         if start is None:
             skipped["no start page"] = skipped.get("no start page", 0) + 1
             continue
-        labels = record_identity(record, population, [str(page.attrs.get("title") or ""), *link_texts_to(kg, page)])
+        shown = [str(page.attrs.get("title") or "")] + link_texts_to(kg, page) if was_crawled else [str(page.attrs.get("name") or page.text or "")]
+        labels = record_identity(record, population, shown)
         if labels is None:
             skipped["no identifying fields"] = skipped.get("no identifying fields", 0) + 1
             continue
@@ -381,16 +421,16 @@ def find_tasks(kg: KnowledgeGraph, seed: int, limit: int) -> tuple[list[Task], d
         noun = singular(subject_noun(kg, kg.node(listing).attrs.get("url")) or "items")
         template = _RECORD_TEMPLATES[int(rng.integers(len(_RECORD_TEMPLATES)))]
         instruction = template.format(noun=noun, phrase=_record_phrase(record, labels, population, rng))
-        task = goal_task(
-            kg, "find-record", "find", instruction, start, page, [SuccessCriterion(kind="page_is", value=str(page.attrs["url"]))], seed
-        )
+        target = page if was_crawled else _link_target(page, detail)
+        task = goal_task(kg, "find-record", "find", instruction, start, target, [SuccessCriterion(kind="page_is", value=detail)], seed)
         task.evidence = [record.id]
-        task.quality["target"] = {"kind": "record", "fields": labels}
+        task.quality["target"] = {"kind": "record", "fields": labels, "crawled": was_crawled}
         records.append(task)
     contents: list[Task] = []
     record_pages = {t.gold_steps[0].node_id for t in records}
     texts = {p.id: norm_text(p.text) for p in kg.nodes("page")}
     listing_pages = _listing_pages(kg, paged_only=True)  # a page of results: its sentences belong to the records it lists
+    boilerplate = common_openers(kg, ordinary_pages(kg))
     for page in ordinary_pages(kg):
         url = str(page.attrs["url"])
         if page.id in record_pages or page.id in listing_pages or any(query_role(k) in ("page", "sort") for k in query_of(url)):
@@ -399,7 +439,7 @@ def find_tasks(kg: KnowledgeGraph, seed: int, limit: int) -> tuple[list[Task], d
         if start is None:
             continue
         others = [text for pid, text in texts.items() if pid != page.id]
-        made = _content_instruction(kg, page, others, task_rng(seed, page.id))
+        made = _content_instruction(kg, page, others, task_rng(seed, page.id), boilerplate)
         if made is None:
             skipped["no distinctive sentence"] = skipped.get("no distinctive sentence", 0) + 1
             continue

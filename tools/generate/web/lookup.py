@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,9 +24,9 @@ import numpy as np
 from ...graph.model import KnowledgeGraph, Node
 from ...tasks.model import GoldStep, Provenance, Task
 from ..registry import Candidates, GenerationRequest, generator
-from .phrasing import ID_LABEL, answer_metrics, field_phrase, plural, quoted, short_value, singular, value_text
+from .phrasing import ID_LABEL, answer_metrics, field_noun, field_phrase, plural, quoted, short_value, singular, value_text
 
-__all__ = ["FieldStats", "ListingData", "listing_data", "start_page", "describe_record", "web_lookup", "LOOKUP_TEMPLATE"]
+__all__ = ["FieldStats", "ListingData", "listing_data", "start_page", "describe_record", "web_lookup", "LOOKUP_TEMPLATE", "is_meta_listing", "listing_quotas"]
 
 LOOKUP_TEMPLATE = "web-lookup"
 #: Hops from the start page to the answer page the reachability filter allows.
@@ -35,6 +36,13 @@ _GENERIC = frozenset(
     "content contents list lists index table tables data rows records items item browse view views all search results entries entry page pages default main home api v1 v2".split()
 )
 _NOT_NOUN = frozenset("id name title label key code number value text description".split())
+#: Labels of a structure listing (a table's columns with their types, null and key flags): the site describing itself.
+_META_LABEL = re.compile(
+    r"^(?:(?:data ?)?type|null|nullable|(?:allow|not) ?null|default(?: value)?|pk|primary ?key|foreign ?key|unique|auto ?increment|collation|constraints?|indexe?d?|extra)$",
+    re.IGNORECASE,
+)
+#: A structure listing is small: a schema, not content.
+_META_MAX_RECORDS = 200
 _MAX_IDENT_CHARS = 40
 _MAX_ANSWER_CHARS = 40
 
@@ -57,9 +65,14 @@ class FieldStats:
     def distinct(self) -> int:
         return len(self.values)
 
+    @property
+    def longest_short(self) -> int:
+        """Length of the longest value as an instruction writes it (a trailing parenthetical dropped when values stay distinct)."""
+        return max((len(short_value(v, self.values)) for v in self.values), default=0)
+
     def identifying(self) -> bool:
         """Short text values, more than one of them: usable to name a record."""
-        return self.main_type == "text" and self.types["text"] == sum(self.types.values()) - self.types["missing"] and self.distinct >= 2 and self.longest <= _MAX_IDENT_CHARS and not ID_LABEL.match(self.label.strip())
+        return self.main_type == "text" and self.types["text"] == sum(self.types.values()) - self.types["missing"] and self.distinct >= 2 and self.longest_short <= _MAX_IDENT_CHARS and not ID_LABEL.match(self.label.strip())
 
     def askable(self) -> bool:
         """A field worth asking about: not a row key, not constant, numbers, dates or short texts."""
@@ -139,6 +152,36 @@ def listing_data(kg: KnowledgeGraph) -> list[ListingData]:
     return out
 
 
+def is_meta_listing(data: ListingData) -> bool:
+    """A listing of the site's own structure (columns with type, null, default or key flags), not of its content.
+
+    Two or more of its field labels are structure words ("Data type", "Allow null",
+    "Primary key", "Default") and it has few records. Questions about it are low-value.
+    """
+    labels = [lb for lb in data.stats if _META_LABEL.match(field_phrase(lb).strip())]
+    return len(labels) >= 2 and len(data.records) <= _META_MAX_RECORDS
+
+
+def listing_quotas(listings: list[ListingData], pool: int, meta_cap: int = 1) -> dict[str, int]:
+    """Tasks to make per listing: shares of ``pool`` by record count (at least one each).
+
+    Structure listings get ``meta_cap`` each, and none when the site also lists content.
+    """
+    content = [d for d in listings if not is_meta_listing(d)]
+    total = sum(len(d.records) for d in content) or 1
+    quotas = {d.node.id: max(1, -(-pool * len(d.records) // total)) for d in content}
+    quotas.update({d.node.id: 0 if content else meta_cap for d in listings if is_meta_listing(d)})
+    return quotas
+
+
+def interleave(groups: list[list[Task]]) -> list[Task]:
+    """Tasks dealt round-robin from ``groups`` (largest listing first), so the first tasks span the listings."""
+    out: list[Task] = []
+    for round_ in range(max((len(g) for g in groups), default=0)):
+        out.extend(g[round_] for g in groups if round_ < len(g))
+    return out
+
+
 def start_page(kg: KnowledgeGraph) -> Node | None:
     """The site's start page: the page crawled from the graph's first source URL, else the first page."""
     pages = list(kg.nodes("page"))
@@ -151,12 +194,17 @@ def _fields(record: Node) -> dict[str, dict[str, Any]]:
     return fields
 
 
-def _preference(data: ListingData, label: str) -> tuple[int, int, str]:
-    """Id-like fields (many distinct values) first, then categories, yes/no-like two-valued fields last."""
+def _names_kind(data: ListingData, label: str) -> bool:
+    """Whether every value of the field ends with the listing's noun ("Gentoo penguin" for penguins): it reads as the record's head."""
+    return all(singular(data.short(label, v).split()[-1].lower()) == data.noun for v in data.stats[label].values if v.split())
+
+
+def _preference(data: ListingData, label: str) -> tuple[int, int, int, str]:
+    """Id-like fields (many distinct values) first, then categories (those naming the kind of record first), yes/no-like two-valued fields last."""
     distinct = data.stats[label].distinct
     if distinct / len(data.records) >= 0.3:
-        return (0, -distinct, label)
-    return (2 if distinct == 2 else 1, -distinct, label)
+        return (0, 0, -distinct, label)
+    return (2 if distinct == 2 else 1, 0 if _names_kind(data, label) else 1, -distinct, label)
 
 
 def identify(data: ListingData, record: Node, exclude: str) -> list[str] | None:
@@ -182,11 +230,11 @@ def describe_record(data: ListingData, record: Node, labels: list[str]) -> str:
         value = data.short(label, str(own[label]["raw"]))
         words = value.split()
         if head == f"the {data.noun}" and len(words) > 1 and singular(words[-1].lower()) == data.noun:
-            head = f"the {value}"  # the value already names the kind of thing ("Gentoo penguin")
+            head = "the " + " ".join(words[:-1] + [words[-1] if words[-1].isupper() else words[-1].lower()])  # the value names the kind ("Gentoo penguin")
         elif head == f"the {data.noun}" and field_phrase(label).lower() == data.noun:
             head = f"the {data.noun} {quoted(value)}"
         else:
-            rest.append(f"{field_phrase(label)} {quoted(value)}")
+            rest.append(f"{field_noun(label)} {quoted(value)}")
     if not rest:
         return head
     return f"{head} with " + (rest[0] if len(rest) == 1 else ", ".join(rest[:-1]) + " and " + rest[-1])
@@ -243,9 +291,11 @@ def lookup_task(kg: KnowledgeGraph, data: ListingData, record: Node, label: str,
     kind = "number" if asked["type"] == "number" else "text"
     rng = _rng(seed, kg.id, record.id, label)
     templates = _QUESTIONS.get(str(asked["type"]), _QUESTIONS["text"])
-    instruction = templates[int(rng.integers(len(templates)))].format(field=field_phrase(label), subject=describe_record(data, record, labels))
+    instruction = templates[int(rng.integers(len(templates)))].format(field=field_noun(label), subject=describe_record(data, record, labels))
     instruction = instruction[0].upper() + instruction[1:]
     answer = value_text(asked)
+    if asked.get("unit") is None and "," not in str(asked.get("raw")):
+        answer = answer.replace(",", "")  # a bare number the site writes without separators (a year, a code) stays as written
     digest = hashlib.sha1(f"{kg.id}|{LOOKUP_TEMPLATE}|{record.id}|{label}".encode()).hexdigest()[:12]
     url = str(page.attrs["url"])
     return Task(
@@ -279,19 +329,42 @@ def lookup_task(kg: KnowledgeGraph, data: ListingData, record: Node, label: str,
     )
 
 
+def _listing_tasks(kg: KnowledgeGraph, data: ListingData, askable: list[str], start: Node, seed: int, quota: int) -> list[Task]:
+    """Up to ``quota`` lookups over one listing's records in a seeded order, spread over the askable fields."""
+    rng = _rng(seed, kg.id, data.node.id)
+    asked_count: Counter[str] = Counter()
+    tasks: list[Task] = []
+    for index in rng.permutation(len(data.records)):
+        if len(tasks) >= quota:
+            break
+        record = data.records[int(index)]
+        present = [lb for lb in askable if _fields(record).get(lb, {}).get("type") not in (None, "missing")]
+        if not present:
+            continue
+        fewest = min(asked_count[lb] for lb in present)  # spread the questions over the fields
+        choices = [lb for lb in present if asked_count[lb] == fewest]
+        label = choices[int(rng.integers(len(choices)))]
+        task = lookup_task(kg, data, record, label, start, seed)
+        asked_count[label] += 1  # a failed try counts too: a field no record can be asked about must not block the others
+        if task is not None:
+            tasks.append(task)
+    return tasks
+
+
 @generator(LOOKUP_TEMPLATE, graph="web")
 async def web_lookup(request: GenerationRequest) -> Candidates:
     """Questions about one field of one record the start page does not show, naming the record by its identifying values."""
     kg, seed = request.kg, request.seed
-    pool = max(request.count * 2, 8)
+    pool = max(request.count, 8)  # every candidate costs a browser replay; the goal families share the count
     start = start_page(kg)
-    tasks: list[Task] = []
     skipped: list[dict[str, str]] = []
     if start is None:
         request.report.generator = {"listings": 0, "skipped": [{"reason": "the graph has no pages"}]}
         return Candidates([], {LOOKUP_TEMPLATE: HOPS})
-    listings = listing_data(kg)
-    per_listing = max(1, -(-pool // max(1, len(listings))))
+    listings = sorted(listing_data(kg), key=lambda d: (is_meta_listing(d), -len(d.records), d.node.id))
+    quotas = listing_quotas(listings, pool)
+    groups: list[list[Task]] = []
+    used: list[ListingData] = []
     for data in listings:
         if not data.node.attrs.get("complete"):
             # identifying values unique among the records seen may be shared by records not seen
@@ -301,24 +374,15 @@ async def web_lookup(request: GenerationRequest) -> Candidates:
         if not askable:
             skipped.append({"listing": data.node.id, "reason": "no field worth asking about (numbers, dates or short texts that vary)"})
             continue
-        rng = _rng(seed, kg.id, data.node.id)
-        asked_count: Counter[str] = Counter()
-        made = 0
-        for index in rng.permutation(len(data.records)):
-            if made >= per_listing:
-                break
-            record = data.records[int(index)]
-            present = [lb for lb in askable if _fields(record).get(lb, {}).get("type") not in (None, "missing")]
-            if not present:
-                continue
-            fewest = min(asked_count[lb] for lb in present)  # spread the questions over the fields
-            choices = [lb for lb in present if asked_count[lb] == fewest]
-            label = choices[int(rng.integers(len(choices)))]
-            task = lookup_task(kg, data, record, label, start, seed)
-            if task is None:
-                continue
-            asked_count[label] += 1
-            made += 1
-            tasks.append(task)
-    request.report.generator = {"listings": len(listings), "start_url": start.attrs.get("url"), "tasks": len(tasks), "skipped": skipped, "nouns": {d.node.id: plural(d.noun) for d in listings}}
+        groups.append(_listing_tasks(kg, data, askable, start, seed, quotas[data.node.id]))
+        used.append(data)
+    tasks = interleave([g for g, d in zip(groups, used) if not is_meta_listing(d)]) + interleave([g for g, d in zip(groups, used) if is_meta_listing(d)])
+    request.report.generator = {
+        "listings": len(listings),
+        "start_url": start.attrs.get("url"),
+        "tasks": len(tasks),
+        "skipped": skipped,
+        "nouns": {d.node.id: plural(d.noun) for d in listings},
+        "structure_listings": [d.node.id for d in listings if is_meta_listing(d)],
+    }
     return Candidates(tasks, {LOOKUP_TEMPLATE: HOPS})

@@ -15,11 +15,9 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Sequence
-from typing import Any
 from urllib.parse import quote_plus, urlparse
 
 import numpy as np
-from pydantic import BaseModel
 
 from ...environment.canonical import canonical
 from ...evaluate.checks import answer_visible, check_criteria
@@ -29,12 +27,10 @@ from ...environment.manager import EpisodeManager
 from ...environment.trajectory import load_trajectory
 from ...errors import TaskloomError
 from ...graph.model import KnowledgeGraph, Node
-from ...llm.client import LLM
-from ...llm.templates import render_prompt
 from ...tasks.model import Difficulty, GoldStep, Provenance, SuccessCriterion, Task
 from ..filter.stages import Dropped, GenerationReport
 
-__all__ = ["PathEdge", "task_from_path", "verify_web_tasks", "search_terms", "llm_instructions"]
+__all__ = ["PathEdge", "task_from_path", "verify_web_tasks", "search_terms"]
 
 PathEdge = tuple[str, str, str]
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]{3,}")
@@ -254,30 +250,3 @@ async def verify_web_tasks(tasks: list[Task], episodes: EpisodeManager, report: 
     report.stage("replay", len(tasks) - no_ops, len(kept))
     return kept
 
-
-class _Instruction(BaseModel):
-    instruction: str
-
-
-async def llm_instructions(tasks: list[Task], llm: LLM) -> None:
-    """Let the LLM rephrase each web task's template instruction; keep it only when every quoted value survives.
-
-    The template instruction quotes every concrete value (link names, queries,
-    options) in “…”; an LLM rewrite that drops or alters one of them is discarded,
-    so the replay-verified gold steps still match the instruction.
-    """
-    for task in tasks:
-        values = re.findall(r"“([^”]+)”", task.instruction)
-        messages: list[dict[str, Any]] = [
-            {"role": "system", "content": render_prompt("web_instruction_system.j2")},
-            {"role": "user", "content": task.instruction},
-        ]
-        try:
-            completion = await llm.complete(messages, schema=_Instruction, tag=task.id)
-        except TaskloomError:
-            continue
-        rewritten = completion.parsed.instruction
-        if rewritten and all(v in rewritten for v in values):
-            task.quality["template_instruction"] = task.instruction
-            task.instruction = rewritten
-            task.provenance = task.provenance.model_copy(update={"generator": "template+llm", "model": llm.name})

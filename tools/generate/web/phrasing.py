@@ -14,6 +14,14 @@ thousands separators and their unit ("5,100 g").
 ('5,100 g', '-25.18543', '12%')
 >>> singular("penguins"), singular("entries"), plural("penguin"), plural("entry"), plural("class")
 ('penguin', 'entry', 'penguins', 'entries', 'classes')
+
+A label that does not read as a noun phrase is named as the site shows it, in quotes,
+followed by "value" (see :func:`reads_as_noun`): one with digits or one-letter words
+("Delta 13 C (o/oo)"), a head noun followed by its modifier ("Date Egg"), a plural or
+verb-like last word ("Copies", "Opens"), or a verb first ("Allow null").
+
+>>> field_noun("Body Mass (g)"), field_noun("Date Egg"), field_noun("Delta 13 C (o/oo)"), field_noun("Date of Birth")
+('body mass', '“Date Egg” value', '“Delta 13 C” value', 'date of birth')
 """
 
 from __future__ import annotations
@@ -24,7 +32,7 @@ from typing import Any
 
 from ...graph.web.values import unit_of_label
 
-__all__ = ["field_phrase", "short_value", "number_text", "value_text", "singular", "plural", "quoted", "ID_LABEL", "answer_metrics"]
+__all__ = ["field_phrase", "field_noun", "reads_as_noun", "short_value", "number_text", "value_text", "singular", "plural", "quoted", "ID_LABEL", "answer_metrics"]
 
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
 _PAREN = re.compile(r"\s*[(\[][^()\[\]]*[)\]]\s*$")
@@ -37,6 +45,51 @@ def field_phrase(label: str) -> str:
     bare = _PAREN.sub("", label) if unit_of_label(label) else label
     words = _CAMEL.sub(" ", bare.replace("_", " ")).split()
     return " ".join(w if (len(w) > 1 and w.isupper()) or (len(w) == 1 and w.isupper() and i > 0) else w.lower() for i, w in enumerate(words)) or label
+
+
+#: Nouns that name what a field holds; first in a two-word label without a preposition, the label is reversed ("Date Egg").
+_HEAD_NOUNS = frozenset("date time day year month number count name type code amount size length width height weight rate level total value".split())
+#: Words that open a flag or a verb phrase, not a noun phrase ("Allow null", "Is active").
+_VERB_FIRST = frozenset("is are was has have had can could should must will allow allows enable enables include includes show shows use uses do does".split())
+_PREPOSITIONS = frozenset("of for per in at to by on from with".split())
+_NOT_PLURAL = ("ss", "us", "is", "ics", "ous")
+#: Nouns ending in -s that are singular too.
+_INVARIANT = frozenset("species series news means canvas atlas alias bias chaos lens gas".split())
+
+
+def reads_as_noun(label: str) -> bool:
+    """Whether the label, as words in a sentence (:func:`field_phrase`), reads as a singular noun phrase.
+
+    >>> [reads_as_noun(x) for x in ("Body Mass (g)", "studyName", "Individual ID", "Date created", "Status", "Species")]
+    [True, True, True, True, True, True]
+    >>> [reads_as_noun(x) for x in ("Date Egg", "Delta 15 N (o/oo)", "Copies", "Allow null", "Closes", "x", "On the shelf now")]
+    [False, False, False, False, False, False, False]
+    """
+    words = field_phrase(label).split()
+    if not words or len(words) > 4:
+        return False
+    for word in words:
+        if word.isupper() and len(word) > 1 and word.isalpha():
+            continue  # an abbreviation: "ID", "ISBN"
+        if len(word) < 2 or not re.fullmatch(r"[A-Za-z][A-Za-z'’-]*", word):
+            return False  # digits, one-letter words or symbols: "Delta 13 C"
+    low = [w.lower() for w in words]
+    if low[0] in _VERB_FIRST or low[0] in _PREPOSITIONS:
+        return False  # a flag or a place: "Allow null", "On the shelf now"
+    last = words[-1]
+    if not last.isupper() and low[-1].endswith("s") and not low[-1].endswith(_NOT_PLURAL) and low[-1] not in _INVARIANT:
+        return False  # plural or a verb: "Copies", "Opens"
+    if len(low) >= 2 and low[0] in _HEAD_NOUNS and not _PREPOSITIONS & set(low) and not low[-1].endswith("ed"):
+        return False  # head noun first: "Date Egg" (but "Date created", "Date of birth" read well)
+    return True
+
+
+def field_noun(label: str) -> str:
+    """The field as a noun phrase in a sentence: its words ("body mass"), else the label in quotes and "value"."""
+    if reads_as_noun(label):
+        return field_phrase(label)
+    bare = _PAREN.sub("", label).strip() if unit_of_label(label) else label.strip()
+    return f"“{bare or label}” value"
 
 
 def short_value(value: str, others: Iterable[str]) -> str:

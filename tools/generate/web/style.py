@@ -29,7 +29,7 @@ from ...graph.model import KnowledgeGraph
 from ...tasks.model import Task
 from ..filter.stages import Dropped, GenerationReport
 
-__all__ = ["StyleVerdict", "instruction_style", "quoted", "gold_names", "filter_scripts", "recheck_rewrites"]
+__all__ = ["StyleVerdict", "instruction_style", "quoted", "gold_names", "filter_scripts"]
 
 _QUOTES = re.compile(r"“([^”]+)”|\"([^\"]+)\"|«([^»]+)»|(?<!\w)‘([^’]+)’(?!\w)|(?<!\w)'([^']+)'(?!\w)")
 _OPEN_QUOTE = r"[“\"«‘']"
@@ -167,16 +167,3 @@ def filter_scripts(kg: KnowledgeGraph | None, tasks: list[Task], report: Generat
             kept.append(task)
     report.stage("style", len(tasks), len(kept))
     return kept
-
-
-def recheck_rewrites(kg: KnowledgeGraph | None, tasks: list[Task]) -> None:
-    """After an LLM rewrote instructions: a rewrite judged a script goes back to the (goal) instruction it replaced."""
-    for task in tasks:
-        original = task.quality.get("template_instruction")
-        if task.kind != "web" or not isinstance(original, str) or original == task.instruction:
-            continue
-        verdict = instruction_style(task.instruction, gold_names(task, kg))
-        if verdict.style == "script":
-            task.quality["llm_rewrite_rejected"] = {"instruction": task.instruction, "reason": verdict.reason}
-            task.instruction = original
-            task.provenance = task.provenance.model_copy(update={"generator": task.provenance.generator.replace("+llm", "")})

@@ -3,7 +3,8 @@
 - Sort views come from a listing's ``sorts`` whose field and direction the crawl verified
   (the rows of the loaded view are in that order); a view whose first page shows the same
   records as the listing's default order is skipped (the start would already show it). The
-  instruction phrases the order from the field's type: "from highest to lowest <field>"
+  instruction phrases the order from the field's type (a field with fewer than three distinct
+  values groups rather than orders, and is skipped): "from highest to lowest <field>"
   (numbers), "with the most recent <field> first" (dates), "alphabetically by <field>" (text).
 - Filter views come from facets: ``filters`` edges with a parameter and value to a crawled
   page that shows a listing, one filter parameter per view (search queries are not views).
@@ -37,6 +38,8 @@ VIEW_HOPS = 8
 #: Query keys that carry a free-text search: a search result is not a view of a listing.
 _SEARCH_KEYS = frozenset({"q", "query", "search", "keyword", "keywords", "term", "terms", "text", "k"})
 _TRUE = frozenset({"1", "true", "yes", "on", "y"})
+#: A sort by a field with fewer distinct values (yes/no, two categories) groups rather than orders: not a view goal.
+_MIN_DISTINCT = 3
 
 
 def order_phrase(field: str, kind: str, direction: str) -> str:
@@ -128,6 +131,9 @@ def _sort_tasks(kg: KnowledgeGraph, seed: int, skipped: Counter[str]) -> list[Ta
                 or {r.id for r in shown} == {r.id for r in default}
             ):
                 skipped["sort view shows the default order"] += 1
+                continue
+            if len({norm_text(str((r.attrs.get("fields") or {}).get(str(field), {}).get("raw") or "")) for r in population} - {""}) < _MIN_DISTINCT:
+                skipped["sort by a field with few values"] += 1
                 continue
             kind = _field_kind(population, str(field)) or "text"
             view = with_query(url, {k: v for k, v in query_of(url).items() if query_role(k) in ("sort", "filter")})

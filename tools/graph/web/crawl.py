@@ -89,7 +89,7 @@ class CrawlOptions(BaseModel):
     )
     template_cap: int = Field(5, ge=1, le=2000, description="Pages crawled per URL template (path shape + query keys).")
     listing_cap: int = Field(10, ge=1, le=2000, description="Pages crawled per listing (its page/offset/cursor variants).")
-    view_cap: int = Field(2, ge=0, le=100, description="Sort or format views crawled per listing (the others are recorded as views).")
+    view_cap: int = Field(2, ge=0, le=100, description="Sort or format views crawled per listing while other pages wait (the others are recorded as views); budget left over goes to more sort views.")
 
     def allowed(self) -> set[str]:
         """The allowed domains as given (default: the start URL's host); they name the graph."""

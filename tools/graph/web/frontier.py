@@ -5,7 +5,11 @@ keys) and capped per template, so a site's thousand detail pages do not eat the 
 whose template has not been seen yet comes first, then pages likely to hold interactive
 components (linked from pages that have them). Sort and format/export variants of a listing
 (query keys whose :func:`urls.query_role` is ``sort`` / ``format``) are *views* of one listing:
-recorded, at most ``view_cap`` of them loaded, last. The pages of one listing (page-key
+recorded, at most ``view_cap`` of them loaded, last; among them the first page of a sort order
+comes before its later pages, the other direction of a field already loaded before a new
+field, and the listing with the most pages first. Budget left once nothing else can be
+picked goes to further sort views (never format or export views) in that order, so a
+listing's sort orders are seen in both directions when the site is small enough. The pages of one listing (page-key
 variants, e.g. ``?page=3``) have their own cap, and paging does not add depth, so a listing can
 be seen completely. Files that are not pages (images, archives, data, sources: by extension)
 come after everything else, capped per folder and extension.
@@ -35,7 +39,7 @@ from pydantic import BaseModel, Field
 
 from .urls import listing_key, query_of, query_role, url_template
 
-__all__ = ["SkipReason", "Skip", "Entry", "Frontier", "RESOURCE_EXTENSIONS"]
+__all__ = ["SkipReason", "Skip", "Entry", "Frontier", "RESOURCE_EXTENSIONS", "sort_order"]
 
 #: File extensions of things that are not pages (images, archives, data files, sources): loaded last, capped per folder.
 RESOURCE_EXTENSIONS = frozenset(
@@ -43,6 +47,8 @@ RESOURCE_EXTENSIONS = frozenset(
     "woff woff2 ttf otf eot mp3 mp4 m4a webm ogg wav avi mov doc docx xls xlsx ppt pptx odt ods db sqlite exe dmg iso bin whl epub".split()
 )
 Kind = Literal["page", "listing_page", "view", "resource"]
+#: Sort keys that carry only a direction (the field is named by another key).
+_DIRECTION_KEYS = frozenset({"dir", "direction", "asc", "desc"})
 
 SkipReason = Literal[
     "out_of_domain", "budget", "depth", "template_cap", "view_variant", "duplicate_content", "timeout", "http_status", "redirected", "download", "error"
@@ -71,6 +77,24 @@ class Entry:
     picked: bool = False
 
 
+def sort_order(url: str) -> tuple[str, str] | None:
+    """(field, direction) a sort URL asks for: the sort values without their sign, and ``-``/``+`` or the direction key's value.
+
+    None when the URL has no sort key, or also re-formats the listing.
+
+    >>> sort_order("http://h/t/?ordering=-4&page=2"), sort_order("http://h/t/?sort=year&dir=desc"), sort_order("http://h/t/?format=csv")
+    (('ordering=4', '-'), ('sort=year', 'desc'), None)
+    """
+    query = query_of(url)
+    roles = {k: query_role(k) for k in query}
+    if "sort" not in roles.values() or "format" in roles.values():
+        return None
+    fields = sorted((k, v) for k, v in query.items() if roles[k] == "sort" and k.lower() not in _DIRECTION_KEYS)
+    sign = "".join("-" if v.startswith("-") else "+" for _, v in fields if v[:1] in "+-")
+    direction = sign + "".join(v.lower() for k, v in query.items() if k.lower() in _DIRECTION_KEYS)
+    return "&".join(f"{k}={v.lstrip('+-')}" for k, v in fields), direction
+
+
 class Frontier:
     """URLs discovered, picked and left over; see the module docstring."""
 
@@ -84,6 +108,8 @@ class Frontier:
         self.per_template: dict[str, int] = {}
         self.per_listing: dict[str, int] = {}
         self.views: dict[str, int] = {}
+        self.orders: dict[str, set[tuple[str, str]]] = {}  # listing → (field, direction) of its picked sort views
+        self.listing_pages: dict[str, int] = {}  # listing → its plain and paged URLs known
         self.templates_seen: set[str] = set()
         self.id_templates: set[str] = set()  # templates with an {id} segment, as discovered
 
@@ -135,6 +161,8 @@ class Frontier:
             return
         self.too_deep.pop(url, None)
         self.entries[url] = Entry(url, depth, len(self.entries), template, listing, kind, interactive)
+        if kind in ("page", "listing_page"):
+            self.listing_pages[listing] = self.listing_pages.get(listing, 0) + 1
 
     # -- picking ------------------------------------------------------------------------
 
@@ -146,9 +174,22 @@ class Frontier:
             return "template_cap" if self.per_listing.get(e.listing, 0) + extra.get("l" + e.listing, 0) >= self.listing_cap else None
         return "template_cap" if self.per_template.get(e.template, 0) + extra.get("t" + e.template, 0) >= self.template_cap else None
 
-    def _rank(self, e: Entry, fresh: set[str]) -> tuple[int, int, int, int]:
+    def _rank(self, e: Entry, fresh: set[str]) -> tuple[int, ...]:
         tier = 3 if e.kind == "resource" else 2 if e.kind == "view" else 0 if e.template not in self.templates_seen and e.template not in fresh else 1
-        return (tier, e.depth, 0 if e.interactive else 1, e.order)
+        view = self._view_rank(e) if e.kind == "view" else (0, 0, 0)
+        return (tier, *view, e.depth, 0 if e.interactive else 1, e.order)
+
+    def _view_rank(self, e: Entry) -> tuple[int, int, int]:
+        """(a later page of an order, a field not loaded in another direction yet, minus the listing's known pages)."""
+        paged = int(any(query_role(k) == "page" for k in query_of(e.url)))
+        order = sort_order(e.url)
+        picked = self.orders.get(e.listing, set())
+        paired = order is not None and any(field == order[0] and direction != order[1] for field, direction in picked)
+        return paged, 0 if paired else 1, -self.listing_pages.get(e.listing, 0)
+
+    def _spare(self, e: Entry) -> bool:
+        """A sort view held back only by ``view_cap``: loaded with budget nothing else can use."""
+        return not e.picked and e.kind == "view" and sort_order(e.url) is not None
 
     def next_batch(self, size: int) -> list[Entry]:
         """Up to ``size`` URLs to load next (never more than the budget left), best first."""
@@ -159,9 +200,13 @@ class Frontier:
         while len(batch) < size:
             open_ = [e for e in self.entries.values() if not e.picked and self._blocked(e, extra) is None]
             if not open_:
+                open_ = [e for e in self.entries.values() if self._spare(e)]
+            if not open_:
                 break
             best = min(open_, key=lambda e: self._rank(e, fresh))
             best.picked = True
+            if best.kind == "view" and (order := sort_order(best.url)) is not None:
+                self.orders.setdefault(best.listing, set()).add(order)
             batch.append(best)
             fresh.add(best.template)
             key = ("v" + best.listing) if best.kind == "view" else ("l" + best.listing) if best.kind == "listing_page" else ("t" + best.template)
@@ -184,7 +229,7 @@ class Frontier:
 
     def exhausted(self) -> bool:
         """True when the budget is spent or nothing can be picked."""
-        return self.kept >= self.max_pages or not any(not e.picked and self._blocked(e, {}) is None for e in self.entries.values())
+        return self.kept >= self.max_pages or not any((not e.picked and self._blocked(e, {}) is None) or self._spare(e) for e in self.entries.values())
 
     def leftovers(self) -> dict[str, Skip]:
         """Every URL never picked, with why: a full cap, the depth limit, or the page budget."""

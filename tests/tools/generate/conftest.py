@@ -1,0 +1,69 @@
+"""Crawled sites shared by the generator tests: each crawl runs once per test session and options.
+
+``penguins_graph`` is the sqlite-web penguins browser crawled with 40 pages, depth 3 and no
+clicks or app states (it covers the 7 listing pages); ``penguins_crawl(**options)`` crawls it
+with other options (cached by options), e.g. ``penguins_crawl(max_pages=70, max_depth=4,
+view_cap=30, max_states=0, click_budget=0)``. Tests may generate and store tasks in a crawl's
+workspace; they must not change its graph.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from taskloom.tools.graph.model import KnowledgeGraph
+from taskloom.tools.runtime import Runtime
+from taskloom.tools.settings import Settings
+
+#: The crawl lookup, compare and find tests share: enough for the penguins listing's 7 pages.
+PENGUINS_CRAWL: dict[str, Any] = {"max_pages": 40, "max_depth": 3, "max_states": 0, "click_budget": 0}
+
+
+@dataclass
+class CrawledSite:
+    """One crawl: the site's base URL, the workspace and settings it was stored with, and its graph."""
+
+    base: str
+    workspace: Path
+    settings: Settings
+    graph_id: str
+    kg: KnowledgeGraph
+
+
+def crawl(base: str, start: str, workspace: Path, **options: Any) -> CrawledSite:
+    """Crawl ``start`` into ``workspace`` (hashing embedder, no delay, no screenshots) and load the graph."""
+    settings = Settings(workspace=workspace, embedder="hashing", crawl_delay=0, record_screenshots=False)
+
+    async def go() -> tuple[str, KnowledgeGraph]:
+        async with Runtime(settings) as runtime:
+            graph_id = (await runtime.graphs.ingest_website(start, **options)).graph_id
+            return graph_id, runtime.graphs.load(graph_id)
+
+    graph_id, kg = asyncio.run(go())
+    return CrawledSite(base, workspace, settings, graph_id, kg)
+
+
+@pytest.fixture(scope="session")
+def penguins_crawl(penguins_site: str, tmp_path_factory: pytest.TempPathFactory) -> Callable[..., CrawledSite]:
+    """A function crawling the penguins browser with the given options, once per distinct options in the session."""
+    cache: dict[tuple[tuple[str, Any], ...], CrawledSite] = {}
+
+    def get(**options: Any) -> CrawledSite:
+        key = tuple(sorted(options.items()))
+        if key not in cache:
+            cache[key] = crawl(penguins_site, penguins_site + "/", tmp_path_factory.mktemp("penguins") / "ws", **options)
+        return cache[key]
+
+    return get
+
+
+@pytest.fixture(scope="session")
+def penguins_graph(penguins_crawl: Callable[..., CrawledSite]) -> CrawledSite:
+    """The penguins browser crawled with :data:`PENGUINS_CRAWL`, shared by the whole session."""
+    return penguins_crawl(**PENGUINS_CRAWL)
