@@ -47,7 +47,7 @@ test: setup test-data
 	$(BIN)/ruff check --quiet .
 	@mkdir -p $(VENV)/typecheck && ln -sfn $(CURDIR) $(VENV)/typecheck/taskloom
 	MYPYPATH=$(VENV)/typecheck $(BIN)/mypy -p taskloom.server -p taskloom.tools -p taskloom.resources -p taskloom.prompts -p taskloom.harness
-	$(BIN)/pytest -n 2 --dist loadfile -q
+	$(BIN)/pytest -n 2 --dist loadfile -q --durations=30
 
 demo: setup
 	$(BIN)/taskloom demo

@@ -18,7 +18,7 @@ import typer
 from rich.table import Table
 
 from ... import __file__ as package_file
-from ...harness.finish import RunReport
+from ...harness.finish import RunReport, family_of
 from ..app import build_server
 from ...harness.service import Harness
 from ...tools.errors import NotFoundError
@@ -27,6 +27,7 @@ from ...tools.evaluate.summary import terminal_summary
 from ...tools.environment.site import EXAMPLE_SITE, serve_static
 from ...tools.runtime import Runtime
 from ...tools.generate.service import GenerateResult
+from ...tools.tasks.model import Task
 from ...tools.graph.web.pipeline import WebIngestReport
 from .common import console, errors, progress_bar, quiet_agent_errors, run, settings
 
@@ -106,12 +107,26 @@ async def _tasks(runtime: Runtime, doc_graph: str | None, web_graph: str, doc_co
         stages = ", ".join(f"{name} {v['kept']}/{v['in']}" for name, v in result.report.stages.items())
         console.print(f"  {result.kind} tasks from {graph_id}: kept {len(result.task_ids)} ({stages})")
         ids += result.task_ids[:web_count] if result.kind == "web" else result.task_ids  # all verified web tasks feed composition
+        if result.kind == "web":
+            _show_families([runtime.tasks.load(i) for i in result.task_ids])
     chains = await tasks.compose(web_graph, "chain", count=2, levels=4, seed=0)
     levels = ", ".join(f"level {row.level}: {row.tasks} task(s), {row.mean_steps:.1f} steps, {row.mean_pages:.1f} pages" for row in chains.levels)
     console.print(f"  chained tasks: {len(chains.task_ids)} ({levels}); {len(chains.failed_proposals)} failed proposals recorded")
     dags = await tasks.compose(web_graph, "dag", count=2, seed=0)
     console.print(f"  task graphs: {len(dags.task_ids)} ({', '.join(f'{k} {v}' for k, v in dags.stats.items() if isinstance(v, int))})")
     return ids + chains.task_ids + dags.task_ids
+
+
+def _show_families(made: list[Task]) -> None:
+    """One generated task per family, verbatim with its check, so the demo shows what each family makes."""
+    shown: set[str] = set()
+    for task in made:
+        family = family_of(task)
+        if family in shown:
+            continue
+        shown.add(family)
+        check = f"answer {task.gold_answer!r}" if task.gold_answer else "; ".join(f"{c.kind} {c.value!r}" for c in task.success[:3])
+        console.print(f"    [{family}] {task.instruction}\n      check: {check}", highlight=False, markup=False)
 
 
 def _run(runtime: Runtime, task_ids: list[str], agents: list[str], concurrency: int) -> RunReport:

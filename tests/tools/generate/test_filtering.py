@@ -19,10 +19,10 @@ def _graph() -> KnowledgeGraph:
     return kg
 
 
-def _task(task_id: str, evidence: list[str], instruction: str = "Q?", template: str = "tpl", difficulty: str = "easy") -> Task:
+def _task(task_id: str, evidence: list[str], instruction: str = "Q?", template: str = "tpl", difficulty: str = "easy", generator: str = "template") -> Task:
     return Task(
         id=task_id, kind="document", type="extraction", difficulty=difficulty, instruction=instruction, gold_answer="A",
-        evidence=evidence, provenance=Provenance(graph_id="g", template=template, generator="template"),
+        evidence=evidence, provenance=Provenance(graph_id="g", template=template, generator=generator),
     )
 
 
@@ -61,3 +61,16 @@ def test_mmr_prefers_coverage_and_is_deterministic() -> None:
     picked = mmr_select(kg, tasks, 2)
     assert [t.id for t in picked] == ["a", "c"]
     assert [t.id for t in mmr_select(kg, tasks, 2)] == ["a", "c"]
+
+
+def test_selection_takes_families_in_turn() -> None:
+    """Five near-identical lookups cannot crowd out the two finds and the one view: families are picked in turn."""
+    kg = _graph()
+    lookups = [_task(f"l{i}", [f"p{i}"], generator="web-lookup") for i in range(5)]
+    finds = [_task(f"f{i}", ["p0"], generator="web-find+llm") for i in range(2)]
+    view = [_task("v", ["p0"], generator="web-view")]
+    picked = mmr_select(kg, lookups + finds + view, 5)
+    generators = [t.provenance.generator.removesuffix("+llm") for t in picked]
+    assert generators.count("web-find") == 2 and generators.count("web-view") == 1 and generators.count("web-lookup") == 2
+    # A family that runs out leaves its turns to the others.
+    assert len(mmr_select(kg, lookups + view, 4)) == 4

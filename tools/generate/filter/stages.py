@@ -23,7 +23,7 @@ from ...llm.templates import render_prompt
 from ...llm.embedders import Embedder
 from ...tasks.model import Task
 
-__all__ = ["Dropped", "GenerationReport", "QualityScore", "reachable", "filter_reachable", "score_quality", "deduplicate", "mmr_select", "task_features"]
+__all__ = ["Dropped", "GenerationReport", "QualityScore", "reachable", "filter_reachable", "score_quality", "deduplicate", "mmr_select", "task_features", "family"]
 
 
 class Dropped(BaseModel):
@@ -167,26 +167,40 @@ def task_features(kg: KnowledgeGraph, task: Task) -> set[str]:
     return features
 
 
+def family(task: Task) -> str:
+    """The generator family a task came from (an LLM rewrite's ``+llm`` dropped)."""
+    return task.provenance.generator.removesuffix("+llm")
+
+
 def mmr_select(kg: KnowledgeGraph, tasks: list[Task], count: int, lam: float = 0.6) -> list[Task]:
-    """Pick ``count`` tasks by maximal marginal relevance over their coverage features.
+    """Pick ``count`` tasks by maximal marginal relevance over their coverage features, families in turn.
 
     Relevance is the LLM overall score scaled to [0, 1] (1 without an LLM);
-    similarity is the Jaccard overlap of feature sets. Ties go to the earlier
-    candidate, so the selection is deterministic.
+    similarity is the Jaccard overlap of feature sets. When the tasks come from
+    several generator families, each pick goes to the family with the fewest
+    picks so far (ties to the family seen first), so no family crowds out the
+    others while it still has candidates. Ties go to the earlier candidate, so the
+    selection is deterministic.
     """
     if count >= len(tasks):
         return list(tasks)
     features = [task_features(kg, t) for t in tasks]
     relevance = np.array([(_score(t) / 5.0) if _score(t) else 1.0 for t in tasks])
+    families = [family(t) for t in tasks]
+    order = list(dict.fromkeys(families))
+    picks = dict.fromkeys(order, 0)
     chosen: list[int] = []
     while len(chosen) < count:
+        open_families = {families[i] for i in range(len(tasks)) if i not in chosen}
+        turn = min((f for f in order if f in open_families), key=lambda f: picks[f])
         best, best_value = -1, -np.inf
         for i in range(len(tasks)):
-            if i in chosen:
+            if i in chosen or families[i] != turn:
                 continue
             overlap = max((len(features[i] & features[j]) / len(features[i] | features[j]) for j in chosen), default=0.0)
             value = lam * relevance[i] - (1 - lam) * overlap
             if value > best_value + 1e-12:
                 best, best_value = i, value
         chosen.append(best)
+        picks[turn] += 1
     return [tasks[i] for i in sorted(chosen)]

@@ -17,6 +17,9 @@ Two sources, both read from what the crawl observed, never from a site's names:
   only when submitting changes what the main content says (a new line, not naming a typed
   or chosen value) or the URL's query. ``quality["change"]["validates"]`` records whether
   an invalid value (a too-short number) leaves the criterion unmet.
+- **Query consoles** (:mod:`.query`). A form the site pre-fills with a statement selecting
+  a whole table: goals to show exactly the records meeting some conditions, checked on the
+  records the page then shows.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from ...graph.model import KnowledgeGraph, Node
 from ...tasks.model import Difficulty, GoldStep, Provenance, SuccessCriterion, Task
 from ..registry import Candidates, GenerationRequest, generator
 from .phrasing import field_phrase
+from .query import query_consoles, query_tasks
 
 __all__ = ["ListApp", "list_apps", "list_tasks", "FormPlan", "form_plans", "probe_form", "web_change", "ITEM_TEXTS", "PEOPLE", "CHANGE_TEMPLATE"]
 
@@ -467,7 +471,7 @@ async def form_tasks(kg: KnowledgeGraph, seed: int, count: int, pool: BrowserPoo
 
 @generator(CHANGE_TEMPLATE, graph="web")
 async def web_change(request: GenerationRequest) -> Candidates:
-    """Change-state goals: items added, marked and filtered in list apps; forms filled and submitted (outcome probed)."""
+    """Change-state goals: items added, marked and filtered in list apps; forms filled and submitted; query consoles run (outcomes probed)."""
     kg, seed, count = request.kg, request.seed, request.count
     report: dict[str, Any] = {}
     tasks: list[Task] = []
@@ -475,10 +479,12 @@ async def web_change(request: GenerationRequest) -> Candidates:
     for app in apps:
         tasks += list_tasks(kg, app, seed, max(count, 3))
     plans = form_plans(kg)
-    if plans:
+    consoles = query_consoles(kg)
+    if plans or consoles:
         pool = BrowserPool(request.settings.chromium)
         try:
             tasks += await form_tasks(kg, seed, max(1, count // 2), pool, report)
+            tasks += await query_tasks(kg, seed, max(3, count // 3), pool, report)
         except TaskloomError as exc:
             report["form_probe_error"] = str(exc)
         finally:

@@ -26,7 +26,7 @@ from ..registry import Candidates, GenerationRequest, generator
 from .lookup import ListingData, interleave, is_meta_listing, listing_data, listing_quotas, start_page
 from .phrasing import ID_LABEL, answer_metrics, field_noun, number_text, plural, quoted, singular
 
-__all__ = ["web_compare", "COMPARE_TEMPLATE", "MIN_GAP"]
+__all__ = ["web_compare", "COMPARE_TEMPLATE", "MIN_GAP", "ListingGroups", "Cond", "holds"]
 
 COMPARE_TEMPLATE = "web-compare"
 HOPS = 8
@@ -41,7 +41,7 @@ def _fields(record: Node) -> dict[str, dict[str, Any]]:
     return fields
 
 
-def _holds(record: Node, cond: Cond) -> bool:
+def holds(record: Node, cond: Cond) -> bool:
     label, op, value = cond
     field = _fields(record).get(label, {})
     if field.get("type") == "missing" or field.get("value") is None:
@@ -54,7 +54,7 @@ def _holds(record: Node, cond: Cond) -> bool:
     return number > value if op == "gt" else number < value
 
 
-class _Listing:
+class ListingGroups:
     """A complete listing's categories, measures and phrasing."""
 
     def __init__(self, data: ListingData) -> None:
@@ -71,7 +71,7 @@ class _Listing:
         self.ids = [lb for lb, st in sorted(data.stats.items()) if st.main_type == "text" and st.distinct >= 0.3 * size and st.longest <= 40 and not ID_LABEL.match(lb)]
 
     def matching(self, conds: list[Cond]) -> list[Node]:
-        return [r for r in self.data.records if all(_holds(r, c) for c in conds)]
+        return [r for r in self.data.records if all(holds(r, c) for c in conds)]
 
     def value(self, label: str, raw: str) -> str:
         return quoted(self.data.short(label, raw))
@@ -154,7 +154,7 @@ def _pick(rng: np.random.Generator, items: list[Any]) -> Any:
     return items[int(rng.integers(len(items)))]
 
 
-def _condition(rng: np.random.Generator, lst: _Listing, avoid: set[str]) -> list[Cond]:
+def _condition(rng: np.random.Generator, lst: ListingGroups, avoid: set[str]) -> list[Cond]:
     """No condition (a third of the time) or one category = one of its values."""
     labels = [lb for lb in lst.categories if lb not in avoid]
     if not labels or rng.random() < 0.34:
@@ -163,13 +163,13 @@ def _condition(rng: np.random.Generator, lst: _Listing, avoid: set[str]) -> list
     return [(label, "eq", _pick(rng, sorted(lst.data.stats[label].values)))]
 
 
-def _answerable(lst: _Listing, label: str, raw: str) -> bool:
+def _answerable(lst: ListingGroups, label: str, raw: str) -> bool:
     """A value that can be an answer: at most three words, and not a yes/no word (it would read as a reply)."""
     tokens = answer_tokens(lst.data.short(label, raw))
     return 0 < len(tokens) <= 3 and boolean_value(" ".join(tokens)) is None
 
 
-def _which(rng: np.random.Generator, lst: _Listing) -> dict[str, Any] | None:
+def _which(rng: np.random.Generator, lst: ListingGroups) -> dict[str, Any] | None:
     labels = [lb for lb in lst.categories if sum(_answerable(lst, lb, v) for v in lst.data.stats[lb].values) >= 2 and not lst.names_kind(lb)]
     if not labels:
         return None
@@ -178,11 +178,11 @@ def _which(rng: np.random.Generator, lst: _Listing) -> dict[str, Any] | None:
     a, b = (options[int(i)] for i in rng.choice(len(options), 2, replace=False))
     conds = _condition(rng, lst, {label})
     group = lst.matching(conds)
-    na, nb = (sum(1 for r in group if _holds(r, (label, "eq", v))) for v in (a, b))
+    na, nb = (sum(1 for r in group if holds(r, (label, "eq", v))) for v in (a, b))
     if abs(na - nb) < max(MIN_GAP, 0.05 * max(na, nb)) or min(na, nb) == 0:
         return None  # a near-tie, or an option that does not occur in the group (a trick question)
     winner = a if na > nb else b
-    holder = next(r for r in group if _holds(r, (label, "eq", winner)))  # a record showing the answer, for the gold steps
+    holder = next(r for r in group if holds(r, (label, "eq", winner)))  # a record showing the answer, for the gold steps
     kind, (ma, mb), subject = _contrast(lst, conds, label, a, b)
     if kind == "pre":
         templates = [f"Does the site list more {ma} or more {mb} {subject}?", f"Which are there more of: {ma} or {mb} {subject}?"]
@@ -206,7 +206,7 @@ def _which(rng: np.random.Generator, lst: _Listing) -> dict[str, Any] | None:
     }
 
 
-def _contrast(lst: _Listing, conds: list[Cond], label: str, a: str, b: str) -> tuple[str, tuple[str, str], str]:
+def _contrast(lst: ListingGroups, conds: list[Cond], label: str, a: str, b: str) -> tuple[str, tuple[str, str], str]:
     """How to set "``label`` = ``a``" against "= ``b``" within the records meeting ``conds``.
 
     ("pre", ("male", "female"), "Adelie penguins"): the values stand before the shared group;
@@ -221,7 +221,7 @@ def _contrast(lst: _Listing, conds: list[Cond], label: str, a: str, b: str) -> t
     return "whole", (lst.group(conds + [(label, "eq", a)]), lst.group(conds + [(label, "eq", b)])), ""
 
 
-def _count(rng: np.random.Generator, lst: _Listing) -> dict[str, Any] | None:
+def _count(rng: np.random.Generator, lst: ListingGroups) -> dict[str, Any] | None:
     conds = _condition(rng, lst, set())
     if lst.measures and (not conds or rng.random() < 0.5):
         label = _pick(rng, lst.measures)
@@ -244,7 +244,7 @@ def _count(rng: np.random.Generator, lst: _Listing) -> dict[str, Any] | None:
     return {"op": "count", "conditions": conds, "answer": str(n), "value": n, "kind": "number", "visible": False, "instruction": _pick(rng, templates)}
 
 
-def _extreme(rng: np.random.Generator, lst: _Listing) -> dict[str, Any] | None:
+def _extreme(rng: np.random.Generator, lst: ListingGroups) -> dict[str, Any] | None:
     if not lst.measures:
         return None
     measure = _pick(rng, lst.measures)
@@ -279,7 +279,7 @@ def _extreme(rng: np.random.Generator, lst: _Listing) -> dict[str, Any] | None:
     return {"op": op, "conditions": conds, "measure": measure, "field": label, "answer": lst.data.short(label, str(_fields(best)[label]["raw"])), "record": best.id, "kind": "text", "visible": True, "instruction": _pick(rng, templates)}
 
 
-def _difference(rng: np.random.Generator, lst: _Listing) -> dict[str, Any] | None:
+def _difference(rng: np.random.Generator, lst: ListingGroups) -> dict[str, Any] | None:
     conds = _condition(rng, lst, set())
     if lst.measures and rng.random() < 0.5:
         measure = _pick(rng, lst.measures)
@@ -301,7 +301,7 @@ def _difference(rng: np.random.Generator, lst: _Listing) -> dict[str, Any] | Non
         return None
     a, b = (sorted(lst.data.stats[label].values)[int(i)] for i in rng.choice(lst.data.stats[label].distinct, 2, replace=False))
     group = lst.matching(conds)
-    na, nb = (sum(1 for r in group if _holds(r, (label, "eq", v))) for v in (a, b))
+    na, nb = (sum(1 for r in group if holds(r, (label, "eq", v))) for v in (a, b))
     if na == nb:
         return None
     if na < nb:
@@ -318,7 +318,7 @@ def _difference(rng: np.random.Generator, lst: _Listing) -> dict[str, Any] | Non
     return {"op": "count_difference", "conditions": conds, "field": label, "options": [a, b], "counts": [na, nb], "answer": str(na - nb), "value": na - nb, "kind": "number", "visible": False, "instruction": _pick(rng, templates)}
 
 
-_MAKERS: list[Callable[[np.random.Generator, _Listing], dict[str, Any] | None]] = [_which, _count, _extreme, _difference]
+_MAKERS: list[Callable[[np.random.Generator, ListingGroups], dict[str, Any] | None]] = [_which, _count, _extreme, _difference]
 
 
 def _shown_on(kg: KnowledgeGraph, record_id: str, start_url: str) -> str | None:
@@ -330,7 +330,7 @@ def _shown_on(kg: KnowledgeGraph, record_id: str, start_url: str) -> str | None:
     return pages[0] if pages else (str(detail) if detail in urls and detail != start_url else None)
 
 
-def _task(kg: KnowledgeGraph, lst: _Listing, goal: dict[str, Any], start_url: str, seed: int) -> Task | None:
+def _task(kg: KnowledgeGraph, lst: ListingGroups, goal: dict[str, Any], start_url: str, seed: int) -> Task | None:
     """The task for ``goal``; its gold steps open the listing, or a page showing the answer record (None when none was crawled)."""
     listing = lst.data.node
     url = str(listing.attrs.get("url"))
@@ -380,14 +380,14 @@ async def web_compare(request: GenerationRequest) -> Candidates:
     start = start_page(kg)
     skipped: list[dict[str, str]] = []
     tasks: list[Task] = []
-    usable: list[_Listing] = []
+    usable: list[ListingGroups] = []
     for data in listing_data(kg):
         if not data.node.attrs.get("complete"):
             skipped.append({"listing": data.node.id, "url": str(data.node.attrs.get("url")), "reason": incomplete_reason(data.node)})
         elif len(data.records) < _MIN_RECORDS:
             skipped.append({"listing": data.node.id, "url": str(data.node.attrs.get("url")), "reason": f"only {len(data.records)} records; too few to compare"})
         else:
-            usable.append(_Listing(data))
+            usable.append(ListingGroups(data))
     groups: list[list[Task]] = []
     if start is not None and usable:
         usable.sort(key=lambda lst: (is_meta_listing(lst.data), -len(lst.data.records), lst.data.node.id))
