@@ -10,7 +10,7 @@ export FASTMCP_CHECK_FOR_UPDATES := off
 export ORT_DISABLE_TELEMETRY := 1
 export ANONYMIZED_TELEMETRY := False
 
-.PHONY: all setup system venv test-data test demo bench clean
+.PHONY: all setup system venv test-data test test-fast demo bench clean
 
 all: test
 
@@ -48,6 +48,11 @@ test: setup test-data
 	@mkdir -p $(VENV)/typecheck && ln -sfn $(CURDIR) $(VENV)/typecheck/taskloom
 	MYPYPATH=$(VENV)/typecheck $(BIN)/mypy -p taskloom.server -p taskloom.tools -p taskloom.resources -p taskloom.prompts -p taskloom.harness
 	$(BIN)/pytest -n 2 --dist loadfile -q --durations=30
+
+## The default tier only (no `slow` tests): a quick check while working; `make test` runs every tier.
+test-fast: setup test-data
+	$(BIN)/ruff check --quiet .
+	$(BIN)/pytest -n 2 --dist loadfile -q -m "not slow"
 
 demo: setup
 	$(BIN)/taskloom demo

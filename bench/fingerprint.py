@@ -71,8 +71,8 @@ def main(out: Path) -> dict[str, str]:
         web = json.loads(_taskloom(workspace, "crawl", f"http://127.0.0.1:{PORT}/index.html", "--max-pages", "20"))["graph_id"]
         _taskloom(workspace, "generate", lmer, "--count", "8", "--seed", "0")
         _taskloom(workspace, "generate", web, "--count", "12", "--seed", "0")
-        _taskloom(workspace, "compose", web, "--mode", "chain", "--count", "1", "--levels", "3", "--seed", "0")
-        _taskloom(workspace, "compose", web, "--mode", "dag", "--count", "2", "--seed", "0")
+        _taskloom(workspace, "compose", web, "--mode", "walk", "--count", "1", "--levels", "3", "--seed", "0")
+        _taskloom(workspace, "compose", web, "--mode", "pages", "--count", "2", "--seed", "0")
     finally:
         server.terminate()
         server.wait()

@@ -6,7 +6,10 @@ tasks with the default ``web-goals`` generator (seed 0), then run every kept tas
 over the agent-profile MCP server). The table gives, per site and family: tasks kept, the share
 judged a goal by ``instruction_style``, no-ops kept (the no-op stage drops them; target 0), the
 replay pass rate of the candidates, and each agent's success rate. Five tasks per site are
-printed verbatim with their checks. Targets from issue 15: ≥80% goals; ≥3 tasks per family on
+printed verbatim with their checks. With ``--chains N`` (default 2), N value-flow chains
+(levels 1..6) and N task graphs are composed on each site and run by the same agents: the
+per-level table shows tasks, mean gold steps and each agent's success (AgentSynth's
+expected shape: baseline success falls as the level rises). Targets from issue 15: ≥80% goals; ≥3 tasks per family on
 penguins; ≥2 families on the docs and example sites; change-state tasks on TodoMVC; oracle
 100%; word-match ≤30% per family.
 
@@ -48,7 +51,28 @@ def _check(task: Any) -> str:
     return "; ".join(f"{c.kind}={c.value!r}" + (f" [{c.scope}]" if getattr(c, "scope", None) not in (None, "page") else "") for c in task.success)
 
 
-async def _site(site: str, url: str, max_pages: int, count: int, max_steps: int) -> dict[str, Any]:
+async def _composites(rt: Any, graph_id: str, chains: int) -> tuple[list[Any], dict[str, Any]]:
+    """Value-flow chains (levels 1..6) and as many task graphs, with why each chain stopped."""
+    if not chains:
+        return [], {}
+    service = rt.task_service()
+    chained = await service.compose(graph_id, "chain", count=chains, levels=6, seed=0)
+    graphs = await service.compose(graph_id, "dag", count=chains, seed=0)
+    tasks = [rt.tasks.load(i) for i in chained.task_ids + graphs.task_ids]
+    info = {
+        "reason": chained.reason,
+        "stops": [{"reached": c.reached, "stopped": c.stopped} for c in chained.chains],
+        "failed levels": len(chained.dropped),
+        "graphs": graphs.stats,
+    }
+    return tasks, info
+
+
+def _bucket(task: Any) -> str:
+    return f"level {task.level}" if task.level else f"graph ({len(task.subtasks)} subtasks)"
+
+
+async def _site(site: str, url: str, max_pages: int, count: int, max_steps: int, chains: int = 0) -> dict[str, Any]:
     from taskloom.harness.service import Harness
     from taskloom.server.app import build_server
     from taskloom.tools.generate.web.style import instruction_style
@@ -64,10 +88,11 @@ async def _site(site: str, url: str, max_pages: int, count: int, max_steps: int)
             report = made.report
             replay = report.stages.get("replay", {"in": 0, "kept": 0})
             noop = report.stages.get("no_op", {"in": 0, "kept": 0})
+            composites, composed = await _composites(rt, crawled.graph_id, chains)
             results = []
-            if tasks:
+            if tasks or composites:
                 harness = Harness(settings, server_factory=build_server, runtime=rt)
-                run = await harness.run(tasks, list(AGENTS), concurrency=2, max_steps=max_steps, timeout_s=180.0, seed=0)
+                run = await harness.run(tasks + composites, list(AGENTS), concurrency=2, max_steps=max_steps, timeout_s=180.0, seed=0)
                 from taskloom.harness.store import RunStore
 
                 results = RunStore(rt.workspace, run.run_id).results()
@@ -77,7 +102,17 @@ async def _site(site: str, url: str, max_pages: int, count: int, max_steps: int)
         row = families[_family(task)]
         row["tasks"] += 1
         row["goals"] += instruction_style(task.instruction).style == "goal"
+    levels: dict[str, dict[str, Any]] = defaultdict(lambda: {"tasks": 0, "steps": 0, **{a: [0, 0] for a in AGENTS}})
+    for task in composites:
+        levels[_bucket(task)]["tasks"] += 1
+        levels[_bucket(task)]["steps"] += len(task.gold_steps)
+    composite_ids = {t.id: t for t in composites}
     for result in results:
+        if result.task_id in composite_ids:
+            cell = levels[_bucket(composite_ids[result.task_id])][result.agent]
+            cell[0] += bool(result.success)
+            cell[1] += 1
+            continue
         cell = families[_family(by_id[result.task_id])][result.agent]
         cell[0] += bool(result.success)
         cell[1] += 1
@@ -95,6 +130,9 @@ async def _site(site: str, url: str, max_pages: int, count: int, max_steps: int)
         "overall": {a: _rate(sum(r[a][0] for r in families.values()), sum(r[a][1] for r in families.values())) for a in AGENTS},
         "dropped": dict(Counter(d.stage for d in report.dropped)),
         "verbatim": [{"family": _family(t), "instruction": t.instruction, "check": _check(t), "start": t.start_url} for t in _spread(tasks, 5)],
+        "composed": composed,
+        "levels": {k: {**v, "steps": round(v["steps"] / v["tasks"], 1)} for k, v in sorted(levels.items())},
+        "composites verbatim": [{"bucket": _bucket(t), "instruction": t.instruction, "check": _check(t), "steps": [g.text for g in t.gold_steps]} for t in composites[:8]],
     }
 
 
@@ -126,10 +164,23 @@ def _print(rows: list[dict[str, Any]]) -> None:
     for r in rows:
         for name, f in r["families"].items():
             print(f"{r['site']} | {name} | {f['tasks']} | {f['goals']} | {_rate(*f['oracle'])} | {_rate(*f['explorer'])} | {_rate(*f['word-match'])}")
+    if any(r["levels"] or r["composed"] for r in rows):
+        print("\nsite | level | tasks | mean gold steps | oracle | explorer | word-match")
+        print("-|-|-|-|-|-|-")
+        for r in rows:
+            if r["composed"].get("reason"):
+                print(f"{r['site']} | - | 0 | - | - | - | - ({r['composed']['reason']})")
+            for name, f in r["levels"].items():
+                print(f"{r['site']} | {name} | {f['tasks']} | {f['steps']} | {_rate(*f['oracle'])} | {_rate(*f['explorer'])} | {_rate(*f['word-match'])}")
+    for r in rows:
+        for stop in r["composed"].get("stops", []):
+            print(f"{r['site']}: chain reached level {stop['reached']}; stopped: {stop['stopped']}")
     for r in rows:
         print(f"\n{r['site']}: five tasks verbatim")
         for t in r["verbatim"]:
             print(f"- [{t['family']}] {t['instruction']}\n    check: {t['check']}")
+        for t in r["composites verbatim"]:
+            print(f"- [{t['bucket']}] {t['instruction']}\n    check: {t['check']}\n    gold: {' → '.join(t['steps'])}")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -138,11 +189,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--max-pages", type=int, default=40)
     parser.add_argument("--count", type=int, default=20, help="Tasks kept per site.")
     parser.add_argument("--max-steps", type=int, default=24, help="Step limit of each agent episode.")
+    parser.add_argument("--chains", type=int, default=2, help="Value-flow chains (levels 1..6) and task graphs composed per site (0: none).")
     args = parser.parse_args(argv)
     rows = []
     for site in args.site or _SITES:
         with _serve(site) as url:
-            row = asyncio.run(_site(site, url, args.max_pages, args.count, args.max_steps))
+            row = asyncio.run(_site(site, url, args.max_pages, args.count, args.max_steps, args.chains))
         rows.append(row)
         print(f"{site}: {row['kept']} tasks kept, families {sorted(row['families'])}", file=sys.stderr)
     _print(rows)

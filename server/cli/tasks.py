@@ -49,16 +49,18 @@ def generate(
 
 
 def compose(
-    graph_id: str = typer.Argument(..., help="A web graph with verified web tasks (run `taskloom generate` on it first)."),
-    mode: ComposeMode = typer.Option("chain", "--mode", help="chain (long tasks, one per level) or dag (task graphs)."),
-    count: int = typer.Option(3, "--count", "-n", help="chain: how many chains; dag: how many task graphs."),
-    levels: int = typer.Option(6, "--levels", help="chain: the longest chain, in subtasks."),
-    retries: int = typer.Option(3, "--retries", help="chain: failed proposals tolerated per level."),
-    capability: str | None = typer.Option(None, "--capability", help="dag: only graphs in this capability test set."),
+    graph_id: str = typer.Argument(..., help="A web graph (walk and pages also need its verified web tasks: run `taskloom generate` first)."),
+    mode: ComposeMode = typer.Option(
+        "chain", "--mode", help="chain (values flow between subtasks, one task per level), dag (task graphs), walk or pages (click-path chains and page graphs)."
+    ),
+    count: int = typer.Option(3, "--count", "-n", help="chain, walk: how many chains; dag, pages: how many task graphs."),
+    levels: int = typer.Option(6, "--levels", help="chain, walk: the longest chain, in subtasks."),
+    retries: int = typer.Option(3, "--retries", help="walk: failed proposals tolerated per level."),
+    capability: str | None = typer.Option(None, "--capability", help="dag, pages: only graphs in this capability test set."),
     seed: int = typer.Option(0, "--seed"),
     no_llm: bool = typer.Option(False, "--no-llm", help="Do not use the configured LLM."),
 ) -> None:
-    """Compose chained long tasks or task DAGs from verified web tasks; print the ids, level statistics and failures."""
+    """Compose chained long tasks or task DAGs; print the ids, level statistics, why each chain stopped, and failures."""
     runtime = _runtime()
     service = run(runtime.task_service)
 

@@ -25,7 +25,7 @@ from taskloom.tools.settings import Settings
 from taskloom.tools.tasks import Task, TaskStore
 from taskloom.tools.workspace import Workspace
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[2]
 GUIDE = ROOT / "examples" / "documents" / "field-guide.md"
 AGENTS = ["oracle", "explorer", "explorer:seed=1,explore=0.5,name=wanderer"]
@@ -47,8 +47,8 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Settings, 
                 await service.generate(web.graph_id, count=6, seed=0)
                 await service.generate(graphs.ingest_document(GUIDE).graph_id, count=2, seed=0)
                 async with Client(build_server(settings)) as client:
-                    chain = (await client.call_tool("tasks_compose", {"graph_id": web.graph_id, "mode": "chain", "count": 1, "levels": 3})).structured_content
-                    dag = (await client.call_tool("tasks_compose", {"graph_id": web.graph_id, "mode": "dag", "count": 1})).structured_content
+                    chain = (await client.call_tool("tasks_compose", {"graph_id": web.graph_id, "mode": "walk", "count": 1, "levels": 3})).structured_content
+                    dag = (await client.call_tool("tasks_compose", {"graph_id": web.graph_id, "mode": "pages", "count": 1})).structured_content
                     exported = (await client.call_tool("tasks_export", {"kind": "composite"})).structured_content
                 assert chain["task_ids"] and dag["task_ids"], (chain, dag)
                 assert [row["level"] for row in chain["levels"]] == list(range(1, len(chain["levels"]) + 1))

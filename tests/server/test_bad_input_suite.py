@@ -30,7 +30,7 @@ from taskloom.tools.environment.site import serve_static
 from taskloom.tools.graph.service import GraphService
 from taskloom.tools.settings import Settings
 
-pytestmark = [pytest.mark.integration, pytest.mark.anyio]
+pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.anyio]
 
 ROOT = Path(__file__).resolve().parents[2]
 FIELD_GUIDE_MD = ROOT / "examples" / "documents" / "field-guide.md"

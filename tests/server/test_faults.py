@@ -21,7 +21,7 @@ import pytest
 
 from taskloom.tools.security.lock import WorkspaceLock, read_holder
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
 LMER = ROOT / "tests" / "data" / "cache" / "lmer.pdf"

@@ -61,7 +61,14 @@ def register(mcp: FastMCP, tasks: TaskService, roots: Roots) -> None:
     @mcp.tool(annotations={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False})
     async def compose(
         graph_id: Annotated[str, Field(description="A web graph whose verified web tasks are composed (run tasks_generate on it first).")],
-        mode: Annotated[Literal["chain", "dag"], Field(description="chain: long tasks chained from subtasks, one task per level; dag: task graphs whose subtasks depend on each other.")] = "chain",
+        mode: Annotated[
+            Literal["chain", "dag", "walk", "pages"],
+            Field(
+                description="chain: long tasks whose subtasks feed each other values from the site's records, one task per level; "
+                "dag: task graphs whose subtasks' outputs are other subtasks' inputs; walk / pages: the older chains and graphs "
+                "composed from verified web tasks along click paths and shared pages (any site)."
+            ),
+        ] = "chain",
         count: Annotated[int, Field(ge=1, le=100, description="chain: how many chains; dag: how many task graphs.")] = 3,
         levels: Annotated[int, Field(ge=1, le=12, description="chain: the longest chain, in subtasks (AgentSynth: 1 to 6).")] = 6,
         retries: Annotated[int, Field(ge=0, le=20, description="chain: failed proposals tolerated per level before the chain stops.")] = 3,

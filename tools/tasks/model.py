@@ -77,7 +77,9 @@ def criterion_key(criterion: SuccessCriterion) -> str:
 
 
 TaskKind = Literal["document", "web", "composite"]
-ResourceKind = Literal["search_query", "result_list", "detail_page", "form_data", "filter_state", "document_fact", "file", "page_state"]
+ResourceKind = Literal[
+    "search_query", "result_list", "detail_page", "form_data", "filter_state", "document_fact", "file", "page_state", "record", "record_set", "field_value"
+]
 
 
 class Resource(BaseModel):

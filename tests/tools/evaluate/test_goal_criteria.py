@@ -211,6 +211,7 @@ def test_items_and_filters_on_todomvc(todomvc_site: str) -> None:
         assert not await _holds(page, kind="items", value=json.dumps({"Buy milk": "unchecked", "Call Anna": "unchecked"}))
         assert await _holds(page, kind="items", value=json.dumps({"Buy milk": "shown", "Call Anna": "shown"}))
         await page.click("a[href='#/active']")  # only unfinished todos on screen
+        await page.wait_for_function("() => document.querySelectorAll('#todo-list li').length === 1")  # the route re-renders the list (later under load)
         assert await _holds(page, kind="items", value=json.dumps({"Call Anna": "unchecked"}))
         assert await _holds(page, kind="page_is", value=f"{todo}/#/active")
         assert not await _holds(page, kind="page_is", value=f"{todo}/#/completed")

@@ -33,6 +33,8 @@ from taskloom.tools.settings import Settings  # noqa: E402
 from taskloom.tools.tasks.model import Provenance, SuccessCriterion, Task, criterion_key  # noqa: E402
 from taskloom.tools.workspace import Workspace  # noqa: E402
 
+pytestmark = pytest.mark.slow  # the slow tier: `make test` runs it, `make test-fast` leaves it out
+
 integration = pytest.mark.integration
 T = TypeVar("T")
 

@@ -20,6 +20,8 @@ from taskloom.tools.llm.client import OpenAILLM  # noqa: E402
 from taskloom.tools.settings import Settings  # noqa: E402
 from taskloom.tools.tasks.model import GoldStep, Provenance, SuccessCriterion, Task  # noqa: E402
 
+pytestmark = pytest.mark.slow  # the slow tier: `make test` runs it, `make test-fast` leaves it out
+
 GUIDE = Path(__file__).resolve().parents[3] / "examples" / "documents" / "field-guide.md"
 
 

@@ -26,6 +26,8 @@ from taskloom.tools.llm.embedders import make_embedder
 from taskloom.tools.runtime import Runtime
 from taskloom.tools.settings import Settings
 
+pytestmark = pytest.mark.slow  # the slow tier: `make test` runs it, `make test-fast` leaves it out
+
 PAGES = 300
 TABLES, TABLE_ROWS = 10, 300
 

@@ -21,7 +21,7 @@ from taskloom.tools.settings import Settings
 
 from ...conftest import PENGUINS_DB
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 MAX_PAGES = 30
 

@@ -17,7 +17,7 @@ from taskloom.tools.graph.web.pipeline import WebIngestReport
 from taskloom.tools.runtime import Runtime
 from taskloom.tools.settings import Settings
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 DOCS = Path("/usr/share/doc/python3.11/html")
 MAX_PAGES = 30

@@ -1,9 +1,17 @@
-"""Composition: long chained tasks (AgentSynth) and task graphs (OmniBench) from a graph's verified web tasks.
+"""Composition: long chained tasks (AgentSynth) and task graphs (OmniBench) from a web graph.
 
-The entry point of ``tasks_compose`` and ``taskloom compose``. Both modes start from
-the web tasks already generated (and replay-verified) for a graph, so run
-``tasks_generate`` first; composites are verified by replay in a real browser, stored
-with the other tasks, and export, run and evaluate like any task.
+The entry point of ``tasks_compose`` and ``taskloom compose``. Four modes:
+
+* ``chain`` and ``dag`` (the defaults) let *values flow* over the site's records
+  (:mod:`.flowcompose`): each subtask consumes what an earlier one produced (a field value,
+  a set of records), and the instruction states only the final deliverable, so the agent
+  must discover the intermediate values. They need a listing the crawl saw completely.
+* ``walk`` and ``pages`` compose the graph's verified web tasks along click paths
+  (:mod:`.chain`) and shared pages (:mod:`.dag`); run ``tasks_generate`` first. They work
+  on any site, but their steps do not feed each other.
+
+Composites are verified by replay in a real browser, stored with the other tasks, and
+export, run and evaluate like any task.
 """
 
 from __future__ import annotations
@@ -20,12 +28,13 @@ from ...llm.client import LLM
 from ...tasks.model import Task
 from ...tasks.store import TaskStore
 from .chain import FailedProposal, build_chains
-from .levels import LevelStats
+from .levels import LevelStats, level_stats
+from .flowcompose import ChainStop, compose_value_chains, compose_value_graphs
 from .dag import compose_dags
 
 __all__ = ["ComposeMode", "ComposeResult", "compose_tasks"]
 
-ComposeMode = Literal["chain", "dag"]
+ComposeMode = Literal["chain", "dag", "walk", "pages"]
 
 
 class ComposeResult(BaseModel):
@@ -36,8 +45,10 @@ class ComposeResult(BaseModel):
     task_ids: list[str]
     levels: list[LevelStats] = Field(default_factory=list, description="chain: per-level steps, pages and element types.")
     stats: dict[str, Any] = Field(default_factory=dict)
-    failed_proposals: list[FailedProposal] = Field(default_factory=list, description="chain: proposals that did not verify.")
+    failed_proposals: list[FailedProposal] = Field(default_factory=list, description="walk: proposals that did not verify.")
+    chains: list[ChainStop] = Field(default_factory=list, description="chain: per chain, the levels verified and why it stopped.")
     dropped: list[tuple[str, str]] = Field(default_factory=list, description="(task id, reason) of what was not kept.")
+    reason: str | None = Field(None, description="Why nothing could be composed, when nothing was.")
 
 
 def _seeds(store: TaskStore, kg: KnowledgeGraph) -> list[Task]:
@@ -59,11 +70,18 @@ async def compose_tasks(
     seed: int = 0,
     llm: LLM | None = None,
 ) -> ComposeResult:
-    """Compose ``count`` chains (each giving its levels 1..k) or ``count`` task DAGs, verify, store them."""
+    """Compose ``count`` chains (each giving its levels 1..k) or ``count`` task DAGs (see the module docstring), verify, store them."""
     if not 1 <= count <= 100:
         raise InputError(f"count={count} is out of range; use 1 to 100")
-    seeds = _seeds(store, kg)
-    if mode == "chain":
+    if mode in ("chain", "dag"):
+        flow = await (compose_value_chains(kg, episodes, count, levels, seed) if mode == "chain" else compose_value_graphs(kg, episodes, count, seed, llm, capability))
+        tasks = flow.tasks
+        result = ComposeResult(
+            graph_id=kg.id, mode=mode, task_ids=[t.id for t in tasks], levels=flow_levels(tasks), chains=flow.chains, dropped=flow.dropped, reason=flow.reason,
+            stats={"chains": len(flow.chains), "reached": {c.chain: c.reached for c in flow.chains}} if mode == "chain" else _graph_stats(tasks),
+        )
+    elif mode == "walk":
+        seeds = _seeds(store, kg)
         order = np.random.default_rng(seed).permutation(len(seeds))
         chosen = [seeds[int(i)] for i in order[:count]]
         report = await build_chains(chosen, kg, episodes, levels=levels, retries=retries, seed=seed, llm=llm)
@@ -73,13 +91,29 @@ async def compose_tasks(
             stats={"chains": len(report.chains), "reached": {c.seed_task: c.reached for c in report.chains}},
             failed_proposals=report.failed_proposals, dropped=[(d.task_id, d.reason) for d in report.dropped],
         )
-    elif mode == "dag":
+    elif mode == "pages":
+        seeds = _seeds(store, kg)
         documents = store.list(kind="document")
         dags = await compose_dags(seeds + documents, count=count, seed=seed, capability=capability, episodes=episodes, llm=llm)
         tasks = dags.tasks
         result = ComposeResult(graph_id=kg.id, mode=mode, task_ids=[t.id for t in tasks], stats=dags.stats, dropped=list(dags.dropped))
     else:
-        raise InputError(f"unknown mode {mode!r}; use chain or dag")
+        raise InputError(f"unknown mode {mode!r}; use chain, dag, walk or pages")
     for task in tasks:
         store.save(task)
     return result
+
+
+def flow_levels(tasks: list[Task]) -> list[LevelStats]:
+    """Per-level statistics of value-flow chains: gold steps, distinct pages, and element types (navigations only: 1)."""
+    rows = [(t.level, len(t.gold_steps), len({s.text for s in t.gold_steps} | {t.start_url}), 1) for t in tasks if t.level]
+    return level_stats(rows)
+
+
+def _graph_stats(tasks: list[Task]) -> dict[str, Any]:
+    branching = [t for t in tasks if len(t.subtasks) >= 3]
+    return {
+        "graphs": len(tasks),
+        "subtasks": {str(n): sum(len(t.subtasks) == n for t in tasks) for n in sorted({len(t.subtasks) for t in tasks})},
+        "with_two_or_more_orders": sum((t.order_count or 0) >= 2 for t in branching),
+    }

@@ -56,7 +56,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from ...environment.canonical import canonical
-from ...evaluate.checks import check_criteria
+from ...evaluate.checks import answer_visible, check_criteria
 from ...environment.episodes import ActionFailed
 from ...environment.gold import run_gold_steps
 from ...environment.manager import EpisodeManager, watched_checks
@@ -431,7 +431,7 @@ def _unfinished(task: Task, actions: list[ActionRecord]) -> str | None:
 
 
 async def verify_composite(task: Task, episodes: EpisodeManager) -> str | None:
-    """Replay the gold steps in a fresh episode; None when every criterion holds and every subtask completed, else why not.
+    """Replay the gold steps in a fresh episode; None when every criterion holds, every subtask completed and a visible answer is shown, else why not.
 
     On success the replay's trajectory path is kept in ``task.gold_trajectory``.
     """
@@ -445,6 +445,9 @@ async def verify_composite(task: Task, episodes: EpisodeManager) -> str | None:
         actions = load_trajectory(episode.recorder.path).actions
         failed = [r for r in await check_criteria(episode.page, task.success, actions) if not r.ok]
         reason = "; ".join(f"{r.criterion.kind} {r.criterion.value!r}: {r.observed}" for r in failed) or _unfinished(task, actions)
+        if reason is None and task.gold_answer and task.quality.get("answer_visible"):
+            shown, observed = await answer_visible(episode.page, task.gold_answer, task.answer_kind)
+            reason = None if shown else observed
     except (ActionFailed, TaskloomError) as exc:
         reason = f"a gold step failed: {exc}"
     path = await episodes.close(episode.id, status="closed" if reason is None else "error", reason=reason)

@@ -155,15 +155,22 @@ def _key(data: ListingData, record: Node, avoid: set[str]) -> str | None:
 
 
 def _near_misses(groups: ListingGroups, conds: list[Cond]) -> list[Node]:
-    """Records failing exactly one condition, those nearest the threshold first."""
-    misses = [r for r in groups.data.records if sum(not holds(r, c) for c in conds) == 1]
+    """Records failing exactly one condition, the same number for each condition (those nearest the threshold first).
+
+    So leaving out any one condition shows records the check rejects.
+    """
     label, _, threshold = conds[-1]
 
     def distance(record: Node) -> float:
         value = record.attrs["fields"].get(label, {}).get("value")
         return abs(float(value) - float(threshold)) if isinstance(value, (int, float)) else float("inf")
 
-    return sorted(misses, key=lambda r: (distance(r), r.id))
+    per = max(1, _NEAR_MISSES // len(conds))
+    out: list[Node] = []
+    for cond in conds:
+        misses = [r for r in groups.data.records if not holds(r, cond) and all(holds(r, c) for c in conds if c is not cond)]
+        out += [r for r in sorted(misses, key=lambda r: (distance(r), r.id)) if _key(groups.data, r, {c[0] for c in conds})][:per]
+    return out
 
 
 def _criteria(groups: ListingGroups, conds: list[Cond]) -> list[SuccessCriterion] | None:
@@ -171,9 +178,10 @@ def _criteria(groups: ListingGroups, conds: list[Cond]) -> list[SuccessCriterion
     wanted = [_key(groups.data, r, avoid) for r in groups.matching(conds)]
     if not wanted or any(k is None for k in wanted):
         return None
-    unwanted = [k for k in (_key(groups.data, r, avoid) for r in _near_misses(groups, conds)) if k][:_NEAR_MISSES]
-    if not unwanted:
-        return None
+    misses = _near_misses(groups, conds)
+    if {c for c in conds if any(not holds(r, c) for r in misses)} != set(conds):
+        return None  # some condition has no near miss: leaving it out would go unnoticed
+    unwanted = [str(_key(groups.data, r, avoid)) for r in misses]
     return [SuccessCriterion(kind="text_present", value=str(k), scope="main", whole_words=True) for k in wanted] + [
         SuccessCriterion(kind="text_absent", value=k, scope="main", whole_words=True) for k in unwanted
     ]

@@ -1,0 +1,136 @@
+"""Compose value-flow chains and task graphs over a web graph's records, verify each by replay, say why each chain stopped.
+
+Listings the crawl saw completely, with categories and measures (:class:`~..web.compare.ListingGroups`),
+are the material; a graph without one gets no composite, and the report says so (``taskloom
+compose --mode walk`` still chains click paths there). Each chain's plan (:func:`.flow.chain_plan`)
+gives its level tasks (:func:`.flowtasks.level_task`); each is replayed in a fresh browser
+(:func:`.dag.verify_composite`) and kept only when its outcome checks hold (and a visible
+answer is shown where the replay ends). A chain stops at the first level that cannot be made
+or fails its replay, with the reason: no follow-up consumes the value, the level's check
+failed (which criterion, what was observed), or the step budget (``levels``) ran out.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from ...environment.manager import EpisodeManager
+from ...graph.model import KnowledgeGraph
+from ...llm.client import LLM
+from ...tasks.dag import Dag
+from ...tasks.model import Task
+from ..web.compare import ListingGroups
+from ..web.lookup import is_meta_listing, listing_data, start_page
+from .complexity import capabilities_of, complexities
+from .consistency import synthesize, validate
+from .dag import resource_edges, verify_composite
+from .flow import chain_plan, two_branch_plan
+from .flowtasks import graph_task, leaks, level_task
+
+__all__ = ["ChainStop", "FlowResult", "usable_listings", "compose_value_chains", "compose_value_graphs"]
+
+
+class ChainStop(BaseModel):
+    """How far one chain got and why it stopped there."""
+
+    chain: str
+    listing: str
+    reached: int = Field(description="Levels verified (0: none).")
+    stopped: str
+
+
+class FlowResult(BaseModel):
+    """Verified composites, why chains stopped, and what was dropped (task id, reason)."""
+
+    tasks: list[Task] = Field(default_factory=list)
+    chains: list[ChainStop] = Field(default_factory=list)
+    dropped: list[tuple[str, str]] = Field(default_factory=list)
+    reason: str | None = Field(None, description="Why nothing could be composed at all.")
+
+
+def usable_listings(kg: KnowledgeGraph) -> list[ListingGroups]:
+    """Content listings seen completely, with a measure and at least two categories: the material of value flow."""
+    out = []
+    for data in listing_data(kg):
+        if data.node.attrs.get("complete") and not is_meta_listing(data):
+            groups = ListingGroups(data)
+            if groups.measures and len(groups.categories) >= 2:
+                out.append(groups)
+    return sorted(out, key=lambda g: (-len(g.data.records), g.data.node.id))
+
+
+_NONE = "no listing the crawl saw completely has a number field and two category fields, so no value can flow from one subtask to the next"
+
+
+async def compose_value_chains(kg: KnowledgeGraph, episodes: EpisodeManager, count: int, levels: int, seed: int) -> FlowResult:
+    """``count`` chains (seeded plans over the usable listings in turn), each giving its verified levels 1..k."""
+    result = FlowResult()
+    listings, start = usable_listings(kg), start_page(kg)
+    if not listings or start is None:
+        result.reason = _NONE
+        return result
+    for index in range(count):
+        groups = listings[index % len(listings)]
+        rng = np.random.default_rng([seed, index, int(hashlib.sha1(groups.data.node.id.encode()).hexdigest()[:8], 16)])
+        plan = chain_plan(groups, rng, levels)
+        chain_id = hashlib.sha1(f"{kg.id}|{groups.data.node.id}|{seed}|{index}".encode()).hexdigest()[:10]
+        reached, stopped = 0, plan.stopped or f"the step budget ran out at level {levels}"
+        for level in range(1, len(plan.steps) + 1):
+            task, why = level_task(kg, plan, level, start, seed, chain_id)
+            if task is None:
+                stopped = f"level {level}: {why}"
+                break
+            failed = await verify_composite(task, episodes)
+            if failed is not None:
+                result.dropped.append((task.id, failed))
+                stopped = f"level {level} failed verification: {failed}"
+                break
+            result.tasks.append(task)
+            reached = level
+        result.chains.append(ChainStop(chain=chain_id, listing=groups.data.node.id, reached=reached, stopped=stopped))
+    return result
+
+
+async def compose_value_graphs(kg: KnowledgeGraph, episodes: EpisodeManager, count: int, seed: int, llm: LLM | None = None, capability: str | None = None) -> FlowResult:
+    """``count`` task graphs, alternating three and five subtasks, each consistency-checked and verified by replay."""
+    result = FlowResult()
+    listings, start = usable_listings(kg), start_page(kg)
+    if not listings or start is None:
+        result.reason = _NONE
+        return result
+    seen: set[str] = set()
+    for attempt in range(count * 4):
+        if len(result.tasks) >= count:
+            break
+        groups = listings[attempt % len(listings)]
+        rng = np.random.default_rng([seed, attempt, int(hashlib.sha1(groups.data.node.id.encode()).hexdigest()[:8], 16)])
+        branches = two_branch_plan(groups, rng)
+        task = None if branches is None else graph_task(kg, groups, branches, five=len(result.tasks) % 2 == 1, start=start, seed=seed)
+        if task is None or task.id in seen:
+            continue
+        seen.add(task.id)
+        task.dag = resource_edges(task.subtasks)
+        task.orders, task.order_count = Dag([s.id for s in task.subtasks], task.dag).orders(limit=50, seed=seed)
+        task.complexity = complexities(task)
+        task.capabilities = capabilities_of(task.complexity)
+        if capability and capability not in task.capabilities:
+            result.dropped.append((task.id, f"not in the capability set {capability}"))
+            continue
+        task.instruction = synthesize(task.subtasks, task.dag, task.orders, style="explicit", intent=str(task.quality["intent"]))
+        if leaked := leaks(task.instruction, task.quality["flow"]["hidden"] + [task.gold_answer or ""]):
+            result.dropped.append((task.id, f"the instruction states intermediate values {leaked}"))
+            continue
+        ok, inferred, why = await validate(task, llm)
+        task.quality["consistency"] = {"ok": ok, "style": "explicit", "inferred": [list(e) for e in inferred], "by": "rules" if llm is None else llm.name}
+        if not ok:
+            result.dropped.append((task.id, f"consistency: {why}"))
+            continue
+        failed = await verify_composite(task, episodes)
+        if failed is not None:
+            result.dropped.append((task.id, failed))
+            continue
+        result.tasks.append(task)
+    return result
