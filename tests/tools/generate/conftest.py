@@ -15,11 +15,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from playwright.async_api import Page, async_playwright
+
 import pytest
 
+from taskloom.tools.browser.pool import CHROMIUM_ARGS, find_chromium
+from taskloom.tools.evaluate.checks import check_criteria
 from taskloom.tools.graph.model import KnowledgeGraph
 from taskloom.tools.runtime import Runtime
 from taskloom.tools.settings import Settings
+from taskloom.tools.tasks.model import Task
 
 #: The crawl lookup, compare and find tests share: enough for the penguins listing's 7 pages.
 PENGUINS_CRAWL: dict[str, Any] = {"max_pages": 40, "max_depth": 3, "max_states": 0, "click_budget": 0}
@@ -67,3 +72,17 @@ def penguins_crawl(penguins_site: str, tmp_path_factory: pytest.TempPathFactory)
 def penguins_graph(penguins_crawl: Callable[..., CrawledSite]) -> CrawledSite:
     """The penguins browser crawled with :data:`PENGUINS_CRAWL`, shared by the whole session."""
     return penguins_crawl(**PENGUINS_CRAWL)
+
+
+async def route_passes(task: Task, route: Callable[[Page], Any]) -> bool:
+    """Whether the task's criteria all hold after ``route`` (another way than the gold) runs from its start page in a fresh browser."""
+    async with async_playwright() as pw:
+        browser = await pw.chromium.launch(executable_path=find_chromium(), args=CHROMIUM_ARGS)
+        try:
+            page = await browser.new_page()
+            await page.goto(task.start_url or "")
+            await route(page)
+            await page.wait_for_load_state("load")
+            return all(r.ok for r in await check_criteria(page, task.success, [], grace_s=0.5))
+        finally:
+            await browser.close()

@@ -16,16 +16,17 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
-from playwright.async_api import Page, async_playwright
+from playwright.async_api import Page
 
-from taskloom.tools.browser.pool import CHROMIUM_ARGS, BrowserPool, find_chromium
-from taskloom.tools.evaluate.checks import check_criteria
+from taskloom.tools.browser.pool import BrowserPool
 from taskloom.tools.generate.filter.stages import GenerationReport
 from taskloom.tools.generate.web.paths import verify_web_tasks
 from taskloom.tools.generate.web.query import MAX_MATCHES, query_consoles, query_tasks
 from taskloom.tools.generate.web.style import instruction_style
 from taskloom.tools.runtime import Runtime
 from taskloom.tools.tasks.model import Task
+
+from .conftest import route_passes
 
 pytestmark = pytest.mark.integration
 
@@ -111,28 +112,15 @@ def _in_generic_form(base: str, sql: str) -> Route:
     return route
 
 
-async def _passes(task: Task, route: Route) -> bool:
-    async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=find_chromium(), args=CHROMIUM_ARGS)
-        try:
-            page = await browser.new_page()
-            await page.goto(task.start_url or "")
-            await route(page)
-            await page.wait_for_load_state("load")
-            return all(r.ok for r in await check_criteria(page, task.success, [], grace_s=0.5))
-        finally:
-            await browser.close()
-
-
 def test_other_routes_pass_and_wrong_outcomes_fail(penguins_graph: Any, made: tuple[list[Task], dict[str, Any]]) -> None:
     base = penguins_graph.base
     for task in made[0][:2]:
         goal = task.quality["change"]
-        assert asyncio.run(_passes(task, _in_url(base, _sql(goal))))
-        assert asyncio.run(_passes(task, _in_generic_form(base, _sql(goal))))
-        assert not asyncio.run(_passes(task, _in_url(base, _sql(goal, drop_last=True))))  # too broad: near misses show
-        assert not asyncio.run(_passes(task, _in_url(base, _sql(goal, columns='"Individual ID"'))))  # not the full records
-        assert not asyncio.run(_passes(task, _in_url(base, "SELECT * FROM penguins WHERE 0")))  # nothing shown
+        assert asyncio.run(route_passes(task, _in_url(base, _sql(goal))))
+        assert asyncio.run(route_passes(task, _in_generic_form(base, _sql(goal))))
+        assert not asyncio.run(route_passes(task, _in_url(base, _sql(goal, drop_last=True))))  # too broad: near misses show
+        assert not asyncio.run(route_passes(task, _in_url(base, _sql(goal, columns='"Individual ID"'))))  # not the full records
+        assert not asyncio.run(route_passes(task, _in_url(base, "SELECT * FROM penguins WHERE 0")))  # nothing shown
 
 
 def test_the_gold_replays_and_the_start_is_no_op_free(penguins_graph: Any, made: tuple[list[Task], dict[str, Any]]) -> None:

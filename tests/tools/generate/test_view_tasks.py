@@ -17,17 +17,17 @@ from typing import Any
 from urllib.parse import parse_qsl, urlparse
 
 import pytest
-from playwright.async_api import Page, async_playwright
+from playwright.async_api import Page
 
-from taskloom.tools.browser.pool import CHROMIUM_ARGS, find_chromium
 from taskloom.tools.environment.site import serve_static
-from taskloom.tools.evaluate.checks import check_criteria
 from taskloom.tools.generate.web.style import instruction_style
 from taskloom.tools.generate.web.views import view_tasks
 from taskloom.tools.graph.model import KnowledgeGraph
 from taskloom.tools.runtime import Runtime
 from taskloom.tools.settings import Settings
 from taskloom.tools.tasks.model import Task
+
+from .conftest import route_passes
 
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[3]
@@ -112,19 +112,6 @@ def test_penguin_sort_views_match_the_csv_order(penguins: Site) -> None:
         assert _query(task) == {"ordering": f"{'-' if direction == 'desc' else ''}{column}"}
 
 
-async def _open_and_check(task: Task, route: Any) -> bool:
-    async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=find_chromium(), args=CHROMIUM_ARGS)
-        try:
-            page = await browser.new_page()
-            await page.goto(task.start_url or "")
-            await route(page)
-            await page.wait_for_load_state("load")
-            return all(r.ok for r in await check_criteria(page, task.success, [], grace_s=0.5))
-        finally:
-            await browser.close()
-
-
 def _header_clicks(base: str, field: str, times: int) -> Any:
     async def route(page: Page) -> None:
         await page.goto(base + "/penguins/content/")
@@ -147,15 +134,15 @@ def test_sorted_by_header_clicks_or_a_typed_url_and_the_opposite_order_fails(pen
     ascending = next(t for t in sorts if t.quality["target"]["direction"] == "asc")
     field = ascending.quality["target"]["field"]
     view = next(c.value for c in ascending.success if c.kind == "query_has")
-    assert asyncio.run(_open_and_check(ascending, _header_clicks(penguins.base, field, 1)))
-    assert asyncio.run(_open_and_check(ascending, _typed(view + "&page=1")))
-    assert not asyncio.run(_open_and_check(ascending, _header_clicks(penguins.base, field, 2)))  # descending
-    assert not asyncio.run(_open_and_check(ascending, _typed(penguins.base + "/penguins/content/")))  # the default order
+    assert asyncio.run(route_passes(ascending, _header_clicks(penguins.base, field, 1)))
+    assert asyncio.run(route_passes(ascending, _typed(view + "&page=1")))
+    assert not asyncio.run(route_passes(ascending, _header_clicks(penguins.base, field, 2)))  # descending
+    assert not asyncio.run(route_passes(ascending, _typed(penguins.base + "/penguins/content/")))  # the default order
     descending = next((t for t in sorts if t.quality["target"]["direction"] == "desc"), None)
     if descending is not None:
         field = descending.quality["target"]["field"]
-        assert asyncio.run(_open_and_check(descending, _header_clicks(penguins.base, field, 2)))
-        assert not asyncio.run(_open_and_check(descending, _header_clicks(penguins.base, field, 1)))
+        assert asyncio.run(route_passes(descending, _header_clicks(penguins.base, field, 2)))
+        assert not asyncio.run(route_passes(descending, _header_clicks(penguins.base, field, 1)))
 
 
 def _slug(genre: str) -> str:
@@ -188,10 +175,10 @@ def test_a_genre_view_is_reached_through_the_filter_form_and_another_genre_fails
     task = next(t for t in example.tasks if "genre" in _query(t))
     genre = next(b["genre"] for b in BOOKS if _slug(b["genre"]) == _query(task)["genre"])
     other = next(b["genre"] for b in BOOKS if b["genre"] != genre)
-    assert asyncio.run(_open_and_check(task, _form_route(example.base, genre)))
-    assert asyncio.run(_open_and_check(task, _typed(f"{example.base}/search.html?available=1&genre={_slug(genre)}&page=1")))
-    assert not asyncio.run(_open_and_check(task, _form_route(example.base, other)))
-    assert not asyncio.run(_open_and_check(task, _typed(f"{example.base}/genres.html?genre={_slug(genre)}")))
+    assert asyncio.run(route_passes(task, _form_route(example.base, genre)))
+    assert asyncio.run(route_passes(task, _typed(f"{example.base}/search.html?available=1&genre={_slug(genre)}&page=1")))
+    assert not asyncio.run(route_passes(task, _form_route(example.base, other)))
+    assert not asyncio.run(route_passes(task, _typed(f"{example.base}/genres.html?genre={_slug(genre)}")))
 
 
 def test_generated_through_the_service_with_replay(example: Site) -> None:

@@ -30,6 +30,7 @@ import numpy as np
 
 from ...graph.model import Node
 from ..web.compare import Cond, ListingGroups, holds
+from ..web.lookup import unique_key
 from ..web.phrasing import field_noun, plural
 
 __all__ = ["Pick", "Count", "Plan", "chain_plan", "two_branch_plan", "record_phrase", "set_phrase", "key_of", "MIN_SET", "MAX_SET", "LEAD"]
@@ -221,16 +222,5 @@ def record_phrase(groups: ListingGroups, pick: Pick, among: str | None) -> str:
 
 
 def key_of(groups: ListingGroups, record: Node) -> str | None:
-    """A one-word value only ``record`` has in the listing, at least 4 characters (the longest): what shows the record is on a page."""
-    stats = groups.data.stats
-    keys = [
-        raw
-        for label, f in record.attrs.get("fields", {}).items()
-        if f.get("type") not in ("missing", "date")
-        and len(raw := str(f.get("raw") or "")) >= 4
-        and " " not in raw
-        and stats.get(label) is not None
-        and stats[label].values.get(raw, 0) == 1
-        and sum(raw in st.values for st in stats.values()) == 1
-    ]
-    return max(keys, key=lambda k: (len(k), k), default=None)
+    """What shows the record is on a page: a one-word value only it has in the listing (:func:`~..web.lookup.unique_key`)."""
+    return unique_key(groups.data, record)

@@ -26,7 +26,7 @@ from ...tasks.model import GoldStep, Provenance, Task
 from ..registry import Candidates, GenerationRequest, generator
 from .phrasing import ID_LABEL, answer_metrics, field_noun, field_phrase, plural, quoted, short_value, singular, value_text
 
-__all__ = ["FieldStats", "ListingData", "listing_data", "start_page", "describe_record", "web_lookup", "LOOKUP_TEMPLATE", "is_meta_listing", "listing_quotas"]
+__all__ = ["FieldStats", "ListingData", "listing_data", "start_page", "describe_record", "web_lookup", "LOOKUP_TEMPLATE", "is_meta_listing", "listing_quotas", "unique_key"]
 
 LOOKUP_TEMPLATE = "web-lookup"
 #: Hops from the start page to the answer page the reachability filter allows.
@@ -180,6 +180,25 @@ def interleave(groups: list[list[Task]]) -> list[Task]:
     for round_ in range(max((len(g) for g in groups), default=0)):
         out.extend(g[round_] for g in groups if round_ < len(g))
     return out
+
+
+def unique_key(data: ListingData, record: Node, avoid: set[str] | frozenset[str] = frozenset()) -> str | None:
+    """A one-word value only ``record`` has in the listing (no other field shows it either), at least 4 characters; the longest.
+
+    Seen on a page as whole words, it shows that the record is on that page.
+    """
+    keys = [
+        raw
+        for label, f in record.attrs.get("fields", {}).items()
+        if label not in avoid
+        and f.get("type") not in ("missing", "date")
+        and len(raw := str(f.get("raw") or "")) >= 4
+        and not re.search(r"\s", raw)
+        and label in data.stats
+        and data.stats[label].values.get(raw, 0) == 1
+        and sum(raw in st.values for st in data.stats.values()) == 1
+    ]
+    return max(keys, key=lambda k: (len(k), k), default=None)
 
 
 def start_page(kg: KnowledgeGraph) -> Node | None:

@@ -31,7 +31,7 @@ from ...browser.pool import BrowserPool
 from ...graph.model import KnowledgeGraph, Node
 from ...tasks.model import GoldStep, Provenance, SuccessCriterion, Task
 from .compare import Cond, ListingGroups, holds
-from .lookup import ListingData, is_meta_listing, listing_data, start_page
+from .lookup import ListingData, is_meta_listing, listing_data, start_page, unique_key
 from .phrasing import plural
 
 __all__ = ["QueryConsole", "query_consoles", "query_goal", "query_sql", "probe_query", "query_tasks", "MAX_MATCHES"]
@@ -142,18 +142,6 @@ def query_goal(rng: np.random.Generator, groups: ListingGroups) -> list[Cond] | 
     return conds if 2 <= len(groups.matching(conds)) <= MAX_MATCHES else None
 
 
-def _key(data: ListingData, record: Node, avoid: set[str]) -> str | None:
-    """A one-word value only this record has in the listing (no other field shows it either), at least 4 characters; the longest."""
-    keys = [
-        str(v.get("raw"))
-        for lb, v in record.attrs.get("fields", {}).items()
-        if lb not in avoid and v.get("type") not in ("missing", "date") and len(str(v.get("raw", ""))) >= 4 and not re.search(r"\s", str(v.get("raw")))
-        and data.stats[lb].values.get(str(v.get("raw")), 0) == 1
-        and sum(str(v.get("raw")) in st.values for st in data.stats.values()) == 1
-    ]
-    return max(keys, key=lambda k: (len(k), k), default=None)
-
-
 def _near_misses(groups: ListingGroups, conds: list[Cond]) -> list[Node]:
     """Records failing exactly one condition, the same number for each condition (those nearest the threshold first).
 
@@ -169,19 +157,19 @@ def _near_misses(groups: ListingGroups, conds: list[Cond]) -> list[Node]:
     out: list[Node] = []
     for cond in conds:
         misses = [r for r in groups.data.records if not holds(r, cond) and all(holds(r, c) for c in conds if c is not cond)]
-        out += [r for r in sorted(misses, key=lambda r: (distance(r), r.id)) if _key(groups.data, r, {c[0] for c in conds})][:per]
+        out += [r for r in sorted(misses, key=lambda r: (distance(r), r.id)) if unique_key(groups.data, r, {c[0] for c in conds})][:per]
     return out
 
 
 def _criteria(groups: ListingGroups, conds: list[Cond]) -> list[SuccessCriterion] | None:
     avoid = {c[0] for c in conds}
-    wanted = [_key(groups.data, r, avoid) for r in groups.matching(conds)]
+    wanted = [unique_key(groups.data, r, avoid) for r in groups.matching(conds)]
     if not wanted or any(k is None for k in wanted):
         return None
     misses = _near_misses(groups, conds)
     if {c for c in conds if any(not holds(r, c) for r in misses)} != set(conds):
         return None  # some condition has no near miss: leaving it out would go unnoticed
-    unwanted = [str(_key(groups.data, r, avoid)) for r in misses]
+    unwanted = [str(unique_key(groups.data, r, avoid)) for r in misses]
     return [SuccessCriterion(kind="text_present", value=str(k), scope="main", whole_words=True) for k in wanted] + [
         SuccessCriterion(kind="text_absent", value=k, scope="main", whole_words=True) for k in unwanted
     ]
