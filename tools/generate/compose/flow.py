@@ -111,13 +111,18 @@ def _pick(rng: np.random.Generator, groups: ListingGroups, members: list[Node], 
     return None
 
 
-def _count(rng: np.random.Generator, groups: ListingGroups, pick: Pick, used: set[str]) -> Count | None:
-    """A set sharing a flowing category value with the picked record, narrowed by a condition the record fails."""
+def _count(rng: np.random.Generator, groups: ListingGroups, pick: Pick, used: set[str], stated: set[str], hidden: set[str]) -> Count | None:
+    """A set sharing a flowing category value with the picked record, narrowed by a condition the record fails.
+
+    The flowing value is never one the instruction states (``stated``: the conditions so
+    far), and the new condition never states a value the agent must discover (``hidden``:
+    the values that flowed so far, and this one).
+    """
     records = groups.data.records
     for index in rng.permutation(len(groups.categories)):
         shared = groups.categories[int(index)]
         value = _raw(pick.record, shared)
-        if shared in used or not value:
+        if shared in used or not value or value in stated:
             continue
         same = [r for r in records if _raw(r, shared) == value]
         extras = [
@@ -125,7 +130,7 @@ def _count(rng: np.random.Generator, groups: ListingGroups, pick: Pick, used: se
             for label in groups.categories
             if label not in used and label != shared
             for raw in sorted(groups.data.stats[label].values)
-            if raw != _raw(pick.record, label)
+            if raw != _raw(pick.record, label) and raw not in hidden | {value}
         ]
         for j in rng.permutation(len(extras)):
             extra: Cond = extras[int(j)]
@@ -153,15 +158,19 @@ def chain_plan(groups: ListingGroups, rng: np.random.Generator, length: int) -> 
     plan.steps.append(first)
     shared: set[str] = set()  # a value never flows twice through one field (the set would repeat itself)
     avoid = {start_label}  # fields the picked record's group already fixes
+    stated: set[str] = {str(conds[0][2])}
+    hidden: set[str] = set()
     while len(plan.steps) < length:
         last = plan.steps[-1]
         if isinstance(last, Pick):
-            follow = _count(rng, groups, last, shared | avoid)
+            follow = _count(rng, groups, last, shared | avoid, stated, hidden)
             if follow is None:
                 plan.stopped = f"no follow-up consumes the value: no set of {MIN_SET} to {MAX_SET} records shares a category value with the picked record"
                 break
             shared.add(follow.shared)
             avoid = {follow.shared, follow.extra[0]}
+            stated.add(str(follow.extra[2]))
+            hidden.add(_raw(last.record, follow.shared))
             plan.steps.append(follow)
         else:
             pick = _pick(rng, groups, last.members, [], set())
@@ -189,14 +198,15 @@ def two_branch_plan(groups: ListingGroups, rng: np.random.Generator, min_gap: in
         if a is None or b is None:
             continue
         for shared in groups.categories:
-            if shared == start or not _raw(a.record, shared) or _raw(a.record, shared) == _raw(b.record, shared):
-                continue
+            flowing = {_raw(a.record, shared), _raw(b.record, shared)}
+            if shared == start or "" in flowing or len(flowing) == 1 or flowing & set(pair):
+                continue  # the two values differ, and neither is stated as a starting group
             for label in groups.categories:
                 if label in (start, shared):
                     continue
                 for raw in sorted(groups.data.stats[label].values):
                     extra: Cond = (label, "eq", raw)
-                    if holds(a.record, extra) or holds(b.record, extra):
+                    if holds(a.record, extra) or holds(b.record, extra) or raw in (_raw(a.record, shared), _raw(b.record, shared)):
                         continue
                     sets = [[r for r in groups.data.records if _raw(r, shared) == _raw(p.record, shared) and holds(r, extra)] for p in (a, b)]
                     if MIN_SET <= min(len(s) for s in sets) and max(len(s) for s in sets) <= MAX_SET and abs(len(sets[0]) - len(sets[1])) >= min_gap:

@@ -108,10 +108,13 @@ async def compose_value_graphs(kg: KnowledgeGraph, episodes: EpisodeManager, cou
         groups = listings[attempt % len(listings)]
         rng = np.random.default_rng([seed, attempt, int(hashlib.sha1(groups.data.node.id.encode()).hexdigest()[:8], 16)])
         branches = two_branch_plan(groups, rng)
-        task = None if branches is None else graph_task(kg, groups, branches, five=len(result.tasks) % 2 == 1, start=start, seed=seed)
-        if task is None or task.id in seen:
+        pair = "" if branches is None else "|".join(sorted((branches[0].record.id, branches[1].record.id)))
+        if branches is None or pair in seen:  # a graph per pair of picks: the other shape would ask the same twice
             continue
-        seen.add(task.id)
+        seen.add(pair)
+        task = graph_task(kg, groups, branches, five=len(result.tasks) % 2 == 1, start=start, seed=seed)
+        if task is None:
+            continue
         task.dag = resource_edges(task.subtasks)
         task.orders, task.order_count = Dag([s.id for s in task.subtasks], task.dag).orders(limit=50, seed=seed)
         task.complexity = complexities(task)

@@ -14,7 +14,7 @@ outcome only, so any shorter correct route passes.
 **Gold steps.** A pick opens the listing sorted by its measure in its direction (a sort
 view the crawl verified; else the listing), then the record's page (else a page showing
 it); a count opens a page showing one of its members. A URL already on the gold path is
-never opened again, so there is no padding with round trips.
+not opened again (no padding with round trips), except the deliverable's page at the end.
 
 **Graphs** (OmniBench). Two picks from different starting groups, each feeding a count of
 the records that share its flowing value, feeding one comparison: three subtasks
@@ -96,18 +96,19 @@ def _sorted_view(groups: ListingGroups, pick: Pick) -> str | None:
 
 
 def _gold(kg: KnowledgeGraph, groups: ListingGroups, steps: list[Step], start_url: str) -> list[GoldStep] | None:
-    """Navigations that show each step's evidence, never a URL twice (None when a step has no crawled page to show it)."""
+    """Navigations that show each step's evidence, never a URL twice but the last (None when a step has no crawled page to show it)."""
     pages = _pages(kg)
     seen = {start_url}
     out: list[GoldStep] = []
 
-    def go(url: str | None) -> None:
-        if url and url not in seen:
+    def go(url: str | None, last: bool = False) -> None:
+        here = out[-1].text if out else start_url
+        if url and (url not in seen or (last and url != here)):  # the deliverable's page ends the path, even when seen before
             seen.add(url)
             node = pages.get(url)
             out.append(GoldStep(action="navigate", text=url, node_id=node.id if node else None, canonical=f"navigate(url={url!r})"))
 
-    for step in steps:
+    for index, step in enumerate(steps):
         if isinstance(step, Pick):
             view = _sorted_view(groups, step)
             go(view if view in pages else str(groups.data.node.attrs.get("url")))
@@ -117,7 +118,7 @@ def _gold(kg: KnowledgeGraph, groups: ListingGroups, steps: list[Step], start_ur
             target = _showing(kg, member) if member else None
         if target is None:
             return None
-        go(target)
+        go(target, last=index == len(steps) - 1)
     return out
 
 
@@ -171,8 +172,13 @@ def hidden_values(kg: KnowledgeGraph, groups: ListingGroups, steps: list[Step]) 
 
 
 def leaks(instruction: str, hidden: list[str]) -> list[str]:
-    """The hidden values the instruction states (whole words, case-insensitive)."""
-    return [v for v in hidden if re.search(r"(?<!\w)" + re.escape(v) + r"(?!\w)", instruction, re.I)]
+    """The hidden values the instruction states (whole words, case-insensitive; step numbers such as "Step 3" do not count).
+
+    >>> leaks("Step 4, once step 2 is done: count the penguins from Dream island", ["4", "2", "dream", "Biscoe", "Dreams"])
+    ['dream']
+    """
+    text = re.sub(r"\bsteps?\s+\d+\b", " ", instruction, flags=re.I)
+    return [v for v in hidden if re.search(r"(?<!\w)" + re.escape(v) + r"(?!\w)", text, re.I)]
 
 
 def _difficulty(level: int) -> Difficulty:
