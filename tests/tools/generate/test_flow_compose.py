@@ -111,6 +111,8 @@ def test_levels_state_only_the_goal_and_never_pad(penguins_graph: Any) -> None:
             urls = [s.text for s in task.gold_steps]
             assert all(s.action == "navigate" for s in task.gold_steps) and task.start_url not in urls
             assert len(urls[:-1]) == len(set(urls[:-1])) and urls[-1] not in urls[-2:-1]  # no page twice, but the deliverable's at the end
+            if task.gold_answer and task.answer_kind == "number":
+                assert len(urls) == len(set(urls))  # a count's answer is on no one page: nothing is reopened for it
             assert not any(w in (s.text or "").lower().rsplit("/", 1)[-1] for s in task.gold_steps for w in _PAD_WORDS)
             assert task.level == level and len(task.subtasks) == level and task.dag == [(f"s{i}", f"s{i + 1}") for i in range(1, level)]
             assert resource_edges(task.subtasks) == task.dag  # the edges are the values that flow

@@ -118,7 +118,7 @@ def _gold(kg: KnowledgeGraph, groups: ListingGroups, steps: list[Step], start_ur
             target = _showing(kg, member) if member else None
         if target is None:
             return None
-        go(target, last=index == len(steps) - 1)
+        go(target, last=index == len(steps) - 1 and isinstance(step, Pick))  # a picked record's page shows the deliverable; a count's does not
     return out
 
 
