@@ -39,7 +39,7 @@ def _chromium() -> str | None:
 pytestmark = [pytest.mark.integration, pytest.mark.skipif(_chromium() is None, reason="needs Chromium (Debian's chromium package)")]
 
 
-async def _explore(url: str, tmp: Path, budget: int) -> tuple[list[PageCapture], list[str], list[str]]:
+async def _explore(url: str, tmp: Path, budget: int, fruitless: set[Any] | None = None) -> tuple[list[PageCapture], list[str], list[str]]:
     """States of ``url``; each state's text when replayed in a new context; the requests that went out."""
     async with Runtime(Settings(workspace=tmp, embedder="hashing")) as rt:
         guarded = await rt.browsers.new_context(fence=OriginFence.for_site(url))
@@ -62,7 +62,7 @@ async def _explore(url: str, tmp: Path, budget: int) -> tuple[list[PageCapture],
         async def read(state: AppState) -> PageCapture:
             return capture_of(await page.evaluate(EXTRACT_JS), state, 1)
 
-        states = await explore_states(page, base, reload, read, budget)
+        states = await explore_states(page, base, reload, read, budget, fruitless)
         replayed = []
         for capture in states:  # an independent replay: a new context (empty storage), plain Playwright
             assert capture.state is not None
@@ -195,3 +195,22 @@ def test_todomvc_ingest_stores_states_as_pages_with_transitions(todomvc_site: st
     transitions = [(u, v) for u, v, k in kg.g.edges(keys=True) if k == "transitions"]
     assert transitions and {v for _, v in transitions} == set(states)
     assert all(u in pages for u, _ in transitions) and any(u == base.id for u, _ in transitions)
+
+
+def test_a_link_naming_the_page_itself_is_no_state_but_an_app_control_is(tmp_path: Path) -> None:
+    """A table of contents' "#" link named as the page (title or heading) only scrolls: it is not explored; a "#" control that changes the page is."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "index.html").write_text(
+        "<!doctype html><meta charset=\"utf-8\"><title>csv — CSV File Reading — Docs</title><h1>csv — CSV File Reading¶</h1>"
+        "<nav><a href='#' id='self'>csv — CSV File Reading</a> <a href='#' id='more'>Show the example</a></nav>"
+        "<main><p>Reading comma-separated values.</p><p id='example' hidden>import csv; rows = list(csv.reader(f))</p></main>"
+        "<script>document.getElementById('more').onclick = (e) => { e.preventDefault(); document.getElementById('example').hidden = false; };</script>",
+        encoding="utf-8",
+    )
+    tried: set[Any] = set()  # first actions that showed nothing new: the self link would be one, had it been tried
+    with serve_static(site) as served:
+        states, _, _ = asyncio.run(_explore(served.url + "/index.html", tmp_path / "ws", budget=5, fruitless=tried))
+    assert [[a.name for a in c.state.via] for c in states if c.state] == [["Show the example"]]
+    assert "csv.reader" in states[0].text
+    assert not any(name == "csv — CSV File Reading" for _, _, name, _ in tried)

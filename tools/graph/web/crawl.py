@@ -214,6 +214,7 @@ class _Crawl:
         self.clicked: dict[Page, bool] = {}  # a click changed the page since its last load
         self.state_templates: set[str] = set()
         self.explore: set[str] = set()  # URLs whose app states are explored
+        self.fruitless: set[Any] = set()  # state actions that showed nothing new on an earlier page (site chrome)
 
     async def run(self) -> CrawlResult:
         start = time.perf_counter()
@@ -375,8 +376,9 @@ class _Crawl:
 
     async def _states(self, page: Page, capture: PageCapture) -> list[PageCapture]:
         """App states of the page (see :mod:`.states`); each is read like a page, without clicks or further states."""
-        if self.options.max_states == 0 or capture.url not in self.explore:
-            return []
+        budget = self.options.max_states - self.stored_states  # states already stored by earlier batches (the same for every context)
+        if budget <= 0 or capture.url not in self.explore:
+            return []  # a crawl whose state budget is spent stops exploring: what it would find could not be stored
         fresh = [not self.clicked.get(page, False)]  # the page is still as loaded: the first reload can be spared
 
         async def reload() -> None:
@@ -395,7 +397,7 @@ class _Crawl:
             return got
 
         try:
-            await asyncio.wait_for(explore_states(page, capture, reload, read, self.options.max_states), self.options.state_timeout)
+            await asyncio.wait_for(explore_states(page, capture, reload, read, budget, self.fruitless), self.options.state_timeout)
         except TimeoutError:
             capture.state_error = f"exploring app states took over {self.options.state_timeout:g} s (state_timeout); the {len(kept)} found by then are kept"
         return kept

@@ -113,6 +113,10 @@ CANDIDATES_JS = (
   const here = location.href.split('#')[0];
   const out = [];
   const posts = (f) => !!f && ((f.getAttribute('method') || 'get').toLowerCase() === 'post' || f.hasAttribute('action'));
+  const norm = (t) => (t || '').replace(/[\s\u00b6#]+$/u, '').replace(/\s+/g, ' ').trim().toLowerCase();
+  const heads = [document.title, ...Array.from(document.querySelectorAll('h1'), h => h.innerText)].map(norm);
+  // a "#" link named as the page itself (its title or heading) is a self-reference in a table of contents, not an app control
+  const selfNamed = (e) => { const n = norm(e.innerText); return n.length > 0 && heads.some(h => h === n || h.startsWith(n + ' ')); };
   document.querySelectorAll('a, button, input, [role=button], [role=link], [role=checkbox]').forEach(e => {
     if (e.closest('[role=dialog], dialog, [role=menu], [role=listbox]') || e.disabled) return;
     const tag = e.tagName.toLowerCase(); const type = (e.getAttribute('type') || '').toLowerCase();
@@ -126,6 +130,7 @@ CANDIDATES_JS = (
     if (tag === 'a' && e.hasAttribute('href')) {
       const raw = e.getAttribute('href').trim();
       if ((e.getAttribute('target') || '_self').toLowerCase() !== '_self' || e.hasAttribute('download')) return;
+      if (raw === '#' && selfNamed(e)) return;
       if (raw.toLowerCase().startsWith('javascript:') || raw === '#') { out.push(Object.assign(d(), {kind: 'click'})); return; }
       if (e.href.split('#')[0] !== here) return;  // another page: the crawl follows it
       const fragment = decodeURIComponent(e.href.includes('#') ? e.href.slice(e.href.indexOf('#') + 1) : '');
@@ -151,6 +156,10 @@ CANDIDATES_JS = (
   return out;
 }"""
 )
+
+
+def _ident(action: StateAction) -> tuple[str, str | None, str | None, str | None]:
+    return (action.kind, action.selector, action.name, action.value)
 
 
 def _page_url(url: str) -> str:
@@ -241,19 +250,24 @@ async def explore_states(
     reload: Callable[[], Awaitable[None]],
     read: Callable[[AppState], Awaitable[Any]],
     budget: int,
+    fruitless: set[tuple[str, str | None, str | None, str | None]] | None = None,
 ) -> list[Any]:
     """App states reachable from ``capture`` (see the module docstring); ``read(state)`` captures the page as it is now.
 
     ``reload()`` must load ``capture.final_url`` afresh in ``page``; states are returned
     in discovery order (breadth-first), each verified by a replay of its ``via``.
+    ``fruitless`` (shared by one crawl's pages) holds the first actions that showed nothing
+    new on an earlier page — site-wide chrome such as a theme switch or a sidebar toggle —
+    which are not tried again; it is updated with this page's.
     """
     if budget < 1:
         return []
+    fruitless = set() if fruitless is None else fruitless
     base = str(capture.final_url)
     explorer = _Explorer(page, base, reload)
     explorer.here = _page_url(page.url)
-    if not await explorer.candidates():
-        return []  # nothing on the page could change what it shows: no reload spent
+    if not [a for a in await explorer.candidates() if _ident(a) not in fruitless]:
+        return []  # nothing on the page could change what it shows (or it did nothing elsewhere): no reload spent
     await explorer.fresh()
     seen = {await explorer.key()}
     queue: deque[list[StateAction]] = deque([[]])
@@ -264,17 +278,26 @@ async def explore_states(
         if via and not await explorer.replay(via):
             continue
         current, at = await explorer.key(), page.url
+        dirty = False  # the page has left the state being explored: replayed before the next action, never after the last
         for action in await explorer.candidates():
             if len(found) >= budget:
                 break
+            if not via and _ident(action) in fruitless:
+                continue
             if any((a.kind, a.name, a.value) == (action.kind, action.name, action.value) for a in via):
                 continue  # each action once per path: a second toggle undoes the first, a second entry adds nothing new
             if tries <= 0:
                 break
+            if dirty and not await explorer.replay(via):
+                break
             tries -= 1
             moved = await explorer.act(action)
             key = await explorer.key() if moved else ""
+            if not via and (key in seen or not moved):
+                fruitless.add(_ident(action))  # from a fresh load it showed nothing new
+            dirty = True
             if moved and key == current and route_of(page.url) == route_of(at):
+                dirty = False
                 continue  # nothing shown changed and no route taken (a scroll to the top): still in the state being explored
             if moved and key not in seen:
                 seen.add(key)
@@ -284,6 +307,4 @@ async def explore_states(
                     state = AppState(key=key, base_url=base, route=route, via=path)
                     found.append(await read(state))
                     queue.append(path)
-            if not await explorer.replay(via):
-                break
     return found
