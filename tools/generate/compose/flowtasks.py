@@ -140,7 +140,8 @@ def _subtasks(kg: KnowledgeGraph, groups: ListingGroups, steps: list[Step], text
             instruction = f"Find {text.record}" + (f" and note its {field_noun(step.flows)}" if step.flows else "")
             checks = _check(groups, step.record)
             previous = {"value": outputs[-1]} if step.flows else {}
-            inputs = inputs if step.conds == [] else []
+            if step.conds:
+                inputs = []  # a pick over a stated group consumes nothing
         else:
             outputs = [Resource(kind="record_set", name="|".join(sorted(r.id for r in step.members)))]
             instruction = f"Count the {text.members}"
