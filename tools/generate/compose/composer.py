@@ -52,9 +52,10 @@ class ComposeResult(BaseModel):
 
 
 def _seeds(store: TaskStore, kg: KnowledgeGraph) -> list[Task]:
-    seeds = [t for t in store.list(kind="web", graph_id=kg.id) if t.gold_steps and t.quality.get("replay", {}).get("ok")]
+    """Verified web tasks with an end state to build on (a question's answer would be lost in a click-path composite)."""
+    seeds = [t for t in store.list(kind="web", graph_id=kg.id) if t.gold_steps and t.quality.get("replay", {}).get("ok") and not t.gold_answer]
     if not seeds:
-        raise InputError(f"graph {kg.id} has no verified web tasks to compose from; run tasks_generate on it first")
+        raise InputError(f"graph {kg.id} has no verified web tasks with an end state (questions do not chain along click paths) to compose from; run tasks_generate on it first")
     return seeds
 
 
