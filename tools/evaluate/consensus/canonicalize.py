@@ -33,11 +33,13 @@ from ...environment.canonical import canonical
 from ...environment.trajectory import Trajectory
 from ...llm.client import LLM, LLMError, LLMUnavailable
 from ...llm.templates import render_prompt
-from .model import AgentTrajectory, CanonicalAction
+from .model import ActionKind, ActionTarget, AgentTrajectory, CanonicalAction
 
 __all__ = [
     "OBSERVATIONS",
     "FIELDS",
+    "KINDS",
+    "typed_fields",
     "parse_canonical",
     "make_action",
     "from_trajectory",
@@ -50,20 +52,32 @@ log = logging.getLogger(__name__)
 
 OBSERVATIONS = frozenset({"snapshot", "screenshot", "take_screenshot"})
 FIELDS: dict[str, tuple[str, ...]] = {
-    "click": ("text", "element", "x", "y"),
-    "dblclick": ("text", "element", "x", "y"),
-    "type": ("text", "element"),
-    "select": ("option", "element"),
-    "hover": ("text", "element", "x", "y"),
+    "click": ("text", "element", "id", "selector", "x", "y"),
+    "dblclick": ("text", "element", "id", "selector", "x", "y"),
+    "type": ("text", "element", "id", "selector"),
+    "select": ("option", "element", "id", "selector"),
+    "hover": ("text", "element", "id", "selector", "x", "y"),
     "navigate": ("url",),
     "scroll": ("direction",),
     "press": ("key",),
     "wait": ("seconds", "text"),
     "go_back": (),
     "refresh": (),
+    "answer": ("text",),
+    "report_infeasible": ("text",),
+    "drag": ("x", "y", "x2", "y2"),
+    "new_tab": (),
     "other": ("text",),
 }
-_ALIASES = {"goto": "navigate", "back": "go_back", "select_option": "select", "fill": "type", "input": "type", "press_key": "press"}
+#: The typed kind of each action name (names not listed are ``other``).
+KINDS: dict[str, ActionKind] = {
+    "click": "click", "dblclick": "click", "type": "type", "select": "select", "scroll": "scroll", "navigate": "navigate",
+    "go_back": "back", "press": "key", "wait": "wait", "answer": "answer", "report_infeasible": "answer",
+}  # fmt: skip
+_ALIASES = {
+    "goto": "navigate", "back": "go_back", "select_option": "select", "fill": "type", "input": "type", "press_key": "press",
+    "keyboard_press": "press", "send_msg_to_user": "answer", "noop": "wait", "reload": "refresh",
+}  # fmt: skip
 _KEYS = re.compile(
     r"^(enter|return|tab|escape|esc|backspace|delete|space|home|end|pageup|pagedown|page ?up|page ?down|"
     r"arrow ?(up|down|left|right)|up|down|left|right|f\d{1,2}|(ctrl|control|cmd|command|alt|shift|meta)\s*\+\s*\S+)( key)?$",
@@ -104,14 +118,53 @@ def parse_canonical(text: str) -> tuple[str, dict[str, Any]] | None:
     return call.func.id, fields
 
 
-def make_action(name: str, fields: dict[str, Any], *, confidence: float, source: str, necessary: bool | None = None) -> CanonicalAction:
-    """A :class:`CanonicalAction` with the fields in the canonical order for ``name`` (unknown fields last, sorted)."""
+def _str(value: Any) -> str | None:
+    return None if value is None or value == "" else str(value)
+
+
+def _num(value: Any) -> float | None:
+    try:
+        return float(value) if value is not None and value != "" else None
+    except (TypeError, ValueError):
+        return None
+
+
+def typed_fields(name: str, fields: dict[str, Any]) -> tuple[ActionKind, ActionTarget | None, str | None]:
+    """``(kind, target, value)`` of an action from its canonical name and fields.
+
+    >>> typed_fields("type", {"text": "dune", "element": "Search"})
+    ('type', ActionTarget(role=None, name='Search', element_id=None, selector=None, x=None, y=None), 'dune')
+    """
+    kind = KINDS.get(name, "other")
+    ident = {"element_id": _str(fields.get("id")), "selector": _str(fields.get("selector"))}
+    target: ActionTarget | None = None
+    value: str | None
+    if name in ("click", "dblclick", "hover"):
+        target = ActionTarget(role=_str(fields.get("element")), name=_str(fields.get("text")), x=_num(fields.get("x")), y=_num(fields.get("y")), **ident)
+        value = None
+    elif name in ("type", "select"):
+        target = ActionTarget(name=_str(fields.get("element")), **ident)
+        value = _str(fields.get("text" if name == "type" else "option"))
+    else:
+        value = _str(next((fields[k] for k in ("url", "direction", "key", "text", "seconds") if fields.get(k) not in (None, "")), None))
+    if target is not None and not target.model_dump(exclude_none=True):
+        target = None
+    return kind, target, value
+
+
+def make_action(
+    name: str, fields: dict[str, Any], *, confidence: float, source: str, necessary: bool | None = None, url: str | None = None
+) -> CanonicalAction:
+    """A :class:`CanonicalAction` with the fields in the canonical order for ``name`` (unknown fields last, sorted), typed."""
     name = _ALIASES.get(name, name)
     order = FIELDS.get(name, ())
     ordered = {k: fields[k] for k in order if fields.get(k) not in (None, "")}
     ordered.update({k: fields[k] for k in sorted(fields) if k not in order and fields[k] not in (None, "")})
     text = canonical(name, **ordered)
-    return CanonicalAction(text=text, name=name, args=ordered, confidence=confidence, source=source, necessary=necessary)
+    kind, target, value = typed_fields(name, ordered)
+    return CanonicalAction(
+        text=text, name=name, args=ordered, kind=kind, target=target, value=value, url=url, confidence=confidence, source=source, necessary=necessary
+    )
 
 
 def from_trajectory(trajectory: Trajectory, success: bool | None = None, agent: str | None = None) -> AgentTrajectory:
@@ -127,7 +180,10 @@ def from_trajectory(trajectory: Trajectory, success: bool | None = None, agent: 
         if name in OBSERVATIONS:
             continue
         text = record.canonical if parsed is not None else canonical(record.name, **record.args)
-        actions.append(CanonicalAction(text=text, name=name, args=fields, confidence=1.0, source="recorded"))
+        kind, target, value = typed_fields(_ALIASES.get(name, name), fields)
+        actions.append(
+            CanonicalAction(text=text, name=name, args=fields, kind=kind, target=target, value=value, url=record.url_before, confidence=1.0, source="recorded")
+        )
     if success is None:
         success = bool(trajectory.closed is not None and trajectory.closed.success)
     return AgentTrajectory(

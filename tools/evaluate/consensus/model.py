@@ -27,6 +27,9 @@ __all__ = [
     "FAILURE",
     "NodeKind",
     "EdgeClass",
+    "ActionKind",
+    "ACTION_KINDS",
+    "ActionTarget",
     "CanonicalAction",
     "AgentTrajectory",
     "Thresholds",
@@ -44,14 +47,45 @@ CONSENSUS_VERSION = 1
 START, SUCCESS, FAILURE = "start", "success", "failure"
 NodeKind = Literal["start", "action", "success", "failure"]
 EdgeClass = Literal["trap", "critical", "bottleneck", "normal"]
+ActionKind = Literal["click", "type", "select", "scroll", "navigate", "back", "key", "answer", "wait", "other"]
+ACTION_KINDS: tuple[ActionKind, ...] = ("click", "type", "select", "scroll", "navigate", "back", "key", "answer", "wait", "other")
+
+
+class ActionTarget(BaseModel):
+    """The element an action acted on, as far as the log tells: any of these may be missing."""
+
+    role: str | None = Field(None, description="Role or element type, e.g. 'button', 'link', 'textbox'.")
+    name: str | None = Field(None, description="Accessible name or visible text.")
+    element_id: str | None = Field(None, description="An id the log's harness gave the element: a BrowserGym bid, our snapshot ref, a picker id.")
+    selector: str | None = Field(None, description="A CSS or Playwright selector.")
+    x: float | None = Field(None, description="Screen x, when the action was made at coordinates.")
+    y: float | None = Field(None, description="Screen y.")
+
+    def identity(self) -> tuple[str, ...] | None:
+        """What says which element this is, strongest first (id, selector, role + name); None for coordinates or nothing."""
+        if self.element_id:
+            return ("id", self.element_id)
+        if self.selector:
+            return ("selector", self.selector)
+        if self.name:
+            return ("name", (self.role or "").lower(), " ".join(self.name.split()).casefold())
+        return None
 
 
 class CanonicalAction(BaseModel):
-    """One action in canonical form, e.g. ``click(text='Submit', element='button')``."""
+    """One action in canonical form, e.g. ``click(text='Submit', element='button')``, with its typed fields.
 
-    text: str = Field(description="The canonical string; merging compares these.")
-    name: str = Field(description="Action name: click, type, select, navigate, scroll, press, hover, go_back, other…")
+    ``text`` is the canonical string (the paper's string mode merges on it); ``kind``,
+    ``target``, ``value`` and ``url`` are what field-mode merging compares.
+    """
+
+    text: str = Field(description="The canonical string; string-mode merging compares these.")
+    name: str = Field(description="Action name: click, dblclick, type, select, navigate, scroll, press, hover, go_back, answer, other…")
     args: dict[str, Any] = Field(default_factory=dict, description="The named fields of the canonical form.")
+    kind: ActionKind = Field("other", description="The typed kind merging compares (press → key, go_back → back, hover/refresh/drag → other).")
+    target: ActionTarget | None = Field(None, description="The element acted on (click, type, select, hover).")
+    value: str | None = Field(None, description="Typed text, chosen option, key, scroll direction, navigation URL or answer text.")
+    url: str | None = Field(None, description="The page the action was taken on, when the log says.")
     confidence: float = Field(1.0, ge=0.0, le=1.0, description="How sure the canonicaliser is (1.0 for recorded actions).")
     source: str = Field("", description="What the action was made from: the free-text description, or 'recorded'.")
     necessary: bool | None = Field(None, description="Necessity label (e.g. from an LLM annotator); None when unlabelled.")
@@ -66,6 +100,10 @@ class AgentTrajectory(BaseModel):
     model: str | None = None
     actions: list[CanonicalAction] = Field(default_factory=list)
     success: bool
+    status: str | None = Field(None, description="The outcome as the log wrote it (e.g. 'error_max_turns'), before mapping to success.")
+    instruction: str | None = Field(None, description="The task's instruction, when the log or a task file gives it.")
+    level: str | None = Field(None, description="The task's difficulty level from a task file (e.g. easy/medium/hard).")
+    reference_steps: int | None = Field(None, ge=1, description="An external reference length for the task (e.g. a human demonstration's steps).")
 
 
 class Thresholds(BaseModel):
@@ -109,7 +147,8 @@ class ConsensusNode(BaseModel):
     name: str = Field("", description="Action name of the representative; empty for virtual nodes.")
     members: int = Field(0, description="Distinct canonical strings merged into this node.")
     variants: list[str] = Field(default_factory=list, description="Those strings, sorted.")
-    visits: int = Field(0, description="Occurrences: actions mapped here (virtual nodes: trajectories starting/ending here).")
+    visits: int = Field(0, description="Occurrences: actions mapped here, a run of consecutive repeats counted once (virtual nodes: trajectories starting/ending here).")
+    repeats: int = Field(0, description="Further actions folded into those visits: consecutive repeats of the same action.")
     trajectories: int = Field(0, description="Distinct trajectories visiting the node.")
     steps: dict[int, int] = Field(default_factory=dict, description="Step-index histogram (0-based action positions).")
     mean_step: float = 0.0
@@ -139,8 +178,10 @@ class ConsensusEdge(BaseModel):
 class MergeStats(BaseModel):
     """How merging went (all counts are independent of input order)."""
 
+    mode: Literal["fields", "string"] = Field("string", description="fields: typed comparison; string: the paper's Levenshtein on canonical strings.")
     theta: float
     cross_step: bool
+    pixel_tolerance: float | None = Field(None, description="fields mode: coordinate clicks on one page merge within this many pixels.")
     actions: int = Field(description="Action occurrences.")
     distinct: int = Field(description="Distinct merge keys (canonical strings, or (step, string) without cross-step merging).")
     blocks: int
@@ -212,6 +253,9 @@ class GraphSummary(BaseModel):
     action_edges: int = Field(description="Edges between two action nodes.")
     complexity: float = Field(description="The paper's action_nodes × action_edges / trajectories.")
     reference_steps: int | None
+    reference_source: Literal["external", "shortest_success"] | None = Field(
+        None, description="external: a reference length given with the task; shortest_success: the shortest successful trajectory here."
+    )
     mean_step_inflation: float | None
     edge_classes: dict[str, int]
     value_iterations: int = Field(description="Sweeps value iteration needed (a DAG converges in at most its depth + 1).")
@@ -222,6 +266,8 @@ class ConsensusGraph(BaseModel):
 
     version: int = CONSENSUS_VERSION
     task_id: str | None = None
+    instruction: str | None = None
+    level: str | None = None
     theta: float
     thresholds: Thresholds
     merge: MergeStats
@@ -231,6 +277,9 @@ class ConsensusGraph(BaseModel):
     agents: list[AgentProfile] = Field(default_factory=list)
     trajectories: list[TrajectoryReport] = Field(default_factory=list)
     strategies: StrategyStats
+    not_computable: dict[str, str] = Field(
+        default_factory=dict, description="Analyses left out and why, e.g. {'edge_classes': 'not computable: 1 run'}; their fields hold neutral values."
+    )
 
     def node(self, node_id: str) -> ConsensusNode:
         """The node with this id (``KeyError`` if none)."""
