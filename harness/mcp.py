@@ -8,6 +8,8 @@ import anyio.to_thread
 from fastmcp import FastMCP
 from pydantic import BaseModel, Field
 
+from ..tools.evaluate.consensus.sets import SetSummary
+from ..tools.evaluate.service import EvaluationService
 from ..tools.evaluate.summary import RunSummary, summarize
 from .service import Harness
 from .store import RunStore
@@ -19,13 +21,14 @@ RunId = Annotated[str, Field(description="A run id (taskloom://runs lists them).
 
 
 class Rendered(BaseModel):
-    """A rendered run report."""
+    """A rendered report: of a run (``summary``) or of an imported set (``set_summary``)."""
 
     run_id: str
     html: str
     summary_json: str
     consensus_graphs: int
-    summary: RunSummary
+    summary: RunSummary | None = None
+    set_summary: SetSummary | None = None
 
 
 def register_run_eval(mcp: FastMCP, harness: Harness) -> None:
@@ -42,6 +45,12 @@ def register_report(mcp: FastMCP, harness: Harness) -> None:
 
     @mcp.tool(annotations={**READ_ONLY, "readOnlyHint": False})
     async def render(run_id: RunId) -> Rendered:
-        """Build the run's consensus graphs and write its self-contained HTML report and JSON summary."""
+        """Build the run's consensus graphs and write its self-contained HTML report and JSON summary (an imported set's too)."""
+        sets = EvaluationService(harness.workspace)
+        if sets.is_set(run_id):
+            html = await anyio.to_thread.run_sync(lambda: sets.render_set(run_id))
+            summary, graphs = sets.set_graphs(run_id)
+            folder = harness.workspace.runs / run_id
+            return Rendered(run_id=run_id, html=str(html), summary_json=str(folder / "set-summary.json"), consensus_graphs=len(graphs), set_summary=summary)
         report = await anyio.to_thread.run_sync(lambda: harness.report(run_id))
         return Rendered(run_id=run_id, html=str(report.html), summary_json=str(report.summary_json), consensus_graphs=len(report.consensus), summary=report.summary)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from . import bridge, crawl, demo, gc, graph, ingest, plugins, run, serve, tasks
+from . import bridge, consensus, crawl, demo, gc, graph, ingest, plugins, run, serve, tasks
 from .common import app
 
 __all__ = ["app", "main"]
@@ -20,6 +20,7 @@ app.command("compose")(tasks.compose)
 app.add_typer(tasks.app, name="tasks")
 app.command("run")(run.run_agents)
 app.command("report")(run.report)
+app.add_typer(consensus.app, name="consensus")
 app.command("gc")(gc.gc)
 app.command("plugins")(plugins.plugins)
 

@@ -13,8 +13,10 @@ from pydantic import Field
 from ..errors import InputError, NotFoundError
 from ..security.mcp import within_roots
 from ..security.roots import Roots
+from .consensus.analyze import MergeMode
 from .consensus.model import ConsensusGraph, Thresholds
-from .service import ConsensusAnalysis, ConsensusBuilt, EvaluationService, SourceFormat, TrajectoryVerdict, AnswerVerdict
+from .consensus.reports import ImportOptions, Unknown
+from .service import AnswerVerdict, ConsensusAnalysis, ConsensusBuildResult, EvaluationService, SourceFormat, TrajectoryVerdict
 
 __all__ = ["register_eval", "register_consensus"]
 
@@ -59,19 +61,33 @@ def register_consensus(mcp: FastMCP, service: EvaluationService, roots: Roots) -
     async def build(
         paths: Annotated[list[str], Field(description="Trajectory files or folders inside the allowed roots (ours: folders are searched for trajectory.jsonl).")],
         ctx: Context,
-        source: Annotated[SourceFormat, Field(description="ours (Taskloom trajectories), mind2web (Online-Mind2Web result folders) or jsonl (AgentSynth/InSTA action sequences).")] = "ours",
-        run_id: Annotated[str | None, Field(description="Store the graphs with this run (default: runs/adhoc).")] = None,
-        theta: Annotated[float, Field(ge=0.5, le=1.0, description="Merge actions whose normalised Levenshtein similarity reaches θ.")] = 0.9,
-    ) -> list[ConsensusBuilt]:
-        """Merge many agents' trajectories of each task into a consensus graph (one per task) and store it."""
+        source: Annotated[
+            SourceFormat,
+            Field(description="ours (Taskloom), abp (Agent Browser Protocol result folders), mind2web (Online-Mind2Web result folders), "
+                  "browsergym (BrowserGym/AgentRewardBench JSON), code (Playwright calls, JSON Lines) or jsonl (free text or action objects)."),
+        ] = "ours",
+        run_id: Annotated[str | None, Field(description="Store the trajectories and graphs as this set (then report_render shows it); default: runs/adhoc.")] = None,
+        mode: Annotated[MergeMode, Field(description="fields: compare typed actions (kind, target, value, URL); string: the paper's Levenshtein on canonical strings.")] = "fields",
+        theta: Annotated[float, Field(ge=0.5, le=1.0, description="string mode: merge actions whose normalised Levenshtein similarity reaches θ.")] = 0.9,
+        unknown: Annotated[Unknown, Field(description="What an outcome that is neither a known success nor failure means: error, skip, fail or success.")] = "error",
+        tasks_file: Annotated[str | None, Field(description="A task file (JSON list or JSON Lines with task_id, reference_length, level, confirmed_task) inside the roots.")] = None,
+    ) -> ConsensusBuildResult:  # fmt: skip
+        """Import many agents' trajectories and merge those of each task into a consensus graph; returns the import counts (skips with reasons) and the graphs."""
         if not paths:
             raise InputError("paths is empty; pass at least one trajectory file or folder")
         checked: list[Path] = []
         for i, text in enumerate(paths):
             checked.append(await within_roots(ctx, roots, partial(_readable, text=text, argument=f"paths[{i}]")))
-        allowed = roots.with_roots(checked)
-        trajectories = await anyio.to_thread.run_sync(lambda: service.load_source(source, checked, allowed))
-        return await anyio.to_thread.run_sync(lambda: service.build(trajectories, run_id, theta, Thresholds()))
+        task_path = None if tasks_file is None else await within_roots(ctx, roots, lambda r: r.readable_file(tasks_file, "tasks_file"))
+        options = ImportOptions(unknown=unknown, tasks=task_path, roots=roots.with_roots(checked))
+        imported = await anyio.to_thread.run_sync(lambda: service.import_trajectories(source, checked, options))
+        if run_id is None:
+            graphs = await anyio.to_thread.run_sync(lambda: service.build(imported.trajectories, None, theta, Thresholds(), mode))
+        else:
+            await anyio.to_thread.run_sync(lambda: service.save_set(run_id, [imported]))
+            await anyio.to_thread.run_sync(lambda: service.build_set(run_id, theta, mode))
+            graphs = service.built_graphs(run_id)
+        return ConsensusBuildResult(imported=imported.report, graphs=graphs)
 
     @mcp.tool(annotations=READ_ONLY)
     def analyze(

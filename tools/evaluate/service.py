@@ -14,9 +14,12 @@ from ..llm.client import LLM
 from ..security.roots import Roots
 from ..tasks.store import TaskStore
 from ..workspace import Workspace, atomic_write_json
-from .consensus.analyze import build_consensus, group_by_task
+from .consensus.analyze import MergeMode, build_consensus, group_by_task
+from .consensus.fields import DEFAULT_PIXEL_TOLERANCE
 from .consensus.importers import importers
 from .consensus.model import AgentTrajectory, ConsensusGraph, Thresholds
+from .consensus.reports import ImportLog, ImportOptions, ImportReport, ImportResult
+from .consensus.sets import SetSummary, load_imports, load_set, save_set, summarize_set
 from .episode import evaluate_episode, judge_episode
 from .judge import AnswerJudgement, judge_answer
 from .metrics import answer_scores, answer_success
@@ -25,9 +28,9 @@ from .progress import ProgressResult, evaluate_progress
 
 RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
 
-__all__ = ["AnswerVerdict", "TrajectoryVerdict", "ConsensusBuilt", "ConsensusAnalysis", "EvaluationService"]
+__all__ = ["AnswerVerdict", "TrajectoryVerdict", "ConsensusBuilt", "ConsensusBuildResult", "ConsensusAnalysis", "SetBuilt", "EvaluationService"]
 
-SourceFormat = Literal["ours", "mind2web", "jsonl"]
+SourceFormat = Literal["ours", "abp", "mind2web", "browsergym", "code", "jsonl"]
 
 
 class AnswerVerdict(BaseModel):
@@ -56,6 +59,22 @@ class ConsensusBuilt(BaseModel):
     edge_classes: dict[str, int]
 
 
+class ConsensusBuildResult(BaseModel):
+    """What an import-and-build did: the import's counts (skips with reasons) and the graphs stored."""
+
+    imported: ImportReport
+    graphs: list[ConsensusBuilt]
+
+
+class SetBuilt(BaseModel):
+    """An imported set built into consensus graphs, with its cross-task summary."""
+
+    set_id: str
+    graphs: int
+    folder: str
+    summary: SetSummary
+
+
 class EdgeView(BaseModel):
     source: str
     target: str
@@ -76,6 +95,8 @@ class ConsensusAnalysis(BaseModel):
     agents: list[dict[str, object]]
     strategy_entropy: float
     mean_step_inflation: float | None
+    reference_source: str | None = None
+    not_computable: dict[str, str] = Field(default_factory=dict, description="Analyses left out and why (e.g. a single run).")
 
 
 class EvaluationService:
@@ -113,22 +134,28 @@ class EvaluationService:
         progress = evaluate_progress(task, trajectory) if task.kind == "composite" and task.subtasks else None
         return TrajectoryVerdict(result=result, progress=progress)
 
-    def load_source(self, source: SourceFormat | str, paths: list[Path], roots: Roots | None = None) -> list[AgentTrajectory]:
-        """Trajectories from our files (success from their close records), Online-Mind2Web folders or JSONL files.
+    def import_trajectories(self, source: SourceFormat | str, paths: list[Path], options: ImportOptions | None = None) -> ImportResult:
+        """Trajectories from files in a registered format, with the import's report (every skip and its reason).
 
-        Folders are searched without following symlinks, within ``roots`` (default: the
+        Folders are searched without following symlinks, within ``options.roots`` (default: the
         given paths), visiting a bounded number of entries.
         """
         if not paths:
             raise InputError("pass at least one trajectory file or folder")
-        load = importers.get(source).factory  # registered importers: ours, mind2web, jsonl, and plugins'
-        roots = roots or Roots(paths)
+        load = importers.get(source).factory  # registered importers: ours, abp, mind2web, browsergym, code, jsonl, and plugins'
+        options = (options or ImportOptions()).model_copy()
+        options.roots = options.roots or Roots(paths)
+        log = ImportLog(options)
         found: list[AgentTrajectory] = []
         for path in paths:
             if not Path(path).exists():
                 raise NotFoundError(f"no such file or folder {path}; check the path")
-            found += load(Path(path), roots)
-        return found
+            found += load(Path(path), log)
+        return log.result(str(source), [Path(p) for p in paths], found)
+
+    def load_source(self, source: SourceFormat | str, paths: list[Path], roots: Roots | None = None) -> list[AgentTrajectory]:
+        """Trajectories only (unknown outcomes skipped); see :meth:`import_trajectories` for the report."""
+        return self.import_trajectories(source, paths, ImportOptions(unknown="skip", roots=roots)).trajectories
 
     def consensus_path(self, task_id: str, run_id: str | None) -> Path:
         """Where a task's consensus graph is stored; ids from imported data are made safe as file names."""
@@ -138,11 +165,19 @@ class EvaluationService:
         run = run_id or "adhoc"
         return self.workspace.runs / run / "consensus" / f"{safe}.json"
 
-    def build(self, trajectories: list[AgentTrajectory], run_id: str | None = None, theta: float = 0.9, thresholds: Thresholds | None = None) -> list[ConsensusBuilt]:
+    def build(
+        self,
+        trajectories: list[AgentTrajectory],
+        run_id: str | None = None,
+        theta: float = 0.9,
+        thresholds: Thresholds | None = None,
+        mode: MergeMode = "fields",
+        pixel_tolerance: float = DEFAULT_PIXEL_TOLERANCE,
+    ) -> list[ConsensusBuilt]:
         """One consensus graph per task among ``trajectories``, stored under the run (or ``runs/adhoc``)."""
         built: list[ConsensusBuilt] = []
         for task_id, group in sorted(group_by_task(trajectories).items()):
-            graph = build_consensus(group, theta=theta, thresholds=thresholds)
+            graph = build_consensus(group, theta=theta, thresholds=thresholds, mode=mode, pixel_tolerance=pixel_tolerance)
             path = self.consensus_path(task_id or "unknown", run_id)
             atomic_write_json(path, graph.model_dump(mode="json"))
             built.append(ConsensusBuilt(
@@ -150,6 +185,66 @@ class EvaluationService:
                 action_nodes=graph.summary.action_nodes, edge_classes=graph.summary.edge_classes,
             ))
         return built
+
+    def _set_id(self, set_id: str) -> str:
+        if not RUN_ID.fullmatch(set_id):
+            raise InputError(f"set name {set_id[:80]!r} is not valid: 1-128 letters, digits, '.', '_' or '-', starting with a letter or digit")
+        return set_id
+
+    def save_set(self, set_id: str, results: list[ImportResult]) -> Path:
+        """Store imported trajectories as the set ``set_id`` (replacing it); ids must be unique across the imports."""
+        trajectories = [t for r in results for t in r.trajectories]
+        seen: set[tuple[str, str]] = set()
+        for t in trajectories:
+            if (t.agent, t.id) in seen:
+                raise InputError(f"trajectory {t.id!r} of agent {t.agent!r} is imported twice; import each source once")
+            seen.add((t.agent, t.id))
+        return save_set(self.workspace.runs, self._set_id(set_id), trajectories, [r.report for r in results])
+
+    def build_set(
+        self, set_id: str, theta: float = 0.9, mode: MergeMode = "fields", pixel_tolerance: float = DEFAULT_PIXEL_TOLERANCE, thresholds: Thresholds | None = None
+    ) -> SetBuilt:
+        """Build the consensus graph of every task of an imported set, and its cross-task summary (``set-summary.json``)."""
+        set_id = self._set_id(set_id)
+        trajectories = load_set(self.workspace.runs, set_id)
+        folder = self.workspace.runs / set_id
+        for old in sorted((folder / "consensus").glob("*.json")):
+            old.unlink()
+        built = self.build(trajectories, set_id, theta, thresholds, mode, pixel_tolerance)
+        graphs = [ConsensusGraph.model_validate_json(Path(b.path).read_text(encoding="utf-8")) for b in built]
+        summary = summarize_set(set_id, graphs, trajectories, load_imports(self.workspace.runs, set_id))
+        atomic_write_json(folder / "set-summary.json", summary.model_dump(mode="json"))
+        return SetBuilt(set_id=set_id, graphs=len(built), folder=str(folder), summary=summary)
+
+    def built_graphs(self, set_id: str) -> list[ConsensusBuilt]:
+        """The stored graphs of a built set, as :class:`ConsensusBuilt` rows."""
+        _, graphs = self.set_graphs(set_id)
+        return [
+            ConsensusBuilt(task_id=g.task_id or "unknown", path=str(self.consensus_path(g.task_id or "unknown", set_id)), trajectories=g.summary.trajectories,
+                           action_nodes=g.summary.action_nodes, edge_classes=g.summary.edge_classes)
+            for g in graphs
+        ]  # fmt: skip
+
+    def set_graphs(self, set_id: str) -> tuple[SetSummary, list[ConsensusGraph]]:
+        """A built set's summary and graphs (build it first)."""
+        folder = self.workspace.runs / self._set_id(set_id)
+        path = folder / "set-summary.json"
+        if not path.is_file():
+            load_set(self.workspace.runs, set_id)  # a clear error when the set does not exist
+            raise NotFoundError(f"set {set_id!r} is not built yet; run `taskloom consensus build --set {set_id}`")
+        graphs = [ConsensusGraph.model_validate_json(p.read_text(encoding="utf-8")) for p in sorted((folder / "consensus").glob("*.json"))]
+        return SetSummary.model_validate_json(path.read_text(encoding="utf-8")), graphs
+
+    def render_set(self, set_id: str) -> Path:
+        """Write a built set's HTML report to ``reports/<set>/report.html``; returns its path."""
+        from .set_report import write_set_report  # the report page needs Jinja and the drawing assets only here
+
+        summary, graphs = self.set_graphs(set_id)
+        return write_set_report(self.workspace.reports / set_id, summary, graphs)
+
+    def is_set(self, name: str) -> bool:
+        """True when ``name`` is an imported set (not a run of agents)."""
+        return RUN_ID.fullmatch(name) is not None and (self.workspace.runs / name / "trajectories.jsonl").is_file()
 
     def analyze(self, graph: ConsensusGraph, top: int = 5) -> ConsensusAnalysis:
         """The headline findings of a consensus graph."""
@@ -170,4 +265,6 @@ class EvaluationService:
             agents=[p.model_dump(mode="json") for p in graph.agents],
             strategy_entropy=graph.strategies.entropy,
             mean_step_inflation=graph.summary.mean_step_inflation,
+            reference_source=graph.summary.reference_source,
+            not_computable=graph.not_computable,
         )

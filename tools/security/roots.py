@@ -26,6 +26,7 @@ True
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import stat
 from collections.abc import Iterable, Iterator, Sequence
@@ -139,7 +140,7 @@ class Roots:
         return real
 
     def walk(self, folder: Path, name: str, limit: int = MAX_WALK_ENTRIES, depth: int = MAX_WALK_DEPTH) -> Iterator[Path]:
-        """Files called ``name`` under ``folder`` (sorted, symlinks not followed), at most ``limit`` entries visited.
+        """Files called ``name`` (a glob such as ``*.json`` works too) under ``folder`` (sorted, symlinks not followed), at most ``limit`` entries visited.
 
         A walk that would visit more entries or go deeper raises an InputError: name a
         smaller folder instead.
@@ -163,7 +164,7 @@ class Roots:
                     if level + 1 > depth:
                         raise InputError(f"folder {folder} is nested deeper than {depth} levels; name a folder closer to the files")
                     todo.append((Path(entry.path), level + 1))
-                elif entry.name == name and entry.is_file(follow_symlinks=False):
+                elif (entry.name == name or fnmatch.fnmatchcase(entry.name, name)) and entry.is_file(follow_symlinks=False):
                     found.append(Path(entry.path))
         yield from sorted(found)
 

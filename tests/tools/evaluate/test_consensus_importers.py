@@ -11,6 +11,7 @@ import pytest
 from taskloom.tools.environment.trajectory import CriterionResult, EpisodeRecord, Recorder
 from taskloom.tools.errors import InputError, NotFoundError
 from taskloom.tools.evaluate.consensus import build_consensus, load_jsonl, load_labels, load_online_mind2web, load_ours
+from taskloom.tools.evaluate.consensus.reports import ImportLog, ImportOptions
 from taskloom.tools.tasks.model import SuccessCriterion
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "consensus"
@@ -89,8 +90,9 @@ def test_insta_jsonl_objects() -> None:
 def test_jsonl_errors(tmp_path: Path) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"success": true, "actions": []}\nnot json\n', encoding="utf-8")
-    with pytest.raises(InputError, match=r"bad.jsonl:2"):
-        load_jsonl(bad)
+    log = ImportLog(ImportOptions(unknown="skip"))
+    assert len(load_jsonl(bad, log=log)) == 1  # a broken line is skipped with its reason, never silently
+    assert [(s.item.endswith("bad.jsonl:2"), s.reason.split(":")[0]) for s in log.skipped] == [(True, "invalid JSON")]
     bad.write_text('{"success": true, "actions": "click"}\n', encoding="utf-8")
     with pytest.raises(InputError, match="JSON array"):
         load_jsonl(bad)

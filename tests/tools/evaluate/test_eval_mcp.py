@@ -76,8 +76,10 @@ async def test_a_run_is_scored_reported_and_readable_as_resources(settings: Sett
 @pytest.mark.anyio
 async def test_consensus_from_imported_data_is_built_and_analysed(settings: Settings) -> None:
     async with Client(build_server(settings)) as client:
-        built = _data(await client.call_tool("consensus_build", {"paths": [str(FIXTURES / "insta.jsonl")], "source": "jsonl"}))
+        result = _data(await client.call_tool("consensus_build", {"paths": [str(FIXTURES / "insta.jsonl")], "source": "jsonl"}))
+        built = result["graphs"]
         assert built and all(b["trajectories"] >= 1 for b in built)
+        assert result["imported"]["imported"] + len(result["imported"]["skipped"]) == result["imported"]["found"] >= 1
         analysis = _data(await client.call_tool("consensus_analyze", {"task_id": built[0]["task_id"]}))
         with pytest.raises(ToolError, match="no consensus graph"):
             await client.call_tool("consensus_analyze", {"task_id": "never-built"})

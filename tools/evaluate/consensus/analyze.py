@@ -31,9 +31,11 @@ import math
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 from ...errors import InputError
-from .merge import MergeResult, merge_actions
+from .fields import DEFAULT_PIXEL_TOLERANCE
+from .merge import MergeResult, merge_actions, merge_fields
 from .model import (
     FAILURE,
     START,
@@ -51,16 +53,19 @@ from .model import (
     TrajectoryReport,
 )
 
-__all__ = ["build_consensus", "propagate_values", "classify_edge", "entropy", "group_by_task"]
+__all__ = ["build_consensus", "propagate_values", "classify_edge", "entropy", "group_by_task", "MergeMode"]
 
 Path = list[str]
+MergeMode = Literal["fields", "string"]
 
 
 @dataclass
 class _NodeAcc:
     visits: int = 0
+    repeats: int = 0
     steps: Counter[int] = field(default_factory=Counter)
     trajectories: int = 0
+    successes: int = 0
     agents: set[str] = field(default_factory=set)
     labels: list[bool] = field(default_factory=list)
 
@@ -132,33 +137,45 @@ def _ratio(a: float, b: float) -> float:
 
 
 def _assemble(trajs: Sequence[AgentTrajectory], merge: MergeResult) -> tuple[dict[str, ConsensusNode], dict[str, _NodeAcc], list[Path]]:
-    """Action nodes (ids ``n1, n2, …``) and every trajectory's node path, start and terminal included."""
+    """Action nodes (ids ``n1, n2, …``) and every trajectory's node path, start and terminal included.
+
+    Consecutive actions of one trajectory that fall into the same node are one visit with
+    repeats: the path holds the node once, so a repeat never makes a self-loop edge.
+    """
     acc: dict[object, _NodeAcc] = defaultdict(_NodeAcc)
     names: dict[str, str] = {}
+    texts: dict[object, Counter[str]] = defaultdict(Counter)
     clusters: list[list[object]] = []
-    for traj in trajs:
-        path = [merge.cluster_of(step, act.text) for step, act in enumerate(traj.actions)]
-        clusters.append(path)
-        for step, (act, c) in enumerate(zip(traj.actions, path)):
-            names.setdefault(act.text, act.name)
+    for traj, raw in zip(trajs, merge.paths_of(trajs)):
+        path: list[object] = []
+        for step, (act, c) in enumerate(zip(traj.actions, raw)):
             a = acc[c]
-            a.visits += 1
-            a.steps[step] += 1
+            texts[c][act.text] += 1
+            names.setdefault(act.text, act.name)
             a.agents.add(traj.agent)
             if act.necessary is not None:
                 a.labels.append(act.necessary)
+            if path and path[-1] == c:
+                a.repeats += 1
+                continue
+            path.append(c)
+            a.visits += 1
+            a.steps[step] += 1
+        clusters.append(path)
         for c in set(path):
             acc[c].trajectories += 1
-    ordered = sorted(acc, key=lambda c: (min(acc[c].steps), -acc[c].visits, merge.labels[c], str(c)))
+            acc[c].successes += traj.success
+    labels = {c: min(texts[c], key=lambda t: (-texts[c][t], t)) for c in acc}
+    ordered = sorted(acc, key=lambda c: (min(acc[c].steps), -acc[c].visits, labels[c], repr(c)))
     ids = {c: f"n{i + 1}" for i, c in enumerate(ordered)}
     nodes: dict[str, ConsensusNode] = {}
     stats: dict[str, _NodeAcc] = {}
     for c in ordered:
-        a, label = acc[c], merge.labels[c]
-        variants = sorted({k if isinstance(k, str) else k[1] for k in merge.members[c]})
+        a, label = acc[c], labels[c]
+        variants = sorted(texts[c])
         nodes[ids[c]] = ConsensusNode(
             id=ids[c], kind="action", label=label, name=names[label], members=len(variants), variants=variants, visits=a.visits,
-            trajectories=a.trajectories, steps=dict(sorted(a.steps.items())),
+            repeats=a.repeats, trajectories=a.trajectories, successes=a.successes, steps=dict(sorted(a.steps.items())),
             mean_step=math.fsum(s * n for s, n in a.steps.items()) / a.visits, agents=sorted(a.agents),
         )  # fmt: skip
         stats[ids[c]] = a
@@ -191,8 +208,11 @@ def _edges(trajs: Sequence[AgentTrajectory], paths: list[Path]) -> dict[tuple[st
     succ: Counter[tuple[str, str]] = Counter()
     cover: Counter[tuple[str, str]] = Counter()
     cover_ok: Counter[tuple[str, str]] = Counter()
+    agents: dict[tuple[str, str], set[str]] = defaultdict(set)
     for traj, path in zip(trajs, paths):
         pairs = list(zip(path, path[1:]))
+        for pair in pairs:
+            agents[pair].add(traj.agent)
         count.update(pairs)
         if traj.success:
             succ.update(pairs)
@@ -202,7 +222,7 @@ def _edges(trajs: Sequence[AgentTrajectory], paths: list[Path]) -> dict[tuple[st
     return {
         (s, d): ConsensusEdge(
             source=s, target=d, count=c, successes=succ[(s, d)], failures=c - succ[(s, d)], success_rate=succ[(s, d)] / c,
-            weight=c / total, coverage=cover[(s, d)] / n, success_coverage=_ratio(cover_ok[(s, d)], n_ok),
+            weight=c / total, coverage=cover[(s, d)] / n, success_coverage=_ratio(cover_ok[(s, d)], n_ok), agents=sorted(agents[(s, d)]),
         )  # fmt: skip
         for (s, d), c in sorted(count.items())
     }
@@ -218,7 +238,7 @@ def _reports(trajs: Sequence[AgentTrajectory], paths: list[Path], nodes: dict[st
                 step_inflation=steps / reference if reference else None,
                 optimality=min(1.0, reference / steps) if reference and steps else None,
                 trap_hits=sum(1 for e in zip(path, path[1:]) if e in traps),
-                necessary_fraction=_ratio(sum(nodes[n].necessary for n in path[1:-1]), steps) if steps else None,
+                necessary_fraction=_ratio(sum(nodes[n].necessary for n in path[1:-1]), len(path) - 2) if steps else None,
             )
         )  # fmt: skip
     return out
@@ -283,36 +303,73 @@ def _check(trajectories: Sequence[AgentTrajectory], theta: float) -> str | None:
     return tasks[0] if tasks else None
 
 
+def _reference(trajectories: Sequence[AgentTrajectory], t: Thresholds) -> tuple[int | None, str | None]:
+    """The task's reference length and where it comes from: an external one given with the task, else the shortest success."""
+    given = Counter(x.reference_steps for x in trajectories if x.reference_steps is not None)
+    if given:
+        return min(given, key=lambda n: (-given[n], n)), "external"
+    lengths = sorted(len(x.actions) for x in trajectories if x.success)
+    qualified = [n for n in lengths if n >= t.min_reference_steps] or lengths
+    return (qualified[0], "shortest_success") if qualified else (None, None)
+
+
+def _first(values: Sequence[str | None]) -> str | None:
+    present = sorted(v for v in values if v)
+    return Counter(present).most_common(1)[0][0] if present else None
+
+
 def build_consensus(
-    trajectories: Sequence[AgentTrajectory], theta: float = 0.9, thresholds: Thresholds | None = None, *, cross_step: bool = True
+    trajectories: Sequence[AgentTrajectory],
+    theta: float = 0.9,
+    thresholds: Thresholds | None = None,
+    *,
+    cross_step: bool = True,
+    mode: MergeMode = "fields",
+    pixel_tolerance: float = DEFAULT_PIXEL_TOLERANCE,
 ) -> ConsensusGraph:
     """Merge the trajectories of one task into a consensus graph and attach every analysis.
 
-    The result is the same whatever the order of ``trajectories``.
+    ``mode="fields"`` merges by typed fields (:mod:`.fields`), ``"string"`` by the paper's
+    Levenshtein similarity ≥ ``theta`` on canonical strings. Analyses that compare runs (edge
+    classes, necessity, strategy entropy; step inflation without an external reference) are
+    left out for a single trajectory and named in ``not_computable``; so are traps when no run
+    succeeded (every shared step would be one). The result is the same
+    whatever the order of ``trajectories``.
     """
     t = thresholds or Thresholds()
     task_id = _check(trajectories, theta)
-    merge = merge_actions(trajectories, theta, cross_step=cross_step)
+    merge = merge_fields(trajectories, pixel_tolerance) if mode == "fields" else merge_actions(trajectories, theta, cross_step=cross_step)
     nodes, acc, paths = _assemble(trajectories, merge)
     edges = _edges(trajectories, paths)
+    n_traj = len(trajectories)
+    single = n_traj < 2
+    missing: dict[str, str] = {}
+    if single:
+        why = "not computable: 1 run"
+        missing = {"edge_classes": f"{why} (traps, critical steps and bottlenecks compare runs)", "necessity": why, "strategy_entropy": why}
 
     successors: dict[str, list[tuple[str, int]]] = defaultdict(list)
     for (s, d), e in edges.items():
         successors[s].append((d, e.count))
     order = sorted(nodes, key=lambda n: (-nodes[n].mean_step, n)) + [START]
     values, sweeps = propagate_values(successors, order, t.gamma, t.value_tolerance, t.value_max_iterations)
+    no_success = not single and not any(x.success for x in trajectories)
+    if no_success:
+        missing["traps"] = f"not computable: none of the {n_traj} runs succeeded, so no step is avoided by successful runs"
     for e in edges.values():
         e.value = t.gamma * values[e.target]
-        e.edge_class = classify_edge(e, t)
+        e.edge_class = "normal" if single else classify_edge(e, t)
+        if no_success and e.edge_class == "trap":
+            e.edge_class = "normal"
 
-    n_traj = len(trajectories)
     incident: dict[str, list[float]] = defaultdict(list)
     for (s, d), e in edges.items():
         incident[s].append(e.success_rate)
         incident[d].append(e.success_rate)
-    lengths = sorted(len(x.actions) for x in trajectories if x.success)
-    qualified = [n for n in lengths if n >= t.min_reference_steps] or lengths
-    reference = qualified[0] if qualified else None
+    reference, source = _reference(trajectories, t)
+    if single and source == "shortest_success":
+        reference, source = None, None
+        missing["step_inflation"] = "not computable: 1 run and no external reference length"
     on_shortest = {n for x, p in zip(trajectories, paths) if x.success and len(x.actions) == reference for n in p[1:-1]}
     for nid, node in nodes.items():
         node.value = values[nid]
@@ -321,22 +378,27 @@ def build_consensus(
         if labels:
             node.necessary, node.necessity_source = 2 * sum(labels) >= len(labels), "labels"
         else:
-            node.necessary = nid in on_shortest
+            node.necessary = not single and source == "shortest_success" and nid in on_shortest
+    if not single and source == "external":
+        missing["necessity"] = "not computable: the reference length is external, so no trajectory here is the reference route"
     virtual = _virtual(trajectories)
     virtual[0].value = values[START]
 
     traps = {k for k, e in edges.items() if e.edge_class == "trap"}
     reports = sorted(_reports(trajectories, paths, nodes, traps, reference), key=lambda r: (r.id, r.agent, r.success, r.steps, r.trap_hits, r.necessary_fraction or 0.0))
     strategies, per_agent = _strategies(trajectories, paths, nodes, t.strategy_prefix)
+    if single:
+        strategies = strategies.model_copy(update={"entropy": 0.0, "mixture_entropy": 0.0, "mean_agent_entropy": 0.0, "divergence": 0.0})
     action_edges = sum(1 for s, d in edges if s in nodes and d in nodes)
     summary = GraphSummary(
         trajectories=n_traj, successes=sum(x.success for x in trajectories), actions=merge.stats.actions, action_nodes=len(nodes),
-        action_edges=action_edges, complexity=len(nodes) * action_edges / n_traj, reference_steps=reference,
+        action_edges=action_edges, complexity=len(nodes) * action_edges / n_traj, reference_steps=reference, reference_source=source,
         mean_step_inflation=_mean([r.step_inflation for r in reports]),
         edge_classes={c: sum(1 for e in edges.values() if e.edge_class == c) for c in ("trap", "critical", "bottleneck", "normal")},
         value_iterations=sweeps,
     )  # fmt: skip
     return ConsensusGraph(
-        task_id=task_id, theta=theta, thresholds=t, merge=merge.stats, nodes=[*virtual, *nodes.values()], edges=list(edges.values()),
-        summary=summary, agents=_profiles(reports, per_agent), trajectories=reports, strategies=strategies,
+        task_id=task_id, instruction=_first([x.instruction for x in trajectories]), level=_first([x.level for x in trajectories]),
+        theta=theta, thresholds=t, merge=merge.stats, nodes=[*virtual, *nodes.values()], edges=list(edges.values()),
+        summary=summary, agents=_profiles(reports, per_agent), trajectories=reports, strategies=strategies, not_computable=missing,
     )  # fmt: skip

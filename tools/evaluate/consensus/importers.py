@@ -1,8 +1,25 @@
-"""Trajectories from files: ours, Online-Mind2Web result folders, and JSONL action sequences (AgentSynth, InSTA).
+"""Trajectories from files, one registered importer per format, each reporting what it skipped and why.
 
-Every importer returns :class:`AgentTrajectory` objects in a stable order (sorted paths / file
-order). A trajectory whose outcome is unknown is handled by ``unknown``: ``"skip"`` (default)
-drops it, ``"fail"`` counts it as failed, ``"error"`` raises :class:`InputError`.
+Formats: ``ours`` (our recorder), ``abp`` (Agent Browser Protocol free text in Online-Mind2Web
+result folders), ``mind2web`` (``[tag] text -> OP`` in the same folders), ``browsergym``
+(BrowserGym action calls: AgentRewardBench / AgentLab JSON), ``code`` (Playwright calls, JSON
+Lines), ``jsonl`` (free text or action objects, JSON Lines). Every importer returns
+:class:`AgentTrajectory` objects in a stable order (sorted paths / file order) and records each
+item it skips in an :class:`~.reports.ImportLog`. A trajectory whose outcome is not a known
+success or failure is handled by ``unknown`` (:class:`~.reports.ImportLog.outcome`): ``"error"``
+raises :class:`InputError`, ``"skip"`` skips it with the reason, ``"fail"``/``"success"`` map it.
+The library loaders below default to ``"skip"``; the registered importers (CLI, MCP) to ``"error"``.
+
+**Agent Browser Protocol** (:func:`load_result_folders` with :func:`~.parsers.parse_abp`): the same
+folder layout as Online-Mind2Web, ``result_status`` ``success`` / ``error_max_turns`` (a failure),
+actions like ``Click at (600, 475)``, ``Scroll (delta_x=0, delta_y=550)``, ``Press ENTER``.
+
+**BrowserGym** (:func:`load_browsergym`): JSON files, one trajectory each, searched recursively;
+actions from ``actions`` / ``action_history`` (a list of calls) or from the "Action History:" of
+``input_text`` (AgentRewardBench); the outcome from ``success``, ``reward``,
+``trajectory_info.summary_info.cum_reward`` or ``cum_reward``; the task id from ``task_id`` or the
+file name (``webarena.306.json`` → ``webarena.306``); the agent from ``agent`` or the folder name;
+the instruction from ``goal``.
 
 **Ours** (:func:`load_ours`): ``trajectory.jsonl`` files written by the recorder; the outcome is
 ``closed.success`` (None when the task had no criteria or the episode did not close).
@@ -40,70 +57,90 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 from ...environment.trajectory import load_trajectory
 from ...errors import InputError, NotFoundError
 from ...registry import Registry
-from ...security.roots import Roots
 from .canonicalize import FIELDS, canonicalize_text, from_trajectory, make_action
 from .model import AgentTrajectory, CanonicalAction
+from .parsers import browsergym_history, parse_abp, parse_browsergym, parse_code
+from .reports import ImportLog, ImportOptions, Unknown
 
-__all__ = ["Unknown", "load_ours", "load_online_mind2web", "load_labels", "load_jsonl", "action_from_object", "importers", "importer", "Importer"]
+__all__ = [
+    "Unknown", "load_ours", "load_online_mind2web", "load_result_folders", "load_browsergym", "load_labels", "load_jsonl",
+    "action_from_object", "importers", "importer", "Importer", "Parse",
+]  # fmt: skip
 
-Importer = Callable[[Path, Roots], list[AgentTrajectory]]
-#: Trajectory importers by source format: ``import(path, roots) -> trajectories``, where ``roots``
-#: bounds the folders a search may visit. Another package adds one through ``taskloom.importers``.
+Importer = Callable[[Path, ImportLog], list[AgentTrajectory]]
+Parse = Callable[[str], CanonicalAction | None]
+#: Trajectory importers by source format: ``import(path, log) -> trajectories``; ``log.options`` holds the
+#: user's choices (unknown statuses, agent name, allowed roots) and ``log.skip`` records what is left out.
+#: Another package adds one through ``taskloom.importers``.
 importers: Registry[list[AgentTrajectory]] = Registry("importer", modules=("taskloom.tools.evaluate.consensus.importers",), label="trajectory format")
 F = TypeVar("F", bound=Importer)
 
 
 def importer(name: str) -> Callable[[F], F]:
-    """Register a trajectory importer ``(path, roots) -> list[AgentTrajectory]`` under ``name``."""
+    """Register a trajectory importer ``(path, log) -> list[AgentTrajectory]`` under ``name``."""
     return importers.register(name)
 
-Unknown = Literal["skip", "fail", "error"]
-_OK = {"success", "succeeded", "successful", "completed", "complete", "pass", "passed", "true", "1"}
-_BAD = {"failure", "failed", "fail", "error", "timeout", "incomplete", "false", "0"}
+
 _NAMES = {"action", "action_key", "name", "type"}
+_GENERIC = {"runs", "results", "result", "output", "outputs", "logs", "data"}  # folder names that do not name an agent
 
 
-def _outcome(value: Any) -> bool | None:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int | float):
-        return value > 0
-    if isinstance(value, str):
-        low = value.strip().lower()
-        return True if low in _OK else False if low in _BAD else None
-    return None
+def _log(log: ImportLog | None, unknown: Unknown) -> ImportLog:
+    return log if log is not None else ImportLog(ImportOptions(unknown=unknown))
 
 
-def _resolve(success: bool | None, unknown: Unknown, what: str) -> bool | None:
-    if success is not None:
-        return success
-    if unknown == "error":
-        raise InputError(f"{what} has no outcome (success/failure); label it, or pass unknown='skip' or 'fail'.")
-    return False if unknown == "fail" else None
+def _parse_all(items: Any, where: str, parse: Parse, log: ImportLog) -> list[CanonicalAction]:
+    if not isinstance(items, list):
+        raise InputError(f"{where}: the action list must be a JSON array, got {type(items).__name__}.")
+    out = []
+    for item in items:
+        if isinstance(item, str):
+            if not item.strip():
+                continue
+            act = parse(item)
+            if act is None:
+                log.markers += 1
+            else:
+                out.append(act)
+        elif isinstance(item, dict):
+            out.append(action_from_object(item))
+        else:
+            raise InputError(f"{where}: an action must be a string or an object, got {item!r}.")
+    return out
 
 
-def load_ours(paths: Path | Iterable[Path], *, unknown: Unknown = "skip") -> list[AgentTrajectory]:
+def _free_text(text: str) -> CanonicalAction | None:
+    return canonicalize_text(text)
+
+
+def load_ours(paths: Path | Iterable[Path], *, unknown: Unknown = "skip", log: ImportLog | None = None) -> list[AgentTrajectory]:
     """Our trajectory files: a ``trajectory.jsonl``, a folder searched recursively for them, or several of either."""
+    log = _log(log, unknown)
     items = [paths] if isinstance(paths, Path) else list(paths)
     files: list[Path] = []
     for p in items:
         if p.is_dir():
-            files.extend(sorted(p.rglob("trajectory.jsonl")))
+            files.extend(log.options.roots.walk(p, "trajectory.jsonl") if log.options.roots else sorted(p.rglob("trajectory.jsonl")))
         elif p.is_file():
             files.append(p)
         else:
             raise NotFoundError(f"{p} does not exist; pass a trajectory.jsonl file or a folder containing some.")
     out = []
     for f in files:
-        traj = load_trajectory(f)
-        success = _resolve(traj.closed.success if traj.closed else None, unknown, str(f))
+        try:
+            traj = load_trajectory(f)
+        except InputError as exc:
+            log.skip(str(f), f"unreadable: {exc}")
+            continue
+        raw = None if traj.closed is None or traj.closed.success is None else ("success" if traj.closed.success else "failure")
+        success, status = log.outcome(raw, str(f))
         if success is not None:
-            out.append(from_trajectory(traj, success=success))
+            out.append(from_trajectory(traj, success=success).model_copy(update={"status": status}))
     return out
 
 
@@ -122,47 +159,92 @@ def load_labels(path: Path) -> dict[str, int]:
         ) from exc
 
 
-def _actions(items: Any, where: str) -> list[CanonicalAction]:
-    if not isinstance(items, list):
-        raise InputError(f"{where}: the action list must be a JSON array, got {type(items).__name__}.")
-    out = []
-    for item in items:
-        if isinstance(item, str):
-            if item.strip():
-                out.append(canonicalize_text(item))
-        elif isinstance(item, dict):
-            out.append(action_from_object(item))
-        else:
-            raise InputError(f"{where}: an action must be a string or an object, got {item!r}.")
-    return out
+def _read_json(path: Path, log: ImportLog) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        log.skip(str(path), f"invalid JSON: {exc}")
+        return None
 
 
-def load_online_mind2web(root: Path, agent: str | None = None, *, labels: Path | None = None, unknown: Unknown = "skip") -> list[AgentTrajectory]:
-    """Every ``<root>/<task>/result.json`` as one trajectory of ``agent`` (default: the folder name of ``root``)."""
+def load_result_folders(
+    root: Path, parse: Parse = _free_text, agent: str | None = None, *, labels: Path | None = None, unknown: Unknown = "skip", log: ImportLog | None = None
+) -> list[AgentTrajectory]:
+    """Every ``<root>/<task>/result.json`` as one trajectory of ``agent`` (default: the folder name of ``root``), actions read by ``parse``."""
+    log = _log(log, unknown)
     if not root.is_dir():
         raise NotFoundError(f"{root} is not a folder; pass the results folder that holds one sub-folder per task.")
     overrides = load_labels(labels) if labels is not None else {}
-    name = agent or root.name
+    name = agent or log.options.agent or (root.resolve().parent.name if root.name in _GENERIC else root.name)
     out = []
     for result in sorted(root.glob("*/result.json")):
         where = str(result)
-        try:
-            data = json.loads(result.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{where} is not valid JSON: {exc}") from exc
+        data = _read_json(result, log)
+        if data is None:
+            continue
         task_id = str(data.get("task_id") or result.parent.name)
         if task_id in overrides:
             if overrides[task_id] not in (0, 1):
+                log.skip(where, f"label {overrides[task_id]}: not executable")
                 continue
-            success: bool | None = overrides[task_id] == 1
+            raw: Any = overrides[task_id] == 1
         else:
             raw = next((data[k] for k in ("success", "predicted_label", "result_status", "status") if k in data), None)
-            success = _outcome(raw)
-        success = _resolve(success, unknown, where)
+        success, status = log.outcome(raw, where)
         if success is None:
             continue
-        actions = _actions(data.get("action_history", []), where)
-        out.append(AgentTrajectory(id=f"{name}/{task_id}", task_id=task_id, agent=name, actions=actions, success=success))
+        actions = _parse_all(data.get("action_history", []), where, parse, log)
+        instruction = next((data[k] for k in ("task", "confirmed_task", "instruction") if isinstance(data.get(k), str)), None)
+        out.append(AgentTrajectory(id=f"{name}/{task_id}", task_id=task_id, agent=name, actions=actions, success=success, status=status, instruction=instruction))
+    return out
+
+
+def load_online_mind2web(root: Path, agent: str | None = None, *, labels: Path | None = None, unknown: Unknown = "skip", log: ImportLog | None = None) -> list[AgentTrajectory]:
+    """Online-Mind2Web result folders with ``[tag] text -> OP`` (or other free-text) actions; see :func:`load_result_folders`."""
+    return load_result_folders(root, _free_text, agent, labels=labels, unknown=unknown, log=log)
+
+
+def _summary_reward(data: dict[str, Any]) -> Any:
+    info = data.get("trajectory_info")
+    summary = info.get("summary_info") if isinstance(info, dict) else None
+    if isinstance(summary, dict) and "cum_reward" in summary:
+        return summary["cum_reward"]
+    return next((data[k] for k in ("success", "reward", "cum_reward", "status") if k in data), None)
+
+
+def load_browsergym(path: Path, *, unknown: Unknown = "skip", log: ImportLog | None = None) -> list[AgentTrajectory]:
+    """BrowserGym trajectories: a JSON file, or a folder searched recursively for them (see the module notes)."""
+    log = _log(log, unknown)
+    if path.is_dir():
+        files = list(log.options.roots.walk(path, "*.json")) if log.options.roots else sorted(path.rglob("*.json"))
+    elif path.is_file():
+        files = [path]
+    else:
+        raise NotFoundError(f"{path} does not exist; pass a BrowserGym trajectory JSON file or a folder of them.")
+    out = []
+    for f in files:
+        where = str(f)
+        data = _read_json(f, log)
+        if data is None:
+            continue
+        if not isinstance(data, dict):
+            log.skip(where, "not a trajectory: the JSON is not an object")
+            continue
+        items = data.get("actions", data.get("action_history"))
+        if items is None and isinstance(data.get("input_text"), str):
+            items = browsergym_history(data["input_text"])
+        if items is None:
+            log.skip(where, "no actions: neither actions, action_history nor an input_text with an Action History")
+            continue
+        success, status = log.outcome(_summary_reward(data), where)
+        if success is None:
+            continue
+        task_id = str(data.get("task_id") or f.name.removesuffix(".json"))
+        agent = str(data.get("agent") or log.options.agent or f.parent.name)
+        out.append(AgentTrajectory(
+            id=f"{agent}/{task_id}", task_id=task_id, agent=agent, actions=_parse_all(items, where, parse_browsergym, log), success=success,
+            status=status, instruction=data["goal"].strip() if isinstance(data.get("goal"), str) else None,
+        ))  # fmt: skip
     return out
 
 
@@ -192,8 +274,9 @@ def action_from_object(obj: dict[str, Any]) -> CanonicalAction:
     return make_action(name, {k: v for k, v in fields.items() if k in allowed}, confidence=0.9, source=source, necessary=necessary)
 
 
-def load_jsonl(path: Path, *, agent: str | None = None, unknown: Unknown = "skip") -> list[AgentTrajectory]:
-    """One trajectory per line of a JSON Lines file (see the module notes)."""
+def load_jsonl(path: Path, *, agent: str | None = None, unknown: Unknown = "skip", parse: Parse = _free_text, log: ImportLog | None = None) -> list[AgentTrajectory]:
+    """One trajectory per line of a JSON Lines file (see the module notes); string actions read by ``parse``."""
+    log = _log(log, unknown)
     if not path.is_file():
         raise NotFoundError(f"{path} does not exist; pass a .jsonl file with one trajectory per line.")
     out = []
@@ -204,11 +287,13 @@ def load_jsonl(path: Path, *, agent: str | None = None, unknown: Unknown = "skip
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise InputError(f"{where} is not valid JSON: {exc}") from exc
+            log.skip(where, f"invalid JSON: {exc}")
+            continue
         if not isinstance(obj, dict):
-            raise InputError(f"{where}: each line must be a JSON object.")
-        raw = next((obj[k] for k in ("success", "reward", "label", "score") if k in obj), None)
-        success = _resolve(_outcome(raw), unknown, where)
+            log.skip(where, "not a trajectory: the line is not a JSON object")
+            continue
+        raw = next((obj[k] for k in ("success", "reward", "label", "score", "status", "result_status") if k in obj), None)
+        success, status = log.outcome(raw, where)
         if success is None:
             continue
         items = obj.get("actions", obj.get("action_history", []))
@@ -216,29 +301,48 @@ def load_jsonl(path: Path, *, agent: str | None = None, unknown: Unknown = "skip
             AgentTrajectory(
                 id=str(obj.get("id") or f"{path.stem}:{number}"),
                 task_id=str(obj["task_id"]) if obj.get("task_id") is not None else None,
-                agent=str(obj.get("agent") or agent or path.stem),
+                agent=str(obj.get("agent") or agent or log.options.agent or path.stem),
                 model=str(obj["model"]) if obj.get("model") is not None else None,
-                actions=_actions(items, where),
+                actions=_parse_all(items, where, parse, log),
                 success=success,
+                status=status,
+                instruction=next((obj[k] for k in ("instruction", "task", "goal") if isinstance(obj.get(k), str)), None),
             )
         )
     return out
 
 
 @importer("ours")
-def import_ours(path: Path, roots: Roots) -> list[AgentTrajectory]:
+def import_ours(path: Path, log: ImportLog) -> list[AgentTrajectory]:
     """Taskloom trajectories: a ``trajectory.jsonl``, or a folder searched for them (outcome from the close record)."""
-    files = list(roots.walk(path, "trajectory.jsonl")) if path.is_dir() else [path]
-    return [from_trajectory(load_trajectory(f)) for f in files]
+    return load_ours(path, log=log)
+
+
+@importer("abp")
+def import_abp(path: Path, log: ImportLog) -> list[AgentTrajectory]:
+    """Agent Browser Protocol runs: Online-Mind2Web result folders with free-text actions ("Click at (x, y)", "Scroll (…)")."""
+    return load_result_folders(path, parse_abp, labels=log.options.labels, log=log)
 
 
 @importer("mind2web")
-def import_mind2web(path: Path, roots: Roots) -> list[AgentTrajectory]:
-    """Online-Mind2Web result folders (one sub-folder per task with a ``result.json``)."""
-    return load_online_mind2web(path)
+def import_mind2web(path: Path, log: ImportLog) -> list[AgentTrajectory]:
+    """Online-Mind2Web result folders (one sub-folder per task with a ``result.json``; ``[tag] text -> OP`` actions)."""
+    return load_result_folders(path, _free_text, labels=log.options.labels, log=log)
+
+
+@importer("browsergym")
+def import_browsergym(path: Path, log: ImportLog) -> list[AgentTrajectory]:
+    """BrowserGym action histories (``click('226')``, ``fill('823', 'best')``): AgentRewardBench / AgentLab JSON files."""
+    return load_browsergym(path, log=log)
+
+
+@importer("code")
+def import_code(path: Path, log: ImportLog) -> list[AgentTrajectory]:
+    """Code-style logs: JSON Lines whose actions are Playwright calls (``page.get_by_role('button', name='Go').click()``)."""
+    return load_jsonl(path, parse=parse_code, log=log)
 
 
 @importer("jsonl")
-def import_jsonl(path: Path, roots: Roots) -> list[AgentTrajectory]:
-    """JSON Lines action sequences, one trajectory per line (AgentSynth, InSTA)."""
-    return load_jsonl(path)
+def import_jsonl(path: Path, log: ImportLog) -> list[AgentTrajectory]:
+    """JSON Lines action sequences, one trajectory per line (AgentSynth, InSTA): free text or action objects."""
+    return load_jsonl(path, log=log)

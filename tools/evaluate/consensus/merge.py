@@ -38,9 +38,10 @@ from urllib.parse import urlsplit
 from networkx.utils import UnionFind
 from rapidfuzz.distance import Levenshtein
 
+from .fields import DEFAULT_PIXEL_TOLERANCE, field_paths
 from .model import AgentTrajectory, MergeStats
 
-__all__ = ["levenshtein", "similarity", "max_distance", "block_key", "sorted_groups", "MergeResult", "merge_actions", "naive_merge"]
+__all__ = ["levenshtein", "similarity", "max_distance", "block_key", "sorted_groups", "MergeResult", "merge_actions", "merge_fields", "naive_merge"]
 
 Key = Any  # a canonical string, or (step, string) without cross-step merging
 
@@ -104,7 +105,11 @@ def sorted_groups(uf: UnionFind[Any]) -> dict[Any, list[Any]]:
 
 @dataclass
 class MergeResult:
-    """Which merge key went to which cluster; ``cluster_of(step, text)`` answers for an occurrence."""
+    """Which merge key went to which cluster; ``cluster_of(step, text)`` answers for an occurrence.
+
+    Field-mode results (:func:`merge_fields`) carry ``paths`` instead: every trajectory's
+    clusters, one per action; :meth:`paths_of` answers for both modes.
+    """
 
     cross_step: bool
     root: dict[Any, Any]
@@ -112,9 +117,16 @@ class MergeResult:
     occurrences: Counter[Any]
     stats: MergeStats
     labels: dict[Any, str] = field(default_factory=dict)
+    paths: list[list[Any]] | None = None
 
     def cluster_of(self, step: int, text: str) -> Any:
         return self.root[text if self.cross_step else (step, text)]
+
+    def paths_of(self, trajectories: Sequence[AgentTrajectory]) -> list[list[Any]]:
+        """The cluster of every action of every trajectory (in the order merged)."""
+        if self.paths is not None:
+            return self.paths
+        return [[self.cluster_of(step, act.text) for step, act in enumerate(t.actions)] for t in trajectories]
 
 
 def _text(key: Key) -> str:
@@ -188,6 +200,7 @@ def merge_actions(trajectories: Sequence[AgentTrajectory], theta: float = 0.9, *
     root = {k: r for r, ks in members.items() for k in ks}
     labels = {r: min(ks, key=lambda k: (-occurrences[k], _text(k))) for r, ks in members.items()}
     stats = MergeStats(
+        mode="string",
         theta=theta,
         cross_step=cross_step,
         actions=total,
@@ -199,6 +212,23 @@ def merge_actions(trajectories: Sequence[AgentTrajectory], theta: float = 0.9, *
         nodes=len(members),
     )
     return MergeResult(cross_step, root, members, occurrences, stats, {r: _text(k) for r, k in labels.items()})
+
+
+def merge_fields(trajectories: Sequence[AgentTrajectory], pixel_tolerance: float = DEFAULT_PIXEL_TOLERANCE) -> MergeResult:
+    """Cluster the actions of ``trajectories`` by their typed fields (see :mod:`.fields`); independent of their order."""
+    paths, occurrences = field_paths(trajectories, pixel_tolerance)
+    texts: dict[Any, Counter[str]] = defaultdict(Counter)
+    for traj, path in zip(trajectories, paths):
+        for act, key in zip(traj.actions, path):
+            texts[key][act.text] += 1
+    members = {key: sorted(texts[key]) for key in sorted(occurrences, key=repr)}
+    labels = {key: min(c, key=lambda t: (-c[t], t)) for key, c in texts.items()}
+    stats = MergeStats(
+        mode="fields", theta=1.0, cross_step=True, pixel_tolerance=pixel_tolerance, actions=sum(occurrences.values()),
+        distinct=sum(len(c) for c in texts.values()), blocks=len({k[0] for k in occurrences}), comparisons=0, step_merges=0,
+        cross_step_merges=0, nodes=len(occurrences),
+    )  # fmt: skip
+    return MergeResult(True, {k: k for k in occurrences}, members, occurrences, stats, labels, paths)
 
 
 def naive_merge(texts: Sequence[str], theta: float = 0.9) -> dict[int, int]:

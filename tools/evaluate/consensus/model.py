@@ -150,6 +150,7 @@ class ConsensusNode(BaseModel):
     visits: int = Field(0, description="Occurrences: actions mapped here, a run of consecutive repeats counted once (virtual nodes: trajectories starting/ending here).")
     repeats: int = Field(0, description="Further actions folded into those visits: consecutive repeats of the same action.")
     trajectories: int = Field(0, description="Distinct trajectories visiting the node.")
+    successes: int = Field(0, description="Distinct successful trajectories visiting the node.")
     steps: dict[int, int] = Field(default_factory=dict, description="Step-index histogram (0-based action positions).")
     mean_step: float = 0.0
     value: float = Field(0.0, description="Back-propagated reward V(n) in [−1, 1].")
@@ -173,6 +174,7 @@ class ConsensusEdge(BaseModel):
     success_coverage: float = Field(0.0, description="Fraction of successful trajectories that traverse the edge.")
     value: float = Field(0.0, description="γ·V(target): the discounted value of taking this transition.")
     edge_class: EdgeClass = "normal"
+    agents: list[str] = Field(default_factory=list, description="Agents whose trajectories traverse the edge, sorted.")
 
 
 class MergeStats(BaseModel):

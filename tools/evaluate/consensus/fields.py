@@ -1,0 +1,145 @@
+"""Field-mode merging: actions join one node when their typed fields say they are the same action.
+
+The rules (an action's page is its ``url`` when the log gives one, else the last URL the
+trajectory navigated to, else unknown):
+
+* kinds must match, and so must the action name within a kind (``dblclick`` is not ``click``);
+* **navigate**: by normalised URL (scheme, ``www.``, fragment, trailing slash and query order ignored);
+* **type** / **select**: by target identity and value (case and spacing ignored);
+* **scroll**: by direction; **key**: by key; **back**, **wait**: one node each; **answer**: one
+  node per answer action name (``answer`` / ``report_infeasible``), whatever the text;
+* **click** / **hover** with an element identity (:meth:`ActionTarget.identity`: element id,
+  selector, or role + name): by identity;
+* **click** / **hover** at coordinates only: on the same page, within ``pixel_tolerance``
+  pixels on both axes (single linkage over the points sorted by x, so the partition does not
+  depend on input order);
+* anything else: by canonical string.
+
+Every key is built from sorted, normalised fields, so the partition is independent of input order.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit
+
+from networkx.utils import UnionFind
+
+from .model import AgentTrajectory, CanonicalAction
+
+__all__ = ["normalize_url", "page_contexts", "field_key", "cluster_points", "field_paths", "DEFAULT_PIXEL_TOLERANCE"]
+
+#: Two clicks at most this many pixels apart on both axes, on the same page, are the same click.
+DEFAULT_PIXEL_TOLERANCE = 12.0
+
+
+def normalize_url(url: str) -> str:
+    """A URL in a form that compares equal across harmless spelling differences.
+
+    >>> normalize_url("https://www.Example.org/a/?b=2&a=1#top") == normalize_url("http://example.org/a?a=1&b=2")
+    True
+    >>> normalize_url("about:blank"), normalize_url("example.org:x/y")
+    ('about:blank', 'example.org:x/y')
+    """
+    raw = url.strip()
+    if ":" in raw and "://" not in raw:  # about:blank, javascript:…, data:…: compared as written
+        return raw.lower()
+    parts = urlsplit(raw if "://" in raw else "http://" + raw)
+    host = (parts.hostname or "").lower().removeprefix("www.")
+    try:
+        port = f":{parts.port}" if parts.port and parts.port not in (80, 443) else ""
+    except ValueError:  # a port that is not a number: keep the network location as written
+        host, port = parts.netloc.lower(), ""
+    query = urlencode(sorted(parse_qsl(parts.query, keep_blank_values=True)))
+    return f"{host}{port}{parts.path.rstrip('/')}" + (f"?{query}" if query else "")
+
+
+def _norm(text: str | None) -> str:
+    return " ".join((text or "").split()).casefold()
+
+
+def page_contexts(actions: Sequence[CanonicalAction]) -> list[str]:
+    """The page of each action: its own ``url``, else the last navigation's URL before it, else ``""``."""
+    out: list[str] = []
+    current = ""
+    for act in actions:
+        out.append(normalize_url(act.url) if act.url else current)
+        if act.kind == "navigate" and act.value:
+            current = normalize_url(act.value)
+        elif act.url:
+            current = normalize_url(act.url)
+    return out
+
+
+def field_key(act: CanonicalAction, page: str) -> tuple[Any, ...] | None:
+    """The merge key of an action, or None for a coordinate-only click or hover (clustered by :func:`cluster_points`)."""
+    kind, target = act.kind, act.target
+    identity = target.identity() if target is not None else None
+    if kind == "navigate":
+        return ("navigate", normalize_url(act.value or ""))
+    if kind in ("type", "select"):
+        return (kind, act.name, identity, _norm(act.value))
+    if kind in ("scroll", "key"):
+        return (kind, _norm(act.value))
+    if kind in ("back", "wait"):
+        return (kind,)
+    if kind == "answer":
+        return ("answer", act.name)
+    if act.name in ("click", "dblclick", "hover"):
+        if identity is not None:
+            return (kind, act.name, identity)
+        if target is not None and target.x is not None and target.y is not None:
+            return None
+    return (kind, act.name, act.text)
+
+
+def cluster_points(points: Sequence[tuple[float, float]], tolerance: float) -> list[int]:
+    """Cluster index of each point: single linkage where two points join when both axes differ by ≤ ``tolerance``.
+
+    Clusters are numbered by their smallest point, so the result does not depend on the input order.
+
+    >>> cluster_points([(600, 475), (1013, 298), (604, 470), (0, 0)], 12)
+    [1, 2, 1, 0]
+    """
+    order = sorted(range(len(points)), key=lambda i: points[i])
+    uf: UnionFind[int] = UnionFind(range(len(points)))
+    for a, i in enumerate(order):
+        xi, yi = points[i]
+        for j in order[a + 1 :]:
+            xj, yj = points[j]
+            if xj - xi > tolerance:
+                break
+            if abs(yj - yi) <= tolerance:
+                uf.union(i, j)
+    first: dict[int, tuple[float, float]] = {}
+    for i, point in enumerate(points):
+        root = uf[i]
+        first[root] = min(first.get(root, point), point)
+    ranked = {root: n for n, root in enumerate(sorted(first, key=lambda r: first[r]))}
+    return [ranked[uf[i]] for i in range(len(points))]
+
+
+def field_paths(trajectories: Sequence[AgentTrajectory], tolerance: float) -> tuple[list[list[tuple[Any, ...]]], Counter[tuple[Any, ...]]]:
+    """Every trajectory's actions as merge keys (coordinate clicks clustered per page and name), and how often each key occurs."""
+    paths: list[list[tuple[Any, ...] | None]] = []
+    pending: dict[tuple[str, str], list[tuple[int, int, tuple[float, float]]]] = defaultdict(list)
+    for t, traj in enumerate(trajectories):
+        path: list[tuple[Any, ...] | None] = []
+        for s, (act, page) in enumerate(zip(traj.actions, page_contexts(traj.actions))):
+            key = field_key(act, page)
+            if key is None:
+                assert act.target is not None and act.target.x is not None and act.target.y is not None
+                pending[(act.name, page)].append((t, s, (act.target.x, act.target.y)))
+            path.append(key)
+        paths.append(path)
+    for (name, page), items in sorted(pending.items()):
+        labels = cluster_points([p for _, _, p in items], tolerance)
+        anchors: dict[int, tuple[float, float]] = {}
+        for (_, _, point), label in zip(items, labels):
+            anchors[label] = min(anchors.get(label, point), point)
+        for (t, s, _), label in zip(items, labels):
+            paths[t][s] = ("xy", name, page, anchors[label])
+    done: list[list[tuple[Any, ...]]] = [[k for k in path if k is not None] for path in paths]
+    return done, Counter(k for path in done for k in path)
