@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import anyio
 import typer
 
 from ...tools.evaluate.consensus.analyze import MergeMode
@@ -41,7 +42,7 @@ def import_lines(report: ImportReport) -> list[str]:
         + ", ".join(f"{k} {v}" for k, v in report.statuses.items()),
         f"actions: {report.actions} ("
         + ", ".join(f"{k} {_pct(v, report.actions)}" for k, v in sorted(report.kinds.items(), key=lambda kv: -kv[1]))
-        + f"); low confidence {report.low_confidence}; no-action markers {report.no_action_markers}; with reference length {report.with_reference}",
+        + f"); low confidence {report.low_confidence} (re-read by the LLM: {report.llm_refined}); no-action markers {report.no_action_markers}; with reference length {report.with_reference}",
     ]
     lines += [f"skipped {n} ({reason})" for reason, n in report.skip_reasons.items()]
     return lines
@@ -68,6 +69,7 @@ def import_set(
     tasks_file: Path | None = typer.Option(None, "--tasks", help="Task file with task_id and reference_length / level / confirmed_task (e.g. Online_Mind2Web.json)."),
     labels: Path | None = typer.Option(None, "--labels", help="Outcome labels by task id (WebJudge JSON Lines or a JSON object); they override the logs."),
     agent: str | None = typer.Option(None, "--agent", help="Agent name for formats that do not name one."),
+    llm: bool = typer.Option(False, "--llm", help="Ask the configured LLM about actions the format parser read with low confidence (cached)."),
     as_json: bool = typer.Option(False, "--json", help="Print the import report as JSON."),
 ) -> None:
     """Import agent logs into a named set; prints what was imported and skipped (with reasons)."""
@@ -80,6 +82,8 @@ def import_set(
         labels=None if labels is None else run(allowed.readable_file, labels, "--labels"),
     )  # fmt: skip
     result = run(service.import_trajectories, source, checked, options)
+    if llm:
+        result = run(anyio.run, service.refine_with_llm, result)
     folder = run(service.save_set, set_id, [result])
     if as_json:
         echo_json(result.report)

@@ -71,6 +71,7 @@ def register_consensus(mcp: FastMCP, service: EvaluationService, roots: Roots) -
         theta: Annotated[float, Field(ge=0.5, le=1.0, description="string mode: merge actions whose normalised Levenshtein similarity reaches θ.")] = 0.9,
         unknown: Annotated[Unknown, Field(description="What an outcome that is neither a known success nor failure means: error, skip, fail or success.")] = "error",
         tasks_file: Annotated[str | None, Field(description="A task file (JSON list or JSON Lines with task_id, reference_length, level, confirmed_task) inside the roots.")] = None,
+        llm: Annotated[bool, Field(description="Ask the configured LLM about actions the format parser read with low confidence (answers cached).")] = False,
     ) -> ConsensusBuildResult:  # fmt: skip
         """Import many agents' trajectories and merge those of each task into a consensus graph; returns the import counts (skips with reasons) and the graphs."""
         if not paths:
@@ -81,6 +82,8 @@ def register_consensus(mcp: FastMCP, service: EvaluationService, roots: Roots) -
         task_path = None if tasks_file is None else await within_roots(ctx, roots, lambda r: r.readable_file(tasks_file, "tasks_file"))
         options = ImportOptions(unknown=unknown, tasks=task_path, roots=roots.with_roots(checked))
         imported = await anyio.to_thread.run_sync(lambda: service.import_trajectories(source, checked, options))
+        if llm:
+            imported = await service.refine_with_llm(imported)
         if run_id is None:
             graphs = await anyio.to_thread.run_sync(lambda: service.build(imported.trajectories, None, theta, Thresholds(), mode))
         else:

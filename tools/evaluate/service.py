@@ -18,7 +18,9 @@ from .consensus.analyze import MergeMode, build_consensus, group_by_task
 from .consensus.fields import DEFAULT_PIXEL_TOLERANCE
 from .consensus.importers import importers
 from .consensus.model import AgentTrajectory, ConsensusGraph, Thresholds
-from .consensus.reports import ImportLog, ImportOptions, ImportReport, ImportResult
+from .consensus.canonicalize import canonicalize_llm
+from .consensus.model import ACTION_KINDS
+from .consensus.reports import LOW_CONFIDENCE, ImportLog, ImportOptions, ImportReport, ImportResult
 from .consensus.sets import SetSummary, load_imports, load_set, save_set, summarize_set
 from .episode import evaluate_episode, judge_episode
 from .judge import AnswerJudgement, judge_answer
@@ -110,7 +112,7 @@ class EvaluationService:
 
     def _judge_llm(self) -> LLM:
         if self.llm is None or not self.llm.available:
-            raise InputError("no LLM is configured for judging; set TASKLOOM_LLM_BACKEND=openai with a base URL and model, or pass judge=false")
+            raise InputError("no LLM is configured; set TASKLOOM_LLM_BACKEND=openai with a base URL and model (or leave out judge / --llm)")
         return self.llm
 
     async def answer(self, task_id: str, answer: str, judge: bool = False) -> AnswerVerdict:
@@ -152,6 +154,34 @@ class EvaluationService:
                 raise NotFoundError(f"no such file or folder {path}; check the path")
             found += load(Path(path), log)
         return log.result(str(source), [Path(p) for p in paths], found)
+
+    async def refine_with_llm(self, result: ImportResult, min_confidence: float = LOW_CONFIDENCE) -> ImportResult:
+        """Ask the configured LLM about the import's low-confidence actions (free text it could not parse well).
+
+        An answer replaces the parsed action when the model is more confident; the rest stay as
+        parsed. The LLM client's disk cache answers repeated texts without a call.
+        """
+        llm = self._judge_llm()
+        refined = 0
+        out: list[AgentTrajectory] = []
+        for traj in result.trajectories:
+            low = [i for i, a in enumerate(traj.actions) if a.confidence < min_confidence]
+            if not low:
+                out.append(traj)
+                continue
+            before = [traj.actions[i] for i in low]
+            after = await canonicalize_llm([a.source for a in before], llm, min_confidence=min_confidence, task=traj.instruction, initial=before)
+            actions = list(traj.actions)
+            for i, old, new in zip(low, before, after):
+                if new is not old:
+                    actions[i] = new.model_copy(update={"url": old.url})
+                    refined += 1
+            out.append(traj.model_copy(update={"actions": actions}))
+        report = result.report.model_copy(update={
+            "llm_refined": refined, "low_confidence": sum(a.confidence < LOW_CONFIDENCE for t in out for a in t.actions),
+            "kinds": {k: n for k in ACTION_KINDS if (n := sum(a.kind == k for t in out for a in t.actions))},
+        })  # fmt: skip
+        return ImportResult(trajectories=out, report=report)
 
     def load_source(self, source: SourceFormat | str, paths: list[Path], roots: Roots | None = None) -> list[AgentTrajectory]:
         """Trajectories only (unknown outcomes skipped); see :meth:`import_trajectories` for the report."""

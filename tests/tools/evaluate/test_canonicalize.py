@@ -16,7 +16,9 @@ import openai_double  # noqa: E402  (test double: a local OpenAI-compatible serv
 
 from taskloom.tools.environment.trajectory import CriterionResult, EpisodeRecord, Recorder, load_trajectory  # noqa: E402
 from taskloom.tools.evaluate.consensus import canonicalize_llm, canonicalize_text, from_trajectory, parse_canonical  # noqa: E402
+from taskloom.tools.evaluate.service import EvaluationService  # noqa: E402
 from taskloom.tools.llm.client import NoneLLM, OpenAILLM  # noqa: E402
+from taskloom.tools.workspace import Workspace  # noqa: E402
 from taskloom.tools.tasks.model import SuccessCriterion  # noqa: E402
 
 CASES = [
@@ -155,3 +157,24 @@ async def test_llm_failure_keeps_the_rule_result(double: openai_double.OpenAIDou
 async def test_without_a_model_the_rules_answer() -> None:
     out = await canonicalize_llm(["mumble", "Scroll down"], NoneLLM())
     assert [a.text for a in out] == ["other(text='mumble')", "scroll(direction='down')"]
+
+
+@pytest.mark.anyio
+async def test_an_import_is_refined_by_the_llm_with_answers_cached(double: openai_double.OpenAIDouble, tmp_path: Path) -> None:
+    double.handler = _reply
+    log = tmp_path / "agent.jsonl"
+    log.write_text(json.dumps({"task_id": "t1", "success": True, "instruction": "Buy a poetry book",
+                               "actions": ["Go to shop.test", "The big green one looks right", "clicked the 'Submit' button"]}) + "\n")  # fmt: skip
+    llm = OpenAILLM(double.base_url, "double-model", max_retries=0, cache_dir=tmp_path / "cache")
+    service = EvaluationService(Workspace(tmp_path / "ws"), llm)
+    imported = service.import_trajectories("jsonl", [log])
+    assert imported.report.low_confidence == 1  # the green one ("Go to shop.test" is a navigation the rules read)
+    refined = await service.refine_with_llm(imported)
+    actions = refined.trajectories[0].actions
+    assert actions[1].text == "click(text='Checkout', element='button')" and actions[1].kind == "click"
+    assert actions[2].text == "click(text='Submit', element='button')"  # confident already: never asked
+    assert refined.report.llm_refined == 1 and refined.report.low_confidence == 0
+    calls = len(double.chat_requests())
+    again = await service.refine_with_llm(imported)
+    assert again.trajectories[0].actions[1].text == actions[1].text and len(double.chat_requests()) == calls  # served from the cache
+    await llm.aclose()

@@ -1,4 +1,4 @@
-"""Consensus graphs (WebGraphEval): canonicalise, merge, analyse, import.
+"""Consensus graphs (WebGraphEval): import logs, canonicalise into typed actions, merge, analyse, summarise sets.
 
 >>> from taskloom.tools.evaluate.consensus import AgentTrajectory, build_consensus, canonicalize_text
 >>> runs = [AgentTrajectory(id=str(i), agent="a", success=i < 2, actions=[canonicalize_text("Go to example.org"),
@@ -12,10 +12,14 @@ from __future__ import annotations
 
 from .analyze import build_consensus, classify_edge, entropy, group_by_task, propagate_values
 from .canonicalize import OBSERVATIONS, LLMConversion, canonicalize_llm, canonicalize_text, from_trajectory, make_action, parse_canonical
-from .importers import action_from_object, load_jsonl, load_labels, load_online_mind2web, load_ours
-from .merge import MergeResult, block_key, levenshtein, max_distance, merge_actions, naive_merge, similarity, sorted_groups
+from .fields import normalize_url
+from .importers import action_from_object, load_browsergym, load_jsonl, load_labels, load_online_mind2web, load_ours, load_result_folders
+from .merge import MergeResult, block_key, levenshtein, max_distance, merge_actions, merge_fields, naive_merge, similarity, sorted_groups
+from .parsers import browsergym_history, parse_abp, parse_browsergym, parse_code
+from .reports import ImportLog, ImportOptions, ImportReport, ImportResult
 from .model import (
     CONSENSUS_VERSION,
+    ActionTarget,
     AgentProfile,
     AgentTrajectory,
     CanonicalAction,
@@ -37,6 +41,19 @@ __all__ = [
     "ConsensusNode",
     "ConsensusEdge",
     "ConsensusGraph",
+    "ActionTarget",
+    "ImportOptions",
+    "ImportReport",
+    "ImportResult",
+    "ImportLog",
+    "merge_fields",
+    "normalize_url",
+    "load_result_folders",
+    "load_browsergym",
+    "parse_abp",
+    "parse_browsergym",
+    "parse_code",
+    "browsergym_history",
     "MergeStats",
     "TrajectoryReport",
     "AgentProfile",

@@ -380,15 +380,22 @@ class LLMConversion(BaseModel):
 
 
 async def canonicalize_llm(
-    texts: list[str], llm: LLM, *, min_confidence: float = 0.5, task: str | None = None, tag: str = "consensus-canonicalize"
+    texts: list[str],
+    llm: LLM,
+    *,
+    min_confidence: float = 0.5,
+    task: str | None = None,
+    tag: str = "consensus-canonicalize",
+    initial: list[CanonicalAction] | None = None,
 ) -> list[CanonicalAction]:
-    """Rule results for ``texts``, with the model asked about those below ``min_confidence``.
+    """Rule results for ``texts`` (or ``initial``, a format parser's), with the model asked about those below ``min_confidence``.
 
     The model's answer replaces the rule result when its function is known and its confidence
     is higher. Without an available model the rule results are returned unchanged; a call that
-    fails (:class:`LLMError`) keeps the rule result and logs a warning.
+    fails (:class:`LLMError`) keeps the rule result and logs a warning. Answers are cached by
+    the LLM client (its disk cache), so asking again about the same text costs no call.
     """
-    results = [canonicalize_text(t) for t in texts]
+    results = list(initial) if initial is not None else [canonicalize_text(t) for t in texts]
     if not llm.available:
         return results
     pending = [i for i, r in enumerate(results) if r.confidence < min_confidence]

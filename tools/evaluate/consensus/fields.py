@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
@@ -35,6 +36,7 @@ __all__ = ["normalize_url", "page_contexts", "field_key", "cluster_points", "fie
 DEFAULT_PIXEL_TOLERANCE = 12.0
 
 
+@lru_cache(maxsize=65_536)
 def normalize_url(url: str) -> str:
     """A URL in a form that compares equal across harmless spelling differences.
 

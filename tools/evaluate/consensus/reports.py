@@ -84,6 +84,7 @@ class ImportReport(BaseModel):
     actions: int = 0
     kinds: dict[str, int] = Field(default_factory=dict, description="Actions per canonical kind.")
     low_confidence: int = Field(0, description=f"Actions parsed with confidence below {LOW_CONFIDENCE}.")
+    llm_refined: int = Field(0, description="Low-confidence actions an LLM re-read with more confidence (import with the LLM option).")
     no_action_markers: int = Field(0, description="Entries that said 'no action' (e.g. BrowserGym's final None), not counted as actions.")
     with_reference: int = Field(0, description="Imported trajectories with an external reference length.")
     tasks: int = 0
