@@ -111,7 +111,8 @@ class ImportLog:
 
     def outcome(self, raw: Any, item: str) -> tuple[bool | None, str | None]:
         """``(success, status)`` of a raw outcome under the ``unknown`` policy; success None means skipped (logged)."""
-        status = None if raw is None else str(raw).strip()
+        numeric = isinstance(raw, int | float) and not isinstance(raw, bool)
+        status = None if raw is None else f"reward {raw:g}" if numeric else str(raw).strip()
         mapped = map_status(raw)
         if mapped is not None:
             return mapped, status
