@@ -13,6 +13,7 @@ import contextlib
 import os
 import shutil
 from dataclasses import dataclass, field
+from typing import Literal
 from urllib.parse import urljoin, urlparse
 
 from playwright.async_api import Browser, BrowserContext, Page, Playwright, Route
@@ -20,8 +21,11 @@ from playwright.async_api import Error as PlaywrightError
 
 from ..errors import TaskloomError
 from ..security.origin import OriginFence
+from .devtools_fence import close_stray_pages, fence_page
 
-__all__ = ["CHROMIUM_ARGS", "EnvironmentUnavailable", "BrowserPool", "GuardedContext", "OriginFence", "find_chromium", "host_of"]
+Interception = Literal["route", "devtools"]
+
+__all__ = ["Interception", "CHROMIUM_ARGS", "EnvironmentUnavailable", "BrowserPool", "GuardedContext", "OriginFence", "find_chromium", "host_of"]
 
 #: Flags that keep Chromium quiet on a machine with no network beyond loopback.
 CHROMIUM_ARGS = [
@@ -68,6 +72,22 @@ class GuardedContext:
     blocked: list[str] = field(default_factory=list)
     requested: list[str] = field(default_factory=list)
     left: list[str] = field(default_factory=list)  # blocked navigations (a page or frame that tried to go outside)
+    interception: Interception = "route"
+    fenced: set[int] = field(default_factory=set)  # devtools interception: pages with a fence session (by id)
+    pending: set[asyncio.Future[None]] = field(default_factory=set)  # devtools interception: checks under way
+    strays: int = 0  # devtools interception: pages opened by a page (popups), closed unread
+    opening: int = 0  # devtools interception: new_page calls under way (their pages are ours, not strays)
+
+    async def new_page(self) -> Page:
+        """A new page of this context, fenced before it loads anything."""
+        self.opening += 1
+        try:
+            page = await self.context.new_page()
+        finally:
+            self.opening -= 1
+        if self.interception == "devtools" and self.fence is not None:
+            await fence_page(self, page)
+        return page
 
     def allows(self, url: str) -> bool:
         """True when ``url`` is inside the fence (or there is no fence)."""
@@ -179,13 +199,23 @@ class BrowserPool:
                     raise EnvironmentUnavailable(f"Chromium at {path} did not start: {exc}") from exc
             return self._browser
 
-    async def new_context(self, fence: OriginFence | None = None, viewport: tuple[int, int] = (1280, 800)) -> GuardedContext:
-        """A fresh, isolated context; with a ``fence``, requests outside its origins are aborted."""
+    async def new_context(
+        self, fence: OriginFence | None = None, viewport: tuple[int, int] = (1280, 800), interception: Interception = "route"
+    ) -> GuardedContext:
+        """A fresh, isolated context; with a ``fence``, requests outside its origins are aborted.
+
+        ``interception="route"`` (the default) fences every page through Playwright's routing;
+        ``"devtools"`` fences pages made with :meth:`GuardedContext.new_page` through their own
+        DevTools session, keeps the HTTP cache on and closes pages the site opens itself
+        (see :mod:`.devtools_fence`: for crawling, not for agents).
+        """
         browser = await self.browser()
         context = await browser.new_context(viewport={"width": viewport[0], "height": viewport[1]}, service_workers="block")
-        guarded = GuardedContext(context=context, fence=fence)
-        if fence is not None:
+        guarded = GuardedContext(context=context, fence=fence, interception=interception)
+        if fence is not None and interception == "route":
             await context.route("**/*", lambda route: _guard(guarded, route))
+        elif fence is not None:
+            close_stray_pages(guarded)
         return guarded
 
     async def close(self) -> None:

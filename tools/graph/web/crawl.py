@@ -48,11 +48,27 @@ _TRIGGER_TYPES = {"button", "tab"}
 _MARKED_TYPES = ("link", "button", "input", "search_box", "select", "checkbox", "filter", "tab")
 #: URLs picked per batch: fixed, so the pages kept do not depend on how many contexts load them.
 BATCH = 8
-#: Counts the page's ``window.open`` calls, so a click that opened a tab waits for the tab's event.
-COUNT_OPENS_JS = """(() => { const open = window.open; let count = 0;
-  Object.defineProperty(window, '__taskloomOpens', { get: () => count });
-  window.open = function (...args) { count += 1; return open.apply(this, args); }; })()"""
+#: Keeps the crawled page from opening tabs: ``window.open`` and links or forms aimed at another
+#: window record the URL they would open (``window.__taskloomOpened``) instead, so nothing loads
+#: outside the page's own fenced DevTools session (see :mod:`taskloom.tools.browser.devtools_fence`).
+COUNT_OPENS_JS = """(() => {
+  const opened = [];
+  const href = (url) => { try { return new URL(url || 'about:blank', document.baseURI).href; } catch (e) { return null; } };
+  const elsewhere = (target) => !!target && !['_self', '_parent', '_top'].includes(target.toLowerCase());
+  Object.defineProperty(window, '__taskloomOpens', { get: () => opened.length });
+  Object.defineProperty(window, '__taskloomOpened', { get: () => opened.slice() });
+  window.open = function (url) { opened.push(href(url)); return null; };
+  addEventListener('click', (event) => {
+    const link = event.target instanceof Element ? event.target.closest('a[href], area[href]') : null;
+    if (link && elsewhere(link.getAttribute('target'))) { event.preventDefault(); opened.push(link.href); }
+  }, true);
+  addEventListener('submit', (event) => {
+    const form = event.target;
+    if (form instanceof HTMLFormElement && elsewhere(form.getAttribute('target'))) { event.preventDefault(); opened.push(href(form.getAttribute('action') || location.href)); }
+  }, true);
+})()"""
 OPENS_JS = "() => window.__taskloomOpens || 0"
+OPENED_JS = "() => window.__taskloomOpened || []"
 
 
 class SiteUnreachable(TaskloomError):
@@ -218,10 +234,10 @@ class _Crawl:
 
     async def run(self) -> CrawlResult:
         start = time.perf_counter()
-        contexts = [await self.pool.new_context(fence=self.fence) for _ in range(self.options.contexts)]
+        contexts = [await self.pool.new_context(fence=self.fence, interception="devtools") for _ in range(self.options.contexts)]
         for guarded in contexts:
             await guarded.context.add_init_script(COUNT_OPENS_JS)
-        pages = [await g.context.new_page() for g in contexts]
+        pages = [await g.new_page() for g in contexts]
         for page, guarded in zip(pages, contexts):
             self.guards[page] = guarded
             _track_requests(page)
@@ -522,11 +538,15 @@ class _Crawl:
                 if now != capture.final_url:
                     return ClickEffect(trigger=trigger.selector, navigated_to=now)
                 await _settle(page)
-                if not popups and ((trigger.target or "").lower() == "_blank" or await page.evaluate(OPENS_JS) > opens):
-                    await _wait_for(lambda: bool(popups), self.options.action_timeout)  # the tab's event may lag under load
+                wanted: list[str | None] = (await page.evaluate(OPENED_JS))[opens:]
             finally:
                 page.context.remove_listener("page", opened)
-            if popups:
+            if wanted:  # the page tried to open a tab (kept from loading): where it would have gone
+                url = next((u for u in wanted if u and u.startswith(("http://", "https://"))), None)
+                if url is not None and not guarded.allows(url):
+                    guarded.blocked.append(url)
+                return ClickEffect(trigger=trigger.selector, navigated_to=normalize_url(url) if url else None, new_tab=True)
+            if popups:  # a page opened some other way was closed unread by the fence
                 return ClickEffect(trigger=trigger.selector, navigated_to=await self._popup_url(popups, guarded, blocked), new_tab=True)
             after = await page.evaluate(VISIBLE_CONTAINERS_JS)
         except PlaywrightError as exc:
