@@ -85,6 +85,10 @@ def test_agentrewardbench_agents_share_nodes_on_most_tasks(service: EvaluationSe
     assert s.shared_traps and all(len(t.agents) >= 2 for t in s.shared_traps)
     assert s.separating_steps and s.separating_steps[0].gap > 0
     graphs = service.set_graphs("arb")[1]
+    post = next(g for g in graphs if g.task_id == "webarena.629")  # "Create a discussion post …": three agents start on "Submit"
+    submit = next(n for n in post.nodes if "click(id='62')" in n.variants)
+    assert submit.label == "click(id='62')  “Submit”" and submit.hint is not None and submit.hint.startswith("Submit (")
+    assert len(submit.agents) == 3 and post.edge("start", submit.id).edge_class == "trap"
     no_success = [g for g in graphs if g.summary.successes == 0 and g.summary.trajectories >= 2]
     assert no_success and all(g.summary.edge_classes["trap"] == 0 and "traps" in g.not_computable for g in no_success)
 

@@ -147,12 +147,15 @@ def _assemble(trajs: Sequence[AgentTrajectory], merge: MergeResult) -> tuple[dic
     acc: dict[object, _NodeAcc] = defaultdict(_NodeAcc)
     names: dict[str, str] = {}
     texts: dict[object, Counter[str]] = defaultdict(Counter)
+    hints: dict[object, Counter[str]] = defaultdict(Counter)
     clusters: list[list[object]] = []
     for traj, raw in zip(trajs, merge.paths_of(trajs)):
         path: list[object] = []
         for step, (act, c) in enumerate(zip(traj.actions, raw)):
             a = acc[c]
             texts[c][act.text] += 1
+            if act.hint:
+                hints[c][act.hint] += 1
             names.setdefault(act.text, act.name)
             a.agents.add(traj.agent)
             if act.necessary is not None:
@@ -175,8 +178,10 @@ def _assemble(trajs: Sequence[AgentTrajectory], merge: MergeResult) -> tuple[dic
     for c in ordered:
         a, label = acc[c], labels[c]
         variants = sorted(texts[c])
+        hint = min(hints[c], key=lambda h: (-hints[c][h], h)) if hints[c] else None
         nodes[ids[c]] = ConsensusNode(
-            id=ids[c], kind="action", label=label, name=names[label], members=len(variants), variants=variants, visits=a.visits,
+            id=ids[c], kind="action", label=f"{label}  “{hint}”" if hint else label, name=names[label],
+            hint=f"{hint} ({hints[c][hint]} of {sum(texts[c].values())})" if hint else None, members=len(variants), variants=variants, visits=a.visits,
             repeats=a.repeats, trajectories=a.trajectories, successes=a.successes, steps=dict(sorted(a.steps.items())),
             mean_step=math.fsum(s * n for s, n in a.steps.items()) / a.visits, agents=sorted(a.agents),
         )  # fmt: skip

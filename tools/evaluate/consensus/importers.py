@@ -64,7 +64,7 @@ from ...errors import InputError, NotFoundError
 from ...registry import Registry
 from .canonicalize import FIELDS, canonicalize_text, from_trajectory, make_action
 from .model import AgentTrajectory, CanonicalAction
-from .parsers import browsergym_history, parse_abp, parse_browsergym, parse_code
+from .parsers import browsergym_steps, name_hint, parse_abp, parse_browsergym, parse_code
 from .reports import ImportLog, ImportOptions, Unknown
 
 __all__ = [
@@ -231,8 +231,10 @@ def load_browsergym(path: Path, *, unknown: Unknown = "skip", log: ImportLog | N
             log.skip(where, "not a trajectory: the JSON is not an object")
             continue
         items = data.get("actions", data.get("action_history"))
+        reasons: list[str] = []
         if items is None and isinstance(data.get("input_text"), str):
-            items = browsergym_history(data["input_text"])
+            steps = browsergym_steps(data["input_text"])
+            items, reasons = [a for a, _ in steps], [r for a, r in steps if a.strip() and a.strip() != "None"]
         if items is None:
             log.skip(where, "no actions: neither actions, action_history nor an input_text with an Action History")
             continue
@@ -241,9 +243,12 @@ def load_browsergym(path: Path, *, unknown: Unknown = "skip", log: ImportLog | N
             continue
         task_id = str(data.get("task_id") or f.name.removesuffix(".json"))
         agent = str(data.get("agent") or log.options.agent or f.parent.name)
+        goal = data["goal"].strip() if isinstance(data.get("goal"), str) else None
+        actions = _parse_all(items, where, parse_browsergym, log)
+        if len(reasons) == len(actions):  # each action with its reasoning: the names the agent gives its targets
+            actions = [a.model_copy(update={"hint": name_hint(r, a, goal or "")}) for a, r in zip(actions, reasons)]
         out.append(AgentTrajectory(
-            id=f"{agent}/{task_id}", task_id=task_id, agent=agent, actions=_parse_all(items, where, parse_browsergym, log), success=success,
-            status=status, instruction=data["goal"].strip() if isinstance(data.get("goal"), str) else None,
+            id=f"{agent}/{task_id}", task_id=task_id, agent=agent, actions=actions, success=success, status=status, instruction=goal,
         ))  # fmt: skip
     return out
 

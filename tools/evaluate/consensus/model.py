@@ -86,6 +86,7 @@ class CanonicalAction(BaseModel):
     target: ActionTarget | None = Field(None, description="The element acted on (click, type, select, hover).")
     value: str | None = Field(None, description="Typed text, chosen option, key, scroll direction, navigation URL or answer text.")
     url: str | None = Field(None, description="The page the action was taken on, when the log says.")
+    hint: str | None = Field(None, description="What the agent's own reasoning calls the target (display only: merging never reads it).")
     confidence: float = Field(1.0, ge=0.0, le=1.0, description="How sure the canonicaliser is (1.0 for recorded actions).")
     source: str = Field("", description="What the action was made from: the free-text description, or 'recorded'.")
     necessary: bool | None = Field(None, description="Necessity label (e.g. from an LLM annotator); None when unlabelled.")
@@ -143,7 +144,11 @@ class ConsensusNode(BaseModel):
 
     id: str
     kind: NodeKind
-    label: str = Field(description="Representative canonical text: the most frequent member, ties to the smallest string.")
+    label: str = Field(
+        description="Representative canonical text (the most frequent member, ties to the smallest string), followed by "
+        "'  “hint”' when the agents' reasoning names the element (the most frequent name)."
+    )
+    hint: str | None = Field(None, description="The name the agents' reasoning gives the element most often, with how many occurrences gave it.")
     name: str = Field("", description="Action name of the representative; empty for virtual nodes.")
     members: int = Field(0, description="Distinct canonical strings merged into this node.")
     variants: list[str] = Field(default_factory=list, description="Those strings, sorted.")

@@ -18,7 +18,7 @@ from typing import Any
 from .canonicalize import make_action
 from .model import CanonicalAction
 
-__all__ = ["EXACT", "FALLBACK", "normalize_key", "parse_abp", "browsergym_history", "parse_browsergym", "parse_code", "PARSERS"]
+__all__ = ["EXACT", "FALLBACK", "normalize_key", "parse_abp", "browsergym_history", "browsergym_steps", "name_hint", "parse_browsergym", "parse_code", "PARSERS"]
 
 EXACT = 0.95
 FALLBACK = 0.1
@@ -199,21 +199,69 @@ def browsergym_history(input_text: str) -> list[str]:
     >>> browsergym_history("Goal\\nAction History:\\n1. click('12'). Reasoning: 1. look\\n2. None. Reasoning: None\\n")
     ["click('12')", 'None']
     """
+    return [action for action, _ in browsergym_steps(input_text)]
+
+
+def _could_name(name: str, bid: str, value: str | None, goal: str) -> bool:
+    """A quoted string that may name an element: not the id, the typed value, a word like 'the', a pasted tree line or a quote of the task."""
+    low = name.casefold()
+    words, typed = set(re.findall(r"\w+", low)), set(re.findall(r"\w+", (value or "").casefold()))
+    return (
+        name != bid and not name.isdigit() and "bid" not in low and not name.startswith("[") and low not in _NOT_NAMES
+        and low not in goal.casefold() and len(words & typed) * 2 < max(len(words), 1)
+    )  # fmt: skip
+
+
+def browsergym_steps(input_text: str) -> list[tuple[str, str]]:
+    """``(action, reasoning)`` of every item of the "Action History:" section (see :func:`browsergym_history`)."""
     header = _HISTORY_HEADER.search(input_text)
     if header is None:
         return []
-    actions: list[str] = []
+    found: list[tuple[str, int, int]] = []  # action, where its item starts, where its reasoning starts
     position = header.end()
     while True:
-        item = re.compile(rf"^{len(actions) + 1}\. ", re.M).search(input_text, position)
+        item = re.compile(rf"^{len(found) + 1}\. ", re.M).search(input_text, position)
         if item is None:
-            return actions
+            break
         action = _history_action(input_text[item.end() :])
         if action is None:  # a numbered line of some reasoning: look further on
             position = item.end()
             continue
-        actions.append(action)
+        found.append((action, item.start(), item.end() + len(action) + len(_REASONING)))
         position = item.end() + len(action)
+    ends = [start for _, start, _ in found[1:]] + [len(input_text)]
+    return [(action, " ".join(input_text[begin:end].split())) for (action, _, begin), end in zip(found, ends)]
+
+
+_QUOTED_NAME = re.compile(r"""(?<!\w)["“'`]([^"“”'`\n]{2,40})["”'`](?!\w)""")
+_NOT_NAMES = {"the", "to", "a", "an", "from", "and", "or", "of", "in", "on", "it", "this", "that"}
+
+
+def name_hint(reasoning: str, action: CanonicalAction, goal: str = "") -> str | None:
+    """What the agent's own reasoning calls the element it acted on, e.g. ``Submit`` in
+    'The "Submit" button is visible with bid '62''; None when it names none.
+
+    Only a quoted name counts: in the sentence that mentions the element id when there is one,
+    else (clicks and selects) in the first sentence that says what to click or choose; never the
+    id, a name sharing half its words with the typed value, or a quote of the task.
+
+    >>> act = parse_browsergym("click('62')")
+    >>> name_hint("To post, I open the form. The \\"Submit\\" button is visible with bid '62'.", act)
+    'Submit'
+    """
+    target = action.target
+    bid = target.element_id if target is not None else None
+    if bid is None or action.kind not in ("click", "type", "select"):
+        return None
+    sentences = re.split(r"(?<=[.!?])\s+", reasoning)
+    mentions = [s for s in sentences if re.search(rf"(?<![\w-]){re.escape(bid)}(?![\w-])", s)]
+    verbs = [s for s in sentences if re.search(r"\b(click|select|choose|open|fill|type|enter|press|search)", s, re.I)]
+    for sentence in mentions or (verbs[:1] if action.kind != "type" else []):  # a field's name only where its id is named
+        names = [m.group(1).strip() for m in _QUOTED_NAME.finditer(sentence)]
+        names = [n for n in names if _could_name(n, bid, action.value, goal)]
+        if names:
+            return names[-1] if mentions else names[0]
+    return None
 
 
 def _arg(args: list[Any], kwargs: dict[str, Any], index: int, name: str, default: Any = None) -> Any:
