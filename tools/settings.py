@@ -34,6 +34,9 @@ class Settings(BaseSettings):
         description="'minilm' (all-MiniLM-L6-v2, 384-d, offline ONNX) or 'hashing' (fast, for tests only).",
     )
     embed_batch_size: int = Field(8, ge=1, le=1024, description="Texts per embedding batch.")
+    search_mode: Literal["hybrid", "vector", "lexical"] = Field(
+        "hybrid", description="graph_search / doc_search: BM25 fused with embeddings (hybrid), embeddings only, or BM25 only."
+    )
     similarity_threshold: float = Field(0.7, ge=-1.0, le=1.0, description="τ: cosine for semantic_similar edges and document sampling.")
     similarity_top_k: int = Field(5, ge=0, le=100, description="At most this many semantic_similar edges per node.")
     chunk_chars: int = Field(1000, ge=100, le=20000, description="Target size of a chunk node, in characters (1000 fits MiniLM's 256-token window).")

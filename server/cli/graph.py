@@ -34,9 +34,15 @@ def stats(graph_id: str) -> None:
 
 
 @app.command()
-def search(graph_id: str, query: str, k: int = typer.Option(10, "-k"), node_type: list[str] = typer.Option(None, "--type")) -> None:
-    """Semantic search over a graph's nodes."""
-    echo_json(run(lambda: _service().search(graph_id, query, k, node_type or None)))
+def search(
+    graph_id: str,
+    query: str,
+    k: int = typer.Option(10, "-k"),
+    node_type: list[str] = typer.Option(None, "--type"),
+    mode: Literal["hybrid", "vector", "lexical"] | None = typer.Option(None, "--mode", help="hybrid (default setting), vector or lexical."),
+) -> None:
+    """Search a graph's nodes: BM25 and embeddings fused by reciprocal rank (or either alone)."""
+    echo_json(run(lambda: _service().search(graph_id, query, k, node_type or None, mode)))
 
 
 @app.command()

@@ -21,7 +21,7 @@ from .ingest.fetch import is_url
 from .ingest.pipeline import IngestReport
 from .model import Edge, Node
 from .sampling import SampleSpec
-from .service import GraphService, NeighborHit, SearchHit, write_export
+from .service import GraphService, NeighborHit, SearchHit, SearchMode, write_export
 from .web.pipeline import WebIngestReport
 
 __all__ = ["register", "GraphSummary", "Subgraph"]
@@ -145,12 +145,15 @@ def register(mcp: FastMCP, service: GraphService, roots: Roots) -> None:
     @mcp.tool(annotations=READ_ONLY)
     async def search(
         graph_id: GraphId,
-        query: Annotated[str, Field(description="Words to search for by meaning.")],
+        query: Annotated[str, Field(description="Words to search for: by meaning and by exact terms.")],
         k: Annotated[int, Field(ge=1, le=100, description="How many hits.")] = 10,
         node_types: NodeTypes = None,
+        mode: Annotated[
+            SearchMode | None, Field(description="hybrid (BM25 fused with embeddings), vector (meaning only) or lexical (exact terms only); default: the server's setting.")
+        ] = None,
     ) -> list[SearchHit]:
-        """Semantic search: the nodes whose text is closest in meaning to the query."""
-        return await anyio.to_thread.run_sync(lambda: service.search(graph_id, query, k, node_types))
+        """Search a graph's nodes: embeddings and BM25 fused by reciprocal rank (or either alone)."""
+        return await anyio.to_thread.run_sync(lambda: service.search(graph_id, query, k, node_types, mode))
 
     @mcp.tool(annotations=READ_ONLY)
     def node(graph_id: GraphId, node_id: NodeId) -> Node:

@@ -23,28 +23,38 @@ from ..workspace import Workspace, atomic_write_text
 from .export import export_graph
 from .facts import FactsResult, graph_facts
 from .ingest.fetch import fetch_document, is_url
-from .ingest.pipeline import IngestReport, ProgressFn, ingest_document
+from .ingest.pipeline import EMBEDDED_TYPES, IngestReport, ProgressFn, ingest_document
+from .lexical import LexicalIndex, fuse
 from .model import Edge, GraphMeta, KnowledgeGraph, Node, NodeType
 from .queries import get_node, graph_stats, neighbors, shortest_path
 from .sampling import SampleSpec, sample_document_subgraph, web_seeds
 from .web.crawl import CrawlOptions
-from .web.pipeline import WebIngestReport, ingest_website, website_graph_id
+from .web.pipeline import WEB_EMBEDDED_TYPES, WebIngestReport, ingest_website, website_graph_id
 from .store import GraphStore, validate_graph_id
 from .vectors import VectorStore
 
-__all__ = ["GraphService", "SearchHit", "NeighborHit", "write_export"]
+__all__ = ["GraphService", "SearchHit", "SearchMode", "NeighborHit", "write_export"]
 
 log = logging.getLogger(__name__)
+#: Matches each ranking contributes to a hybrid search before fusion.
+FUSION_DEPTH = 50
+#: Graphs whose BM25 index is kept in memory.
+LEXICAL_CACHE = 8
+
+
+SearchMode = Literal["hybrid", "vector", "lexical"]
 
 
 class SearchHit(BaseModel):
-    """One semantic-search result."""
+    """One search result."""
 
     node_id: str
     type: str
-    score: float = Field(description="Cosine similarity to the query.")
+    score: float = Field(description="hybrid: the reciprocal-rank-fusion score; vector: cosine similarity; lexical: BM25 score.")
     text: str
     page: int | None = None
+    vector_rank: int | None = Field(None, description="Rank among the embedding matches (1 = nearest), when it is among them.")
+    lexical_rank: int | None = Field(None, description="Rank among the BM25 matches, when it is among them.")
 
 
 class NeighborHit(BaseModel):
@@ -78,6 +88,7 @@ class GraphService:
         self._load_embedder = embedder
         self._embedder: Embedder | None = None
         self._lock = threading.Lock()
+        self._lexical_indexes: dict[str, tuple[tuple[object, ...], LexicalIndex]] = {}
 
     @property
     def embedder(self) -> Embedder:
@@ -213,20 +224,49 @@ class GraphService:
             )
         return self.embedder.embed([text])[0]
 
-    def search(self, graph_id: str, query: str, k: int = 10, node_types: Sequence[str] | None = None) -> list[SearchHit]:
-        """Nodes whose embedded text is closest to ``query``."""
+    def _lexical(self, kg: KnowledgeGraph) -> LexicalIndex:
+        """The graph's BM25 index, built on first use and rebuilt when the graph changed."""
+        version = (kg.meta.created_at, len(kg), kg.g.number_of_edges())
+        with self._lock:
+            cached = self._lexical_indexes.get(kg.id)
+        if cached is not None and cached[0] == version:
+            return cached[1]
+        index = LexicalIndex.of_graph(kg, WEB_EMBEDDED_TYPES if kg.meta.kind == "web" else EMBEDDED_TYPES)
+        with self._lock:
+            self._lexical_indexes[kg.id] = (version, index)
+            while len(self._lexical_indexes) > LEXICAL_CACHE:
+                self._lexical_indexes.pop(next(iter(self._lexical_indexes)))
+        return index
+
+    def search(self, graph_id: str, query: str, k: int = 10, node_types: Sequence[str] | None = None, mode: SearchMode | None = None) -> list[SearchHit]:
+        """Nodes that match ``query``: by meaning, by exact terms, or both fused (``mode``, default ``settings.search_mode``)."""
         if not query.strip():
             raise InputError("query is empty; pass some words to search for")
         if not 1 <= k <= 100:
             raise InputError(f"k={k} is out of range; use 1 to 100")
+        mode = mode or self.settings.search_mode
+        if mode not in ("hybrid", "vector", "lexical"):
+            raise InputError(f"search mode {mode!r} is not one of hybrid, vector, lexical")
         kg = self.load(graph_id)
         _check_node_types(node_types)
-        hits = self.vectors.query(kg.id, self._query_vector(kg, query), k, list(node_types) if node_types else None)
+        types = list(node_types) if node_types else None
+        depth = k if mode != "hybrid" else max(FUSION_DEPTH, k)
+        vector = self.vectors.query(kg.id, self._query_vector(kg, query), depth, types) if mode != "lexical" else []
+        lexical = self._lexical(kg).query(query, depth, types) if mode != "vector" else []
+        vector_rank = {node_id: r for r, (node_id, _) in enumerate(vector, start=1)}
+        lexical_rank = {node_id: r for r, (node_id, _) in enumerate(lexical, start=1)}
+        if mode == "hybrid":
+            ranked = fuse([i for i, _ in vector], [i for i, _ in lexical], k=k)
+        else:
+            ranked = (vector or lexical)[:k]
         out = []
-        for node_id, score in hits:
+        for node_id, score in ranked:
             if node_id in kg:
                 node = kg.node(node_id)
-                out.append(SearchHit(node_id=node_id, type=node.type.value, score=round(score, 4), text=_snippet(node.text), page=node.source.page))
+                out.append(SearchHit(
+                    node_id=node_id, type=node.type.value, score=round(score, 4 if mode != "hybrid" else 6), text=_snippet(node.text),
+                    page=node.source.page, vector_rank=vector_rank.get(node_id), lexical_rank=lexical_rank.get(node_id),
+                ))  # fmt: skip
         return out
 
     def node(self, graph_id: str, node_id: str) -> Node:

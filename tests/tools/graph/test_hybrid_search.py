@@ -1,0 +1,60 @@
+"""Hybrid search: BM25 (bm25s) fused with embeddings by reciprocal rank, on a real ingested document."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from taskloom.tools.errors import InputError
+from taskloom.tools.graph.lexical import LexicalIndex, fuse, terms
+from taskloom.tools.graph.service import GraphService
+from taskloom.tools.settings import Settings
+
+GUIDE = Path(__file__).resolve().parents[3] / "examples" / "documents" / "field-guide.md"
+
+
+@pytest.fixture(scope="module")
+def service(tmp_path_factory: pytest.TempPathFactory) -> tuple[GraphService, str]:
+    svc = GraphService(Settings(workspace=tmp_path_factory.mktemp("ws"), embedder="hashing"))
+    return svc, svc.ingest_document(GUIDE).graph_id
+
+
+def _first(hits: list, needle: str) -> int | None:  # type: ignore[type-arg]
+    return next((i for i, h in enumerate(hits, start=1) if needle.lower() in h.text.lower()), None)
+
+
+def test_exact_terms_are_found_by_bm25_and_survive_fusion(service: tuple[GraphService, str]) -> None:
+    svc, graph = service
+    query = "insurance and access agreement with the building owner"
+    lexical = svc.search(graph, query, 5, mode="lexical")
+    hybrid = svc.search(graph, query, 5, mode="hybrid")
+    assert _first(lexical, "one-page agreement") == 1
+    assert _first(hybrid, "one-page agreement") is not None and _first(hybrid, "one-page agreement") <= 2
+    top = hybrid[0]
+    assert top.lexical_rank is not None and top.score == pytest.approx(
+        (1 / (60 + top.lexical_rank) if top.lexical_rank else 0) + (1 / (60 + top.vector_rank) if top.vector_rank else 0), abs=1e-6
+    )
+    assert all(h.vector_rank is not None and h.lexical_rank is None for h in svc.search(graph, query, 5, mode="vector"))
+
+
+def test_modes_types_and_bad_input(service: tuple[GraphService, str]) -> None:
+    svc, graph = service
+    only = svc.search(graph, "planning the station", 10, ["heading"], mode="lexical")
+    assert only and all(h.type == "heading" for h in only)
+    assert svc.search(graph, "the of and", 5, mode="lexical") == []  # stop words only: no lexical match, no error
+    with pytest.raises(InputError, match="search mode"):
+        svc.search(graph, "rain", 5, mode="fuzzy")  # type: ignore[arg-type]
+    default = svc.search(graph, "rain gauge", 5)
+    assert default == svc.search(graph, "rain gauge", 5, mode="hybrid")  # the settings default is hybrid
+
+
+def test_terms_fusion_and_index_basics() -> None:
+    assert terms("Gauges, funnels and the rain-gauge's batteries") == ["gauge", "funnel", "rain", "gauge", "battery"]
+    assert [i for i, _ in fuse(["a", "b"], ["b", "c"], k=3)] == ["b", "a", "c"]
+    assert fuse([], [], k=3) == []
+    index = LexicalIndex(["p1", "p2", "h1"], ["the rain gauge overflowed", "wind vane bearings", "Rain gauge"], ["paragraph", "paragraph", "heading"])
+    hits = index.query("gauges for rain", 5)
+    assert {i for i, _ in hits} == {"p1", "h1"} and all(score > 0 for _, score in hits)
+    assert index.query("rain", 5, ["heading"]) == [("h1", index.query("rain", 5, ["heading"])[0][1])]
+    assert LexicalIndex([], [], []).query("rain", 5) == []
