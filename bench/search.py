@@ -120,7 +120,10 @@ def load_questions(path: Path, only: Sequence[str] | None = None) -> list[Questi
 
 
 def check_labels(pdf: Path, questions: Sequence[Question]) -> list[str]:
-    """Warnings for passages that do not occur exactly once in the PDF's whitespace-collapsed text."""
+    """Notes on passages that do not occur exactly once in the PDF's whitespace-collapsed text.
+
+    A passage may occur more than once when each occurrence answers the question; zero is a broken label.
+    """
     import pymupdf
 
     with pymupdf.open(pdf) as doc:
@@ -129,7 +132,8 @@ def check_labels(pdf: Path, questions: Sequence[Question]) -> list[str]:
     for q in questions:
         count = text.count(q.passage.lower())
         if count != 1:
-            warnings.append(f"{q.pdf}: passage {q.passage!r} occurs {count} times in the PDF text")
+            note = "; fine only if every occurrence answers the question" if count > 1 else "; the label can never match"
+            warnings.append(f"{q.pdf}: passage {q.passage!r} occurs {count} times in the PDF text{note}")
     return warnings
 
 
@@ -226,7 +230,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         wall = time.perf_counter() - clock
 
     for warning in warnings:
-        print(f"warning: {warning}", file=sys.stderr)
+        print(f"label note: {warning}", file=sys.stderr)
 
     overall = {m: score([o for o in outcomes if o.mode == m]) for m in modes}
     per_pdf = {p: {m: score([o for o in outcomes if o.mode == m and o.question.pdf == p]) for m in modes} for p in pdfs}

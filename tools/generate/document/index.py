@@ -11,9 +11,11 @@ import re
 import unicodedata
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
+import pysbd
 
 from ...graph.model import KnowledgeGraph, Node
 from .templates import TaskTemplate
@@ -23,7 +25,6 @@ __all__ = ["normalise", "split_sentences"]
 _DIFFICULTIES = ("easy", "medium", "hard", "expert")
 _MAX_CELL_CHARS = 100
 _CAPTION_PREFIX = re.compile(r"^\s*(?:figure|fig\.?|table)\s*\d+[a-z]?\s*[.:]\s*", re.IGNORECASE)
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(“\"])")
 _MERGED_NUMBERS = re.compile(r"^[-−+\d.,()%\s]*\d[-−+\d.,()%]*\s+[-−+(]*\d[-−+\d.,()%\s]*$")
 _NUMBER = re.compile(r"(?<![\w.,])\d+(?:\.\d+)?(?![\w]|\.\d)")
 
@@ -36,9 +37,26 @@ def normalise(text: str) -> str:
     return " ".join(unicodedata.normalize("NFC", text).split())
 
 
+@lru_cache(maxsize=1)
+def _segmenter() -> pysbd.Segmenter:
+    return pysbd.Segmenter(language="en", clean=False)
+
+
+@lru_cache(maxsize=8192)
+def _sentences(text: str) -> tuple[str, ...]:
+    return tuple(s.strip() for s in _segmenter().segment(text) if s.strip())
+
+
 def split_sentences(text: str) -> list[str]:
-    """Sentences of normalised text; each one is a verbatim substring of ``normalise(text)``."""
-    return [s for s in _SENTENCE_END.split(normalise(text)) if s]
+    """Sentences of normalised text; each one is a verbatim substring of ``normalise(text)``.
+
+    Sentence boundaries come from ``pysbd`` (rule-based, the "Golden Rules"), which knows
+    abbreviations such as "et al.", "e.g.", "Fig." and decimal numbers.
+
+    >>> split_sentences("Shown by Smith et al. (2008) and Jones et al. 2010. The fit uses REML, i.e. restricted likelihood.")
+    ['Shown by Smith et al. (2008) and Jones et al. 2010.', 'The fit uses REML, i.e. restricted likelihood.']
+    """
+    return list(_sentences(normalise(text)))
 
 
 def _opening(text: str, words: int = 8) -> str:
