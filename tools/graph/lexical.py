@@ -7,8 +7,8 @@ that hold ``n`` (Cormack et al., 2009; ``RRF_K = 60``). Ranks, not raw scores, a
 two scales never need calibrating.
 
 Terms are lower-cased words of two or more letters and numbers (dotted and underscored names such as ``lme4::lmer`` or
-``na.rm`` also kept whole), English stop words dropped, a plural ``-s`` / ``-es`` / ``-ies``
-folded. The index covers the nodes vector search covers (the embedded types with text); it is
+``na.rm`` also kept whole), English stop words dropped, each word reduced to its Snowball
+stem (``requirements`` → ``requir``). The index covers the nodes vector search covers (the embedded types with text); it is
 built on first use and kept per graph until the graph changes.
 """
 
@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 
 import bm25s
 import numpy as np
+import snowballstemmer
 
 from .model import KnowledgeGraph, NodeType
 
@@ -33,14 +35,13 @@ _STOP = frozenset(
 )  # fmt: skip
 
 
+_STEMMER = snowballstemmer.stemmer("english")
+
+
+@lru_cache(maxsize=200_000)
 def _fold(word: str) -> str:
-    if len(word) > 4 and word.endswith("ies"):
-        return word[:-3] + "y"
-    if len(word) > 4 and word.endswith(("ses", "xes", "ches", "shes")):
-        return word[:-2]
-    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        return word[:-1]
-    return word
+    """The word's English Snowball stem (numbers and names with digits kept whole)."""
+    return word if any(ch.isdigit() for ch in word) else str(_STEMMER.stemWord(word))
 
 
 def terms(text: str) -> list[str]:
@@ -48,6 +49,8 @@ def terms(text: str) -> list[str]:
 
     >>> terms("The models' random effects, e.g. lme4::lmer and na.rm")
     ['model', 'random', 'effect', 'e.g', 'lme4::lmer', 'lme4', 'lmer', 'na.rm', 'na', 'rm']
+    >>> terms("requirements required")
+    ['requir', 'requir']
     """
     out: list[str] = []
     for word in _WORD.findall(text.lower()):

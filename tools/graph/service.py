@@ -250,23 +250,29 @@ class GraphService:
         kg = self.load(graph_id)
         _check_node_types(node_types)
         types = list(node_types) if node_types else None
-        depth = k if mode != "hybrid" else max(FUSION_DEPTH, k)
+        depth = max(FUSION_DEPTH, 2 * k)  # room for identical texts (a chunk repeating its paragraph) left out below
         vector = self.vectors.query(kg.id, self._query_vector(kg, query), depth, types) if mode != "lexical" else []
         lexical = self._lexical(kg).query(query, depth, types) if mode != "vector" else []
         vector_rank = {node_id: r for r, (node_id, _) in enumerate(vector, start=1)}
         lexical_rank = {node_id: r for r, (node_id, _) in enumerate(lexical, start=1)}
         if mode == "hybrid":
-            ranked = fuse([i for i, _ in vector], [i for i, _ in lexical], k=k)
+            ranked = fuse([i for i, _ in vector], [i for i, _ in lexical], k=depth)
         else:
-            ranked = (vector or lexical)[:k]
-        out = []
+            ranked = vector or lexical
+        out: list[SearchHit] = []
+        seen: set[str] = set()
         for node_id, score in ranked:
-            if node_id in kg:
-                node = kg.node(node_id)
-                out.append(SearchHit(
-                    node_id=node_id, type=node.type.value, score=round(score, 4 if mode != "hybrid" else 6), text=_snippet(node.text),
-                    page=node.source.page, vector_rank=vector_rank.get(node_id), lexical_rank=lexical_rank.get(node_id),
-                ))  # fmt: skip
+            if node_id not in kg or len(out) == k:
+                continue
+            node = kg.node(node_id)
+            same = " ".join(node.text.split()).casefold()
+            if same in seen:  # a chunk that repeats its paragraph (or any identical text) is one hit
+                continue
+            seen.add(same)
+            out.append(SearchHit(
+                node_id=node_id, type=node.type.value, score=round(score, 4 if mode != "hybrid" else 6), text=_snippet(node.text),
+                page=node.source.page, vector_rank=vector_rank.get(node_id), lexical_rank=lexical_rank.get(node_id),
+            ))  # fmt: skip
         return out
 
     def node(self, graph_id: str, node_id: str) -> Node:

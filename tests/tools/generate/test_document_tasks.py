@@ -111,7 +111,7 @@ def test_templates_span_all_difficulties_and_types():
 @pytest.mark.parametrize("name", ["lmer", "countreg"])
 def test_gold_answers_are_grounded_in_evidence(graphs, all_tasks, name):
     kg, (tasks, _) = graphs[name], all_tasks[name]
-    assert len(tasks) > 300
+    assert len(tasks) > 250  # one task per evidence passage and type
     for task in tasks:
         assert task.kind == "document" and task.gold_answer and task.instruction
         assert task.provenance.generator == "template" and task.provenance.model == "none" and task.provenance.seed == 3
@@ -213,7 +213,8 @@ def test_difficulty_filter(graphs, level):
     tasks, report = generate_document_tasks(graphs["lmer"], None, 2, 0, level)
     assert tasks and all(t.difficulty == level for t in tasks)
     expected = {t.type for t in DOCUMENT_TEMPLATES if t.difficulty == level}
-    assert {t.type for t in tasks} == expected
+    capped = {"extraction"} if report["cloze_dropped"] else set()  # cloze tasks stay within 10% of the tasks
+    assert {t.type for t in tasks} == expected - capped
     for ttype, entry in report["types"].items():
         if ttype not in expected:
             assert entry["kept"] == 0 and "template difficulty" in entry["skipped"]

@@ -50,7 +50,8 @@ def test_modes_types_and_bad_input(service: tuple[GraphService, str]) -> None:
 
 
 def test_terms_fusion_and_index_basics() -> None:
-    assert terms("Gauges, funnels and the rain-gauge's batteries") == ["gauge", "funnel", "rain", "gauge", "battery"]
+    assert terms("Gauges, funnels and the rain-gauge's batteries") == terms("gauge funnel rain gauge battery")  # stems; stop words, "'s" gone
+    assert len(terms("Gauges, funnels and the rain-gauge's batteries")) == 5 and terms("lme4 R2") == ["lme4", "r2"]
     assert [i for i, _ in fuse(["a", "b"], ["b", "c"], k=3)] == ["b", "a", "c"]
     assert fuse([], [], k=3) == []
     index = LexicalIndex(["p1", "p2", "h1"], ["the rain gauge overflowed", "wind vane bearings", "Rain gauge"], ["paragraph", "paragraph", "heading"])

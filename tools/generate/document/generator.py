@@ -19,6 +19,7 @@ import numpy as np
 from ...errors import InputError
 from ...graph.model import KnowledgeGraph, Node
 from ...tasks.model import Provenance, Task
+from .guards import boilerplate, cap_cloze, confirmed_count, passage_of
 from .templates import DOCUMENT_TASK_TYPES, DOCUMENT_TEMPLATES, TaskTemplate
 from .index import (
     Builder,
@@ -449,6 +450,7 @@ def generate_document_tasks(
         raise InputError(f"count must be at least 1, got {count}")
 
     ix = _Index(kg)
+    furniture = boilerplate(ix)
     tasks: list[Task] = []
     report: dict[str, Any] = {"graph_id": kg.id, "seed": seed, "count_per_type": count, "difficulty": difficulty, "types": {}}
     for ttype in [t for t in DOCUMENT_TASK_TYPES if t in wanted]:
@@ -464,22 +466,37 @@ def generate_document_tasks(
                 continue
             reason = _missing(ix, tpl)
             n = 0
+            guarded = {"boilerplate": 0, "unconfirmed_count": 0}
             if reason is None:
                 for cand in _BUILDERS[tpl.id](ix, tpl, rng):
+                    counted_refs = tpl.id == "aggregation_section_citations"
+                    if any(e in furniture and not (counted_refs and ix.nodes[e].type.value == "reference") for e in cand.evidence):
+                        guarded["boilerplate"] += 1
+                        continue
                     task = _to_task(kg, cand, seed)
+                    if not confirmed_count(ix, tpl.id, cand.evidence, str(task.gold_answer or "")):
+                        guarded["unconfirmed_count"] += 1
+                        continue
                     if task.id not in pool:
                         pool[task.id] = task
                         n += 1
                 if n == 0:
                     reason = _EMPTY_REASON[tpl.id]
-            entry["templates"][tpl.id] = {"candidates": n, "skipped": reason}
+            entry["templates"][tpl.id] = {"candidates": n, "skipped": reason, "dropped": {k: v for k, v in guarded.items() if v}}
             entry["candidates"] += n
         ids = list(pool)
-        chosen = [ids[i] for i in rng.permutation(len(ids))[:count]] if ids else []
+        chosen: list[str] = []
+        passages: set[str] = set()
+        for i in rng.permutation(len(ids)) if ids else []:  # one task per evidence passage and type
+            passage = passage_of(pool[ids[i]], ix)
+            if passage not in passages and len(chosen) < count:
+                passages.add(passage)
+                chosen.append(ids[i])
         tasks.extend(pool[i] for i in chosen)
         entry["kept"] = len(chosen)
         if not chosen:
             reasons = [f"{tid}: {v['skipped']}" for tid, v in entry["templates"].items() if v["skipped"]]
             entry["skipped"] = "; ".join(reasons) or "no candidates"
+    tasks, report["cloze_dropped"] = cap_cloze(tasks)
     report["total"] = len(tasks)
     return tasks, report

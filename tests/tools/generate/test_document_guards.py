@@ -1,0 +1,90 @@
+"""Document tasks never stand on boilerplate, keep one task per passage and type, cap cloze tasks, confirm counts twice."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from taskloom.tools.generate.document.generator import generate_document_tasks
+from taskloom.tools.generate.document.guards import CLOZE_TEMPLATES, boilerplate, cap_cloze, confirmed_count, passage_of
+from taskloom.tools.generate.document.index import _Index
+from taskloom.tools.graph.model import Edge, EdgeType, GraphMeta, KnowledgeGraph, Node, NodeType
+from taskloom.tools.graph.service import GraphService
+from taskloom.tools.settings import Settings
+from taskloom.tools.tasks.model import Provenance, Task
+
+GUIDE = Path(__file__).resolve().parents[3] / "examples" / "documents" / "field-guide.md"
+LICENCE = """
+
+## Licence
+
+This guide is free software. Permission is hereby granted to copy it, with or without changes.
+The guide is distributed WITHOUT ANY WARRANTY; see the GNU General Public License for details.
+It mentions 12 volunteers and the acronym WMO (World Meteorological Organization) twice: WMO, WMO.
+"""
+
+
+@pytest.fixture(scope="module")
+def graph(tmp_path_factory: pytest.TempPathFactory) -> KnowledgeGraph:
+    root = tmp_path_factory.mktemp("doc")
+    doc = root / "guide.md"
+    doc.write_text(GUIDE.read_text(encoding="utf-8") + LICENCE, encoding="utf-8")
+    service = GraphService(Settings(workspace=root / "ws", embedder="hashing"))
+    return service.load(service.ingest_document(doc).graph_id)
+
+
+def test_no_task_stands_on_licence_text_or_the_bibliography(graph: KnowledgeGraph) -> None:
+    ix = _Index(graph)
+    furniture = boilerplate(ix)
+    licence = [n for n in graph.nodes("paragraph") if "Permission is hereby granted" in n.text]
+    assert licence and all(n.id in furniture for n in licence)
+    assert not any(n.id in furniture for n in graph.nodes("paragraph") if "weather" in n.text.lower())  # ordinary prose is kept
+    tasks, report = generate_document_tasks(graph, count=10, seed=3)
+    assert tasks
+    for task in tasks:
+        counted = task.provenance.template == "aggregation_section_citations"
+        assert not any(e in furniture and not (counted and ix.nodes[e].type.value == "reference") for e in task.evidence), task.instruction
+    assert any(v.get("dropped", {}).get("boilerplate") for e in report["types"].values() for v in e["templates"].values())
+
+
+def test_one_task_per_passage_and_type_and_few_cloze_tasks(graph: KnowledgeGraph) -> None:
+    ix = _Index(graph)
+    tasks, report = generate_document_tasks(graph, count=10, seed=1)
+    per_type = Counter((t.type, passage_of(t, ix)) for t in tasks)
+    assert max(per_type.values()) == 1
+    cloze = sum(t.provenance.template in CLOZE_TEMPLATES for t in tasks)
+    assert cloze <= 0.10 * len(tasks) and report["total"] == len(tasks)
+
+
+def _task(i: int, template: str) -> Task:
+    return Task(id=f"t{i}", kind="document", type="extraction", instruction=f"q{i}", gold_answer="a", evidence=["p"],
+                provenance=Provenance(graph_id="g", template=template, generator="template"))  # fmt: skip
+
+
+def test_cap_cloze_keeps_the_earliest_within_the_share() -> None:
+    tasks = [_task(i, "extraction_cloze") for i in range(5)] + [_task(10 + i, "table_qa_cell") for i in range(18)]
+    kept, dropped = cap_cloze(tasks)
+    assert [t.id for t in kept if t.provenance.template == "extraction_cloze"] == ["t0", "t1"] and dropped == 3
+    assert cap_cloze([_task(0, "extraction_cloze")]) == ([], 1)
+
+
+def _cites_graph(reference_texts: list[str], paragraph: str) -> _Index:
+    kg = KnowledgeGraph(GraphMeta(id="g"))
+    kg.add_node(Node(id="s", type=NodeType.SECTION, text="2. Methods"))
+    kg.add_node(Node(id="p", type=NodeType.PARAGRAPH, text=paragraph))
+    kg.add_edge(Edge(source="s", target="p", type=EdgeType.CONTAINS))
+    for i, text in enumerate(reference_texts):
+        kg.add_node(Node(id=f"r{i}", type=NodeType.REFERENCE, text=text))
+        kg.add_edge(Edge(source="p", target=f"r{i}", type=EdgeType.CITES))
+    return _Index(kg)
+
+
+def test_a_citation_count_needs_the_text_to_agree() -> None:
+    refs = ["Smith J (2008). A study. Journal.", "Jones K, Smith J (2010). Another. Journal."]
+    agree = _cites_graph(refs, "Mixed models (Smith 2008) were extended by Jones et al. (2010).")
+    assert confirmed_count(agree, "aggregation_section_citations", ["s", "p", "r0", "r1"], "2")
+    wrong = _cites_graph(refs, "Mixed models (Smith 2008) were extended (Smith and Jones 2010).")  # Smith is not Jones et al.'s first author
+    assert not confirmed_count(wrong, "aggregation_section_citations", ["s", "p", "r0", "r1"], "2")
+    assert confirmed_count(agree, "table_qa_cell", ["p"], "whatever")  # not a count: nothing to confirm
