@@ -86,7 +86,7 @@ def test_lmer_cites_its_bibliography(graphs: dict[str, KnowledgeGraph]) -> None:
     kg = graphs["lmer"]
     cited = {kg.node(e.target).text.split()[0].rstrip(",") for e in kg.edges("cites")}
     assert {"Doran", "Bates", "Pinheiro"} <= cited
-    assert len(list(kg.nodes("reference"))) >= 60
+    assert len(list(kg.nodes("reference"))) == 46  # one node per bibliography entry (counted by hand)
 
 
 def test_countreg_table_1_cells(graphs: dict[str, KnowledgeGraph]) -> None:

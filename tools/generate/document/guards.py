@@ -82,9 +82,9 @@ def _written_citations(ix: _Index, paragraphs: Iterable[str], refs: Iterable[str
             keys.add((m.group(1).casefold(), m.group(2) + m.group(3)))
     found = 0
     for rid in refs:
-        m = re.match(r"\s*(?:\[\d+\]\s*)?([A-Z][\w'’-]+)", ix.nodes[rid].text)
+        author = re.match(r"\s*(?:\[\d+\]\s*)?([A-Z][\w'’-]+)", ix.nodes[rid].text)
         year = re.search(r"\b((?:1[89]|20)\d\d[a-z]?)\b", ix.nodes[rid].text)
-        if m and year and (m.group(1).casefold(), year.group(1)) in keys:
+        if author and year and (author.group(1).casefold(), year.group(1)) in keys:
             found += 1
     return found
 

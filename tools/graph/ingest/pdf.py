@@ -18,6 +18,7 @@ from .pdf_layout import (
     reading_order,
     resolve_headings,
 )
+from .pdf_outline import Listing, find_listings, in_listing
 from .pdf_regions import Region, find_figure_regions, find_table_regions, inside
 from .pdf_text import TextBlock, body_font_size, join_lines, page_text_blocks
 from .registry import parser
@@ -64,13 +65,14 @@ def parse_pdf(path: Path, progress: ProgressFn | None = None, max_pages: int = 2
         pages = drop_running_heads(pages, height)
         title = _take_title(pages, body) or str(doc.metadata.get("title") or "") or path.stem
         outline = [(int(lvl), str(t), int(p)) for lvl, t, p, *_ in doc.get_toc(simple=True)]
+        listings = find_listings(pages)  # contents, index, list-of-figures pages: no headings, no captions
         laid_out: list[tuple[list[TextBlock], list[Region]]] = []
         for index in range(doc.page_count):
-            laid_out.append(_layout_page(doc[index], pages[index], body))
+            laid_out.append(_layout_page(doc[index], pages[index], body, listings))
             if progress:
                 progress(index + 1, doc.page_count, f"page {index + 1}/{doc.page_count}")
         candidates = [b for blocks, _ in laid_out for b in blocks if b.kind == "heading"]
-        resolve_headings(candidates, [b for blocks, _ in laid_out for b in blocks], outline, body)
+        resolve_headings(candidates, [b for blocks, _ in laid_out for b in blocks], outline, body, listings)
         blocks = _emit(laid_out)
         return ParsedDocument(path=str(path), format="pdf", title=title, pages=doc.page_count, blocks=blocks, outline=outline)
     finally:
@@ -95,10 +97,12 @@ def _take_title(pages: list[list[TextBlock]], body: float) -> str:
     return join_lines([b.text for b in title])
 
 
-def _layout_page(page: pymupdf.Page, blocks: list[TextBlock], body: float) -> tuple[list[TextBlock], list[Region]]:
-    """Classify one page's blocks and find its tables and figures."""
+def _layout_page(
+    page: pymupdf.Page, blocks: list[TextBlock], body: float, listings: dict[int, Listing] | None = None
+) -> tuple[list[TextBlock], list[Region]]:
+    """Classify one page's blocks and find its tables and figures (a list of figures holds no captions)."""
     for block in blocks:
-        if (cap := caption_of(block)) is not None:
+        if (cap := caption_of(block)) is not None and not in_listing(block, listings or {}):
             block.kind = "caption"
             block.attrs.update(label=cap[0], number=cap[1])
     captions = [b for b in blocks if b.kind == "caption"]
@@ -113,7 +117,8 @@ def _layout_page(page: pymupdf.Page, blocks: list[TextBlock], body: float) -> tu
         elif holder.kind == "figure":
             holder.text = join_lines([holder.text, block.text])
     prose = [b for b in remaining if b.kind != "caption"]
-    formulas = merge_formulas(prose, page.rect.width, body)
+    listed = [b for b in prose if in_listing(b, listings or {})]  # leader dots are no maths
+    formulas = merge_formulas([b for b in prose if not any(b is x for x in listed)], page.rect.width, body) + listed
     for block in formulas:
         if block.kind != "formula":
             block.kind = classify(block, body, page.rect.height)
@@ -180,17 +185,70 @@ def _list_items(tb: TextBlock) -> list[str]:
 
 
 def _split_references(tb: TextBlock) -> list[str]:
-    """Split a bibliography block into entries: with hanging indents, each line at the margin starts one."""
-    margin = min(line.bbox[0] for line in tb.lines)
-    if not any(line.bbox[0] > margin + 5 for line in tb.lines):
-        return [tb.text]
+    """Split a bibliography block into entries; never cut an entry at a line break.
+
+    Lines on one baseline are one row. When rows start at two left edges, the edge
+    where entries open (the margin under a hanging indent, the indent under a
+    first-line indent) starts an entry; rows above the first such row continue an
+    entry from the previous block. When all rows share one edge, a row opens an entry
+    only if it is the next ``[n]``/``n.`` label, or an author list with a year right
+    after a row that ended a sentence. A block that is only a page number is dropped.
+    """
+    rows = _reference_rows(tb)
+    if not rows or (len(rows) == 1 and rows[0][1].isdigit() and len(rows[0][1]) <= 4):
+        return []
+    edges = [x0 for x0, _ in rows]
+    margin = min(edges)
+    if max(edges) > margin + 2:
+        starts = _indent_starts(rows, margin)
+    else:
+        starts = _text_starts([text for _, text in rows])
     entries: list[list[str]] = []
-    for line in tb.lines:
-        if not entries or line.bbox[0] <= margin + 1.5:
-            entries.append([line.text])
+    for (_, text), start in zip(rows, starts, strict=True):
+        if start or not entries:
+            entries.append([text])
         else:
-            entries[-1].append(line.text)
-    return [join_lines(parts) for parts in entries]
+            entries[-1].append(text)
+    return [joined for parts in entries if (joined := join_lines(parts))]
+
+
+def _reference_rows(tb: TextBlock) -> list[tuple[float, str]]:
+    """(left edge, text) of each visual row: pieces of a justified line on one baseline are joined."""
+    rows: list[tuple[float, float, list[str]]] = []
+    for line in tb.lines:
+        if rows and abs(line.bbox[1] - rows[-1][1]) < 2 and line.bbox[0] > rows[-1][0]:
+            rows[-1][2].append(line.text)
+        else:
+            rows.append((line.bbox[0], line.bbox[1], [line.text]))
+    return [(x0, " ".join(" ".join(parts).split())) for x0, _, parts in rows if "".join(parts).strip()]
+
+
+def _indent_starts(rows: list[tuple[float, str]], margin: float) -> list[bool]:
+    """Which rows open an entry when rows start at a margin and an indent."""
+    from .links import looks_like_entry_start  # format-neutral entry rules live with the citation matcher
+
+    indented = [x0 > margin + 2 for x0, _ in rows]
+    opening = [ind for ind, (_, text) in zip(indented, rows, strict=True) if looks_like_entry_start(text)]
+    head_indented = opening.count(True) > opening.count(False)
+    return [ind == head_indented for ind in indented]
+
+
+def _text_starts(lines: list[str]) -> list[bool]:
+    """Which rows open an entry when all rows share one left edge: the next label, or an author–year start."""
+    from .links import entry_label, opens_author_year_entry
+
+    starts: list[bool] = []
+    number = 0
+    for index, text in enumerate(lines):
+        value = entry_label(text)
+        if value is not None:
+            start = index == 0 or value == number + 1
+            number = value if start else number
+        else:
+            ended = index == 0 or lines[index - 1].rstrip().endswith((".", ")", "/"))
+            start = number == 0 and ended and opens_author_year_entry(text)
+        starts.append(start)
+    return starts
 
 
 def _continues(prev: Block, block: Block) -> bool:

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
+from .pdf_outline import Listing, clean_title, drop_page_number, in_listing, is_byline, is_licence_clause
 from .pdf_text import TextBlock, union
 
 __all__ = [
@@ -129,12 +132,13 @@ def classify(block: TextBlock, body_size: float, page_height: float) -> str:
     text = block.text
     words = len(text.split())
     larger = block.size >= 1.08 * body_size
+    numbered = SECTION_NUMBER_RE.match(text) is not None  # "2.2 Creation of zooreg objects", partly in a code font
     if (
         len(block.lines) <= 3
         and 0 < words <= 16
-        and (block.bold or (larger and (block.italic or block.size >= 1.15 * body_size)))
+        and (block.bold or (larger and (block.italic or numbered or block.size >= 1.15 * body_size)))
         and not text.rstrip().endswith((",", ";"))
-        and block.mono_share < 0.5
+        and (block.mono_share < 0.5 or (numbered and block.size >= 1.15 * body_size))
     ):
         return "heading"
     if block.mono_share >= 0.7:
@@ -154,57 +158,182 @@ def _heading_level_by_number(text: str) -> tuple[str | None, int | None]:
     return number, number.count(".") + 1
 
 
+def _bare_letter(number: str | None) -> bool:
+    """A lone capital without a dot ("R Core Team", "A Installing"): a number only when the outline says so."""
+    return number is not None and len(number) == 1 and number.isalpha()
+
+
+def _style(block: TextBlock) -> tuple[float, bool, bool]:
+    """Sort key of a heading's look: larger first, then bold before regular, upright before italic."""
+    return (-round(block.size, 1), not block.bold, block.italic)
+
+
+@dataclass
+class _Outline:
+    """The PDF outline's entries, normalised for matching against heading blocks."""
+
+    entries: list[tuple[int, str, int]]
+    matched: set[int] = field(default_factory=set)
+
+    @classmethod
+    def of(cls, outline: list[tuple[int, str, int]]) -> _Outline:
+        return cls([(level, _norm(SECTION_NUMBER_RE.sub("", clean_title(title))), page) for level, title, page in outline])
+
+    @property
+    def depth(self) -> int:
+        return max((level for level, _, _ in self.entries), default=0)
+
+    def match(self, block: TextBlock, exact_page: bool = False) -> int | None:
+        """The first unmatched entry with the block's title on its page (±1 unless ``exact_page``)."""
+        title = _norm(SECTION_NUMBER_RE.sub("", clean_title(block.text)))
+        slack = 0 if exact_page else 1
+        for i, (_, norm, page) in enumerate(self.entries):
+            if i in self.matched or not norm or abs(page - block.page) > slack:
+                continue
+            if title == norm or (len(norm) > 12 and title.startswith(norm)):
+                return i
+        return None
+
+
+def _front_matter(candidates: list[TextBlock]) -> set[int]:
+    """Ids of first-page candidates before the first numbered or well-known heading: title-page lines, not sections."""
+    first_real = next(
+        (
+            i
+            for i, b in enumerate(candidates)
+            if _norm(b.text) in UNNUMBERED_SECTIONS or ((n := _heading_level_by_number(b.text)[0]) and not _bare_letter(n))
+        ),
+        None,
+    )
+    if first_real is None or not candidates:
+        return set()
+    first_page = candidates[0].page
+    return {id(b) for b in candidates[:first_real] if b.page == first_page}
+
+
+def _not_a_heading(block: TextBlock, body_size: float, front: set[int], first_page: int) -> bool:
+    """Candidates that only look like headings: small print, title-page lines, bylines, licence clauses."""
+    known = _norm(block.text) in UNNUMBERED_SECTIONS
+    number, _ = _heading_level_by_number(block.text)
+    if block.size < 0.9 * body_size and not known:
+        return True
+    if id(block) in front:
+        return True
+    if number and not _bare_letter(number):
+        return False
+    return (block.page == first_page and is_byline(block.text)) or is_licence_clause(block.text)
+
+
+def _decorations(candidates: list[TextBlock], body_size: float) -> set[int]:
+    """Ids of unnumbered candidates whose look no other candidate shares, at a size no numbered heading nor the body uses.
+
+    Such one-off text is a plot title or a logo rather than a heading: headings come in families.
+    """
+    styles = Counter(_style(b) for b in candidates)
+    numbered_sizes = {round(b.size, 1) for b in candidates if _heading_level_by_number(b.text)[0]}
+    if not numbered_sizes:
+        return set()
+    return {
+        id(b)
+        for b in candidates
+        if styles[_style(b)] == 1
+        and not _heading_level_by_number(b.text)[0]
+        and _norm(b.text) not in UNNUMBERED_SECTIONS
+        and round(b.size, 1) not in numbered_sizes
+        and abs(b.size - body_size) > 0.25
+    }
+
+
 def resolve_headings(
     candidates: list[TextBlock],
     all_blocks: list[TextBlock],
     outline: list[tuple[int, str, int]],
     body_size: float,
+    listings: Mapping[int, Listing] | None = None,
 ) -> None:
     """Decide which blocks are headings and at what level (sets ``kind`` and ``attrs``).
 
-    With an outline: a candidate matching an outline entry (same page ±1, same
-    normalised title) takes its level; outline entries no candidate matched are
-    looked up among all blocks of their page; unmatched candidates stay headings
-    only when numbered or a well-known section name. Without an outline: numbered
-    candidates take their depth as level, the others the rank of their font size.
+    Lines of contents, index and list-of-figures pages (``listings``) are never
+    headings unless the outline points at them on their own page (an index's own
+    title). With an outline, a candidate matching an outline entry (same page ±1,
+    same normalised title) takes its level; outline entries no candidate matched
+    are looked up among all blocks of their page. Candidates the outline does not
+    list stay headings when numbered, a well-known section name, or a sub-heading
+    below the depth the outline goes to. Without an outline, numbered candidates
+    take their depth as level and the others nest under the nearest preceding
+    heading of a stronger look (size, then weight, then upright over italic).
+    Trailing leaders and page numbers are cut from every heading's title.
     """
-    entries = [(level, _norm(SECTION_NUMBER_RE.sub("", title)), page) for level, title, page in outline]
-    matched_entries: set[int] = set()
-
-    def match(block: TextBlock) -> int | None:
-        title = _norm(SECTION_NUMBER_RE.sub("", block.text))
-        for i, (_, norm, page) in enumerate(entries):
-            if i not in matched_entries and norm and abs(page - block.page) <= 1 and (title == norm or (len(norm) > 12 and title.startswith(norm))):
-                return i
-        return None
-
-    sizes = sorted({round(b.size, 1) for b in candidates}, reverse=True)
+    listings = listings or {}
+    book = _Outline.of(outline)
+    front = _front_matter(candidates)
+    odd = _decorations(candidates, body_size) if not book.entries else set()
+    first_page = min((b.page for b in candidates), default=1)
+    ranks = {style: rank for rank, style in enumerate(sorted({_style(b) for b in candidates}))}
+    stack: list[tuple[int, int]] = []  # (level, style rank) of the open headings
     for block in candidates:
-        number, depth = _heading_level_by_number(block.text)
-        entry = match(block) if entries else None
-        if entry is not None:
-            matched_entries.add(entry)
-            level: int | None = entries[entry][0]
-        elif entries and not number and _norm(block.text) not in UNNUMBERED_SECTIONS:
-            level = None
-        else:
-            level = depth or (1 if _norm(block.text) in UNNUMBERED_SECTIONS else sizes.index(round(block.size, 1)) + 1)
+        block.kind = "paragraph"
+        listed = in_listing(block, listings)
+        entry = book.match(block, exact_page=listed) if book.entries else None
+        if entry is None and (listed or id(block) in odd or _not_a_heading(block, body_size, front, first_page)):
+            continue
+        level = _level(block, entry, book, ranks[_style(block)], stack)
         if level is None:
-            block.kind = "paragraph"
             continue
-        block.kind = "heading"
-        block.attrs.update(level=level, number=number, confirmed=entry is not None)
-    for i, (level, norm, page) in enumerate(entries):
-        if i in matched_entries:
+        if entry is not None:
+            book.matched.add(entry)
+        _make_heading(block, level, confirmed=entry is not None)
+        while stack and stack[-1][0] >= level:
+            stack.pop()
+        stack.append((level, ranks[_style(block)]))
+    _recover_outline_entries(book, all_blocks, listings)
+
+
+def _level(block: TextBlock, entry: int | None, book: _Outline, rank: int, stack: list[tuple[int, int]]) -> int | None:
+    """A candidate's heading level, or None when it is not a heading."""
+    if entry is not None:
+        return book.entries[entry][0]
+    number, depth = _heading_level_by_number(block.text)
+    if _norm(block.text) in UNNUMBERED_SECTIONS:
+        return 1
+    if number and not _bare_letter(number):
+        return depth
+    if number and not book.entries:
+        return depth
+    open_ = [s for s in stack if s[1] < rank]
+    level = open_[-1][0] + 1 if open_ else 1
+    if book.entries and level <= book.depth:
+        return None  # the outline lists this depth and does not list this line
+    return level
+
+
+def _make_heading(block: TextBlock, level: int, confirmed: bool) -> None:
+    drop_page_number(block)
+    number, _ = _heading_level_by_number(block.text)
+    block.kind = "heading"
+    block.attrs.update(level=level, number=number, confirmed=confirmed)
+
+
+def _recover_outline_entries(book: _Outline, all_blocks: list[TextBlock], listings: Mapping[int, Listing]) -> None:
+    """Outline entries no candidate matched: find their line among the short blocks of their page (that page first)."""
+    for i, (level, norm, page) in enumerate(book.entries):
+        if i in book.matched or not norm:
             continue
-        for block in all_blocks:
-            if block.kind in ("paragraph", "heading") and abs(block.page - page) <= 1 and len(block.lines) <= 3:
-                title = _norm(SECTION_NUMBER_RE.sub("", block.text))
-                if norm and title == norm:
-                    number, _ = _heading_level_by_number(block.text)
-                    block.kind = "heading"
-                    block.attrs.update(level=level, number=number, confirmed=True)
-                    break
+        nearby = [
+            b
+            for b in all_blocks
+            if b.kind in ("paragraph", "heading", "code")
+            and not b.attrs.get("confirmed")
+            and abs(b.page - page) <= 1
+            and len(b.lines) <= 3
+            and not in_listing(b, listings)
+        ]
+        nearby.sort(key=lambda b: abs(b.page - page))
+        for block in nearby:
+            if _norm(SECTION_NUMBER_RE.sub("", clean_title(block.text))) == norm:
+                book.matched.add(i)
+                _make_heading(block, level, confirmed=True)
+                break
 
 
 def reading_order(blocks: list[TextBlock], page_width: float) -> list[TextBlock]:
