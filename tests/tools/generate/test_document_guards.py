@@ -67,7 +67,9 @@ def test_cap_cloze_keeps_the_earliest_within_the_share() -> None:
     tasks = [_task(i, "extraction_cloze") for i in range(5)] + [_task(10 + i, "table_qa_cell") for i in range(18)]
     kept, dropped = cap_cloze(tasks)
     assert [t.id for t in kept if t.provenance.template == "extraction_cloze"] == ["t0", "t1"] and dropped == 3
-    assert cap_cloze([_task(0, "extraction_cloze")]) == ([], 1)
+    alone = [_task(0, "extraction_cloze")]
+    assert cap_cloze(alone) == (alone, 0)  # cloze tasks asked for alone are not capped
+    assert cap_cloze(alone + [_task(1, "table_qa_cell")]) == ([_task(1, "table_qa_cell")], 1)
 
 
 def _cites_graph(reference_texts: list[str], paragraph: str) -> _Index:

@@ -19,9 +19,12 @@ def _graph() -> KnowledgeGraph:
     return kg
 
 
-def _task(task_id: str, evidence: list[str], instruction: str = "Q?", template: str = "tpl", difficulty: str = "easy", generator: str = "template") -> Task:
+def _task(
+    task_id: str, evidence: list[str], instruction: str = "Q?", template: str = "tpl", difficulty: str = "easy", generator: str = "template",
+    type: str = "comprehension",
+) -> Task:
     return Task(
-        id=task_id, kind="document", type="extraction", difficulty=difficulty, instruction=instruction, gold_answer="A",
+        id=task_id, kind="document", type=type, difficulty=difficulty, instruction=instruction, gold_answer="A",
         evidence=evidence, provenance=Provenance(graph_id="g", template=template, generator=generator),
     )
 
@@ -74,3 +77,18 @@ def test_selection_takes_families_in_turn() -> None:
     assert generators.count("web-find") == 2 and generators.count("web-view") == 1 and generators.count("web-lookup") == 2
     # A family that runs out leaves its turns to the others.
     assert len(mmr_select(kg, lookups + view, 4)) == 4
+
+
+def test_document_types_take_turns_cloze_is_capped_and_tables_get_more() -> None:
+    kg = _graph()
+    cloze = [_task(f"x{i}", [f"p{i % 6}"], type="extraction", template="extraction_cloze") for i in range(20)]
+    tables = [_task(f"t{i}", ["t"], type="table_qa", template="table_qa_cell") for i in range(20)]
+    prose = [_task(f"c{i}", [f"p{i % 6}"], type="comprehension") for i in range(20)]
+    picked = mmr_select(kg, cloze + tables + prose, 20)
+    types = [t.type for t in picked]
+    assert types.count("extraction") == 2  # at most a tenth of the 20 asked for
+    assert types.count("table_qa") > types.count("comprehension")  # one and a half turns per round
+    assert len(picked) == 20
+    with_one_other = mmr_select(kg, cloze[:5] + prose[:1], 10)
+    assert len(with_one_other) == 2  # a capped family cannot fill a mix: fewer tasks, never more cloze
+    assert len(mmr_select(kg, cloze[:5], 3)) == 3  # cloze tasks asked for alone are not capped

@@ -11,6 +11,7 @@ arguments and seed give the same tasks.
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Iterator
 from typing import Any
 
@@ -38,7 +39,11 @@ from .index import (
     split_sentences,
 )
 
-__all__ = ["generate_document_tasks", "normalise", "split_sentences"]
+__all__ = ["generate_document_tasks", "normalise", "split_sentences", "TABLE_QA_SHARE"]
+
+#: table_qa tasks per type's count: one and a half times as many, so table questions make at
+#: least a tenth of a document's tasks wherever it has tables (twelve types share the count).
+TABLE_QA_SHARE = 1.5
 
 def _b_extraction(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> Iterator[_Cand]:
     for para in ix.of("paragraph"):
@@ -487,9 +492,10 @@ def generate_document_tasks(
         ids = list(pool)
         chosen: list[str] = []
         passages: set[str] = set()
+        quota = math.ceil(TABLE_QA_SHARE * count) if ttype == "table_qa" else count  # tables carry the exact facts
         for i in rng.permutation(len(ids)) if ids else []:  # one task per evidence passage and type
             passage = passage_of(pool[ids[i]], ix)
-            if passage not in passages and len(chosen) < count:
+            if passage not in passages and len(chosen) < quota:
                 passages.add(passage)
                 chosen.append(ids[i])
         tasks.extend(pool[i] for i in chosen)

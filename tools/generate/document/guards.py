@@ -113,6 +113,8 @@ def cap_cloze(tasks: list[Task]) -> tuple[list[Task], int]:
     """The tasks with cloze tasks cut to at most :data:`CLOZE_SHARE` of the total (the earliest kept); and how many were cut."""
     cloze = [t for t in tasks if t.provenance.template in CLOZE_TEMPLATES]
     others = len(tasks) - len(cloze)
+    if not others:  # only cloze tasks were asked for: nothing to balance
+        return tasks, 0
     allowed = int(CLOZE_SHARE * others / (1 - CLOZE_SHARE) + 1e-9)
     dropped = {t.id for t in cloze[allowed:]}
     return [t for t in tasks if t.id not in dropped], len(dropped)

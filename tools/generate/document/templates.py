@@ -243,7 +243,7 @@ DOCUMENT_TEMPLATES: list[TaskTemplate] = [
         difficulty="easy",
         required_node_types=["table", "table_cell"],
         required_edge_types=["contains"],
-        min_nodes=2, max_nodes=3, max_hops=1,
+        min_nodes=2, max_nodes=3, max_hops=2,  # cell → table → caption: the question quotes the caption
         prompt_template=(
             "In {{ label }}{% if caption %} (\"{{ caption }}\"){% endif %}, what is the value in the "
             "\"{{ column }}\" column for the row \"{{ row }}\"?"

@@ -167,9 +167,17 @@ def task_features(kg: KnowledgeGraph, task: Task) -> set[str]:
     return features
 
 
+#: Turns a family gets per round of coverage selection (others: 1). A document's tables hold its
+#: exact facts, so table questions get more turns wherever the document has tables.
+FAMILY_TURNS = {"template:table_qa": 1.5}
+#: Largest share of the selection a family may take: cloze questions (document extraction) at most a tenth.
+FAMILY_CAPS = {"template:extraction": 0.10}
+
+
 def family(task: Task) -> str:
-    """The generator family a task came from (an LLM rewrite's ``+llm`` dropped)."""
-    return task.provenance.generator.removesuffix("+llm")
+    """The generator family a task came from (an LLM rewrite's ``+llm`` dropped); document tasks by type too."""
+    base = task.provenance.generator.removesuffix("+llm")
+    return f"{base}:{task.type}" if task.kind == "document" else base
 
 
 def mmr_select(kg: KnowledgeGraph, tasks: list[Task], count: int, lam: float = 0.6) -> list[Task]:
@@ -177,22 +185,29 @@ def mmr_select(kg: KnowledgeGraph, tasks: list[Task], count: int, lam: float = 0
 
     Relevance is the LLM overall score scaled to [0, 1] (1 without an LLM);
     similarity is the Jaccard overlap of feature sets. When the tasks come from
-    several generator families, each pick goes to the family with the fewest
-    picks so far (ties to the family seen first), so no family crowds out the
-    others while it still has candidates. Ties go to the earlier candidate, so the
-    selection is deterministic.
+    several generator families (document tasks: one per type), each pick goes to
+    the family with the fewest picks so far per its turns (:data:`FAMILY_TURNS`;
+    ties to the family seen first), so no family crowds out the others while it
+    still has candidates; a family in :data:`FAMILY_CAPS` stops at its share
+    (the selection may then hold fewer than ``count``). Ties go to the earlier
+    candidate, so the selection is deterministic.
     """
-    if count >= len(tasks):
+    if count >= len(tasks) and (len({family(t) for t in tasks}) < 2 or not any(family(t) in FAMILY_CAPS for t in tasks)):
         return list(tasks)
+    asked, count = count, min(count, len(tasks))
     features = [task_features(kg, t) for t in tasks]
     relevance = np.array([(_score(t) / 5.0) if _score(t) else 1.0 for t in tasks])
     families = [family(t) for t in tasks]
     order = list(dict.fromkeys(families))
     picks = dict.fromkeys(order, 0)
     chosen: list[int] = []
+    mixed = len(order) > 1  # caps shape a mix; a selection of one family (asked for alone) is not capped
+    caps = {f: int(FAMILY_CAPS[f] * asked + 1e-9) for f in order if f in FAMILY_CAPS and mixed}  # a share of what is asked for
     while len(chosen) < count:
-        open_families = {families[i] for i in range(len(tasks)) if i not in chosen}
-        turn = min((f for f in order if f in open_families), key=lambda f: picks[f])
+        open_families = {families[i] for i in range(len(tasks)) if i not in chosen and picks[families[i]] < caps.get(families[i], count)}
+        if not open_families:
+            break  # only capped families have candidates left
+        turn = min((f for f in order if f in open_families), key=lambda f: picks[f] / FAMILY_TURNS.get(f, 1.0))
         best, best_value = -1, -np.inf
         for i in range(len(tasks)):
             if i in chosen or families[i] != turn:
