@@ -9,6 +9,7 @@ import pymupdf
 
 from ...errors import DocumentError
 from .blocks import REFERENCE_HEADING, Block, ParsedDocument
+from .links import entry_label, looks_like_entry_start, opens_author_year_entry  # entry rules live with the citation matcher
 from .pdf_layout import (
     BULLET_RE,
     caption_of,
@@ -225,7 +226,6 @@ def _reference_rows(tb: TextBlock) -> list[tuple[float, str]]:
 
 def _indent_starts(rows: list[tuple[float, str]], margin: float) -> list[bool]:
     """Which rows open an entry when rows start at a margin and an indent."""
-    from .links import looks_like_entry_start  # format-neutral entry rules live with the citation matcher
 
     indented = [x0 > margin + 2 for x0, _ in rows]
     opening = [ind for ind, (_, text) in zip(indented, rows, strict=True) if looks_like_entry_start(text)]
@@ -235,7 +235,6 @@ def _indent_starts(rows: list[tuple[float, str]], margin: float) -> list[bool]:
 
 def _text_starts(lines: list[str]) -> list[bool]:
     """Which rows open an entry when all rows share one left edge: the next label, or an author–year start."""
-    from .links import entry_label, opens_author_year_entry
 
     starts: list[bool] = []
     number = 0
