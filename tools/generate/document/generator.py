@@ -20,7 +20,7 @@ import numpy as np
 from ...errors import InputError
 from ...graph.model import KnowledgeGraph, Node
 from ...tasks.model import Provenance, Task
-from .guards import boilerplate, cap_cloze, confirmed_count, passage_of
+from .guards import boilerplate, cap_cloze, confirmed_count, garbled, passage_of
 from .templates import DOCUMENT_TASK_TYPES, DOCUMENT_TEMPLATES, TaskTemplate
 from .index import (
     Builder,
@@ -471,7 +471,7 @@ def generate_document_tasks(
                 continue
             reason = _missing(ix, tpl)
             n = 0
-            guarded = {"boilerplate": 0, "unconfirmed_count": 0}
+            guarded = {"boilerplate": 0, "unconfirmed_count": 0, "garbled": 0}
             if reason is None:
                 for cand in _BUILDERS[tpl.id](ix, tpl, rng):
                     counted_refs = tpl.id == "aggregation_section_citations"
@@ -481,6 +481,9 @@ def generate_document_tasks(
                     task = _to_task(kg, cand, seed)
                     if not confirmed_count(ix, tpl.id, cand.evidence, str(task.gold_answer or "")):
                         guarded["unconfirmed_count"] += 1
+                        continue
+                    if garbled(task.instruction) or garbled(str(task.gold_answer or "")):
+                        guarded["garbled"] += 1
                         continue
                     if task.id not in pool:
                         pool[task.id] = task

@@ -8,6 +8,7 @@
   number (:func:`confirmed_count`): table rows by row index against the table's own row count;
   cited works by the ``cites`` edges against the author–year citations written in the text;
   figures and tables by their nodes against their numbered captions.
+* **Legible**: a task whose question or answer shows broken glyphs (:func:`garbled`) is dropped.
 * **Mix**: at most one task per evidence passage and type (:func:`passage_of`), and cloze tasks
   at most :data:`CLOZE_SHARE` of a document's tasks (:func:`cap_cloze`).
 """
@@ -21,7 +22,9 @@ from ...graph.model import Node
 from ...tasks.model import Task
 from .index import _Index, normalise
 
-__all__ = ["BOILERPLATE_TITLE", "LICENCE_TEXT", "CLOZE_TEMPLATES", "CLOZE_SHARE", "boilerplate", "passage_of", "confirmed_count", "cap_cloze"]
+__all__ = [
+    "BOILERPLATE_TITLE", "LICENCE_TEXT", "CLOZE_TEMPLATES", "CLOZE_SHARE", "boilerplate", "passage_of", "confirmed_count", "cap_cloze", "garbled",
+]  # fmt: skip
 
 #: Section titles of document furniture (numbering such as "A." or "7" allowed before them).
 BOILERPLATE_TITLE = re.compile(
@@ -42,6 +45,20 @@ CLOZE_SHARE = 0.10
 #: Node types that are a passage a task stands on (the first of a task's evidence of these types).
 _PASSAGE_TYPES = ("paragraph", "list", "table_cell", "caption", "table", "figure", "formula", "section", "reference")
 _CITATION = re.compile(r"\b([A-Z][\w'’-]+)(?:\s+et\s+al\.?|\s+(?:and|&)\s+[A-Z][\w'’-]+)?,?\s*\(?((?:1[89]|20)\d\d)([a-z]?)\b")
+
+
+#: Signs of a text layer that lost its glyphs: a lone spacing accent (from typeset math such as a
+#: hat over a symbol), the replacement character, private-use glyphs, or a symbol-font letter run.
+_GARBLED = re.compile(r"(?:^|[\s(])[\u02c6\u02dc\u00a8\u00b4\u02d8\u02d9\u02da\u02dd](?=\w|\s|$)|[\ufffd\ue000-\uf8ff]")
+
+
+def garbled(text: str) -> bool:
+    """Whether ``text`` shows broken glyphs a reader could not type (see :data:`_GARBLED`).
+
+    >>> garbled('P i ˆfi(0)'), garbled('the estimate of β̂ is 0.5'), garbled('café au lait')
+    (True, False, False)
+    """
+    return bool(_GARBLED.search(text))
 
 
 def boilerplate(ix: _Index) -> set[str]:
