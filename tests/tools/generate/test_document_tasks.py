@@ -15,6 +15,7 @@ import jinja2
 import pytest
 
 from taskloom.tools.errors import InputError
+from taskloom.tools.generate.document.guards import garbled
 from taskloom.tools.generate.document.generator import generate_document_tasks
 from taskloom.tools.generate.document.templates import DOCUMENT_TASK_TYPES, DOCUMENT_TEMPLATES, TaskTemplate, render
 from taskloom.tools.graph.ingest.pipeline import build_document_graph
@@ -110,13 +111,16 @@ def test_templates_span_all_difficulties_and_types():
 
 @pytest.mark.parametrize("name", ["lmer", "countreg"])
 def test_gold_answers_are_grounded_in_evidence(graphs, all_tasks, name):
-    kg, (tasks, _) = graphs[name], all_tasks[name]
+    kg, (tasks, report) = graphs[name], all_tasks[name]
+    dropped = sum(v.get("dropped", {}).get("garbled", 0) for e in report["types"].values() for v in e["templates"].values())
+    assert dropped > 0  # both PDFs typeset math whose glyphs the text layer loses
     assert len(tasks) > 250  # one task per evidence passage and type
     for task in tasks:
         assert task.kind == "document" and task.gold_answer and task.instruction
         assert task.provenance.generator == "template" and task.provenance.model == "none" and task.provenance.seed == 3
         assert task.provenance.graph_id == kg.id and task.metrics
         assert task.id.startswith("doc-") and len(task.id) == 16
+        assert not garbled(task.instruction) and not garbled(task.gold_answer or ""), task.instruction  # e.g. countreg's "P i ˆfi(0)" row
         check_gold(kg, task)
 
 
