@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pymupdf
 import pytest
 
 from taskloom.tools.errors import DocumentError
@@ -60,3 +61,28 @@ def test_not_a_pdf_is_refused(tmp_path: Path) -> None:
     fake.write_text("this is plain text pretending to be a PDF")
     with pytest.raises(DocumentError, match="not a readable PDF"):
         parse_pdf(fake)
+
+
+@pytest.fixture
+def stacked_figures_pdf(tmp_path: Path) -> Path:
+    """Two vector figures stacked on a page, each captioned underneath; the first caption sits
+    closer to the second figure (5 pt below it) than to its own (13 pt above it)."""
+    doc = pymupdf.open()
+    page = doc.new_page()
+    page.insert_text((72, 60), "Results", fontsize=16, fontname="hebo")
+    for top, bottom, caption in ((90, 250, "Figure 1: Alpha growth per year."), (280, 440, "Figure 2: Beta decay per year.")):
+        page.draw_rect(pymupdf.Rect(100, top, 500, bottom), color=(0, 0, 0))
+        for i in range(6):
+            page.draw_line((110 + 60 * i, bottom - 10), (140 + 60 * i, top + 20 + 10 * i), color=(0, 0, 1))
+        page.insert_text((100, bottom + 22), caption, fontsize=10, fontname="helv")
+    page.insert_textbox(pymupdf.Rect(72, 480, 522, 700), "Figure 1 shows alpha; Figure 2 shows beta. " * 6, fontsize=10)
+    path = tmp_path / "stacked.pdf"
+    doc.save(path)
+    return path
+
+
+def test_stacked_figures_keep_their_own_captions(stacked_figures_pdf: Path) -> None:
+    figures = {b.number: b.bbox for b in parse_pdf(stacked_figures_pdf).blocks if b.kind == "figure"}
+    assert set(figures) == {"1", "2"}
+    assert figures["1"] is not None and figures["2"] is not None
+    assert figures["1"][3] <= 252 and figures["2"][1] >= 278  # figure 1 is the upper drawing

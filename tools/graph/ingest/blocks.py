@@ -34,12 +34,13 @@ BlockKind = Literal[
 
 
 class TableCell(BaseModel):
-    """One table cell; ``header`` marks header-row cells."""
+    """One table cell; ``header`` marks header-row cells, ``span`` the columns a cell covers."""
 
     row: int
     col: int
     text: str
     header: bool = False
+    span: int = 1
     bbox: tuple[float, float, float, float] | None = None
 
 

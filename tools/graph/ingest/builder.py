@@ -180,7 +180,8 @@ def _add_cells(b: _Builder, table_id: str, block: Block) -> None:
     header: dict[int, str] = {}
     for c in sorted(block.cells, key=lambda c: (c.row, c.col)):
         if c.row in header_rows and c.text:
-            header[c.col] = f"{header[c.col]} {c.text}" if c.col in header else c.text
+            for col in range(c.col, c.col + c.span):  # a spanning header heads every column under it
+                header[col] = f"{header[col]} {c.text}" if col in header else c.text
     first_col = {c.row: c.text for c in block.cells if c.col == 0 and not c.header}
     for cell in block.cells:
         cell_id = f"{table_id}/r{cell.row}c{cell.col}"
@@ -189,6 +190,7 @@ def _add_cells(b: _Builder, table_id: str, block: Block) -> None:
             "row": cell.row,
             "col": cell.col,
             "header": cell.header,
+            "span": cell.span if cell.span > 1 else None,
             "column_header": header.get(cell.col) if not cell.header else None,
             "row_header": first_col.get(cell.row) if cell.col != 0 and not cell.header else None,
         }

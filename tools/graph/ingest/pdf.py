@@ -21,7 +21,7 @@ from .pdf_layout import (
 )
 from .pdf_outline import Listing, find_listings, in_listing
 from .pdf_regions import Region, find_figure_regions, find_table_regions, inside
-from .pdf_text import TextBlock, body_font_size, join_lines, page_text_blocks
+from .pdf_text import TextBlock, body_font_size, join_lines, page_text_blocks, union
 from .registry import parser
 from .textutil import table_text
 
@@ -108,10 +108,12 @@ def _layout_page(
             block.attrs.update(label=cap[0], number=cap[1])
     captions = [b for b in blocks if b.kind == "caption"]
     figures = find_figure_regions(page, [c for c in captions if c.attrs["label"] == "figure"])
-    tables = find_table_regions(page, [c for c in captions if c.attrs["label"] == "table"], [f.bbox for f in figures], body)
+    tables = find_table_regions(
+        page, [c for c in captions if c.attrs["label"] == "table"], [f.bbox for f in figures], body, blocks
+    )
     regions = figures + tables
     remaining: list[TextBlock] = []
-    for block in blocks:
+    for block in _without_table_lines(blocks, tables):
         holder = next((r for r in regions if block.kind != "caption" and inside(block.bbox, r.bbox, 3)), None)
         if holder is None:
             remaining.append(block)
@@ -127,6 +129,19 @@ def _layout_page(
     for region in regions:
         placed.append(TextBlock(lines=[], bbox=region.bbox, page=page.number + 1, kind=region.kind, attrs={"region": region}))
     return reading_order(placed, page.rect.width), regions
+
+
+def _without_table_lines(blocks: list[TextBlock], tables: list[Region]) -> list[TextBlock]:
+    """Blocks with the lines that lie in a table taken out (a text block may run into a table)."""
+    out: list[TextBlock] = []
+    for block in blocks:
+        if block.kind == "caption" or not any(inside(ln.bbox, t.bbox, 3) for t in tables for ln in block.lines):
+            out.append(block)
+            continue
+        kept = [ln for ln in block.lines if not any(inside(ln.bbox, t.bbox, 3) for t in tables)]
+        if kept:
+            out.append(TextBlock(lines=kept, bbox=union([ln.bbox for ln in kept]), page=block.page, kind=block.kind, attrs=block.attrs))
+    return out
 
 
 def _emit(laid_out: list[tuple[list[TextBlock], list[Region]]]) -> list[Block]:

@@ -1,22 +1,24 @@
 """Tables and figures on a PDF page, located through rules, grids, graphics and captions.
 
-Tables come in two shapes: ruled grids (pymupdf's ``find_tables`` with the
-``lines`` strategy) and booktabs-style tables that have horizontal rules only,
-which ``find_tables`` misses; those are read here from word positions. Cell text
-is always read with ``page.get_text(clip=…)``. Vector figures have no object of
+Tables come in three shapes: ruled grids (pymupdf's ``find_tables`` with the
+``lines`` strategy), booktabs-style tables that have horizontal rules only, and
+tables set with space alone; the last two ``find_tables`` misses, and they are
+read from word positions (:mod:`.pdf_tables`). Vector figures have no object of
 their own in a PDF: they are found as the drawing cluster next to a "Figure N"
 caption.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 import pymupdf
 
 from .blocks import TableCell
-from .pdf_text import LIGATURES, TextBlock, join_lines
+from .pdf_tables import Word, mono_share, page_words, read_cells, rule_runs, whitespace_tables
+from .pdf_text import LIGATURES, TextBlock
 
 __all__ = ["Region", "horizontal_rules", "find_table_regions", "find_figure_regions", "inside"]
 
@@ -48,14 +50,14 @@ def _x_overlap(a: BBox, b: BBox) -> float:
     return max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
 
 
-def horizontal_rules(page: pymupdf.Page, min_width: float = 50.0) -> list[BBox]:
+def horizontal_rules(drawings: list[dict[str, Any]], min_width: float = 50.0) -> list[BBox]:
     """Thin horizontal lines, top to bottom, with collinear touching segments merged.
 
     Grids drawn cell by cell come out as one rule per row line.
     """
     segments = sorted(
         (r.x0, r.y0, r.x1, r.y1)
-        for r in (d["rect"] for d in page.get_drawings())
+        for r in (d["rect"] for d in drawings)
         if r.height <= 2.0 and r.width >= 3.0
     )
     rules: list[list[float]] = []
@@ -66,6 +68,11 @@ def horizontal_rules(page: pymupdf.Page, min_width: float = 50.0) -> list[BBox]:
         else:
             rules.append([x0, y0, x1, y1])
     return [(r[0], r[1], r[2], r[3]) for r in rules if r[2] - r[0] >= min_width]
+
+
+def _filled_boxes(drawings: list[dict[str, Any]]) -> list[BBox]:
+    """Filled areas taller than a rule: backgrounds of code listings and boxes."""
+    return [tuple(d["rect"]) for d in drawings if d.get("fill") is not None and d["rect"].height > 3 and d["rect"].width > 20]
 
 
 def _rule_group(rules: list[BBox], caption: BBox, page_height: float) -> list[BBox]:
@@ -86,69 +93,12 @@ def _rule_group(rules: list[BBox], caption: BBox, page_height: float) -> list[BB
     return []
 
 
-def _cluster(values: list[float], tolerance: float) -> list[list[int]]:
-    order = sorted(range(len(values)), key=lambda i: values[i])
-    groups: list[list[int]] = []
-    for i in order:
-        if groups and values[i] - values[groups[-1][-1]] <= tolerance:
-            groups[-1].append(i)
-        else:
-            groups.append([i])
-    return groups
-
-
-def _booktabs_cells(page: pymupdf.Page, rules: list[BBox], body_size: float) -> list[TableCell]:
-    """Cells of a table bounded by horizontal rules, read from word positions."""
+def _ruled_cells(words: list[Word], rules: list[BBox], body_size: float) -> list[TableCell]:
+    """Cells of a table bounded by horizontal rules: the first inner rule ends the header."""
     top, bottom = rules[0][1], rules[-1][1]
-    area = pymupdf.Rect(rules[0][0] - 2, top, rules[0][2] + 2, bottom)
-    words = [(*w[:4], w[4].translate(LIGATURES)) for w in page.get_text("words", clip=area) if w[4].strip()]
-    if not words:
-        return []
-    centres = [(w[1] + w[3]) / 2 for w in words]
-    lines = sorted(_cluster(centres, 0.35 * body_size), key=lambda g: centres[g[0]])
-    # Column gaps: x positions no word covers, on any line, wider than a space.
-    spans = sorted((w[0], w[2]) for w in words)
-    cuts: list[float] = []
-    reach = spans[0][1]
-    for x0, x1 in spans[1:]:
-        if x0 - reach >= 0.9 * body_size:
-            cuts.append((x0 + reach) / 2)
-        reach = max(reach, x1)
-
-    def column(word: tuple) -> int:
-        return sum(1 for c in cuts if (word[0] + word[2]) / 2 > c)
-
+    inside_words = [w for w in words if top < w.centre < bottom and w.x0 >= rules[0][0] - 2 and w.x1 <= rules[0][2] + 2]
     inner = [r[1] for r in rules[1:-1]]
-    header_limit = inner[0] if inner else None
-    # A line continues the current row when it fills a single column that the line
-    # before it filled too (wrapped cell text); otherwise it starts a new row.
-    rows: list[dict[int, list[str]]] = []
-    previous: set[int] = set()
-    header_rows = 0
-    for group in lines:
-        parts: dict[int, list[str]] = {}
-        for i in sorted(group, key=lambda j: words[j][0]):
-            parts.setdefault(column(words[i]), []).append(words[i][4])
-        cells = {col: [" ".join(ws)] for col, ws in parts.items()}
-        in_header = header_limit is not None and centres[group[0]] < header_limit
-        if in_header:
-            continues = header_rows > 0
-        else:
-            continues = len(rows) > header_rows and len(cells) == 1 and set(cells) <= previous
-        if continues:
-            for col, lines_of_cell in cells.items():
-                rows[-1].setdefault(col, []).extend(lines_of_cell)
-        else:
-            rows.append(cells)
-            header_rows += int(in_header)
-        previous = set(cells)
-    if header_limit is None:
-        header_rows = 1
-    return [
-        TableCell(row=r, col=c, text=join_lines(row.get(c, [])), header=r < header_rows)
-        for r, row in enumerate(rows)
-        for c in range(len(cuts) + 1)
-    ]
+    return read_cells(inside_words, body_size, header_limit=inner[0] if inner else None)
 
 
 def _grid_cells(page: pymupdf.Page, table: object) -> list[TableCell]:
@@ -170,14 +120,42 @@ def _rows(cells: list[TableCell]) -> int:
     return len({c.row for c in cells})
 
 
-def _captioned_table(
-    page: pymupdf.Page,
-    caption: TextBlock,
-    rules: list[BBox],
-    grids: list[Any],
-    used: set[int],
-    body_size: float,
-) -> Region | None:
+_LEADER_DOTS = re.compile(r"(?:\. ?){4,}")
+
+
+def _is_table(cells: list[TableCell]) -> bool:
+    """At least two columns and a data row filling two of them; no contents or index listing."""
+    data: dict[int, int] = {}
+    for c in cells:
+        if not c.header and c.text:
+            data[c.row] = data.get(c.row, 0) + 1
+    texts = [c.text for c in cells if c.text]
+    if sum(1 for t in texts if _LEADER_DOTS.search(t)) >= 0.2 * len(texts):
+        return False
+    return len({c.col for c in cells}) >= 2 and any(n >= 2 for n in data.values())
+
+
+def _overlaps(box: BBox, others: list[BBox]) -> bool:
+    return any(_x_overlap(box, o) > 0 and not (box[3] <= o[1] + 1 or box[1] >= o[3] - 1) for o in others)
+
+
+@dataclass
+class _Page:
+    """What table finding reads from one page, each read at most once."""
+
+    page: pymupdf.Page
+    body_size: float
+    drawings: list[dict[str, Any]]
+    _words: list[Word] | None = None
+
+    @property
+    def words(self) -> list[Word]:
+        if self._words is None:
+            self._words = page_words(self.page)
+        return self._words
+
+
+def _captioned_table(pg: _Page, caption: TextBlock, rules: list[BBox], grids: list[Any], used: set[int]) -> Region | None:
     """The table a caption belongs to: the adjacent ruled grid or the rule-bounded area.
 
     Both readings are tried; the one resolving more rows wins (grid cells on a tie,
@@ -195,11 +173,11 @@ def _captioned_table(
         ),
         None,
     )
-    grid_cells = _grid_cells(page, grids[grid_index]) if grid_index is not None else []
+    grid_cells = _grid_cells(pg.page, grids[grid_index]) if grid_index is not None else []
     if grid_cells and _filled(grid_cells) < 0.4:
         grid_cells = []
-    group = _rule_group(rules, cb, page.rect.height)
-    rule_cells = _booktabs_cells(page, group, body_size) if group else []
+    group = _rule_group(rules, cb, pg.page.rect.height)
+    rule_cells = _ruled_cells(pg.words, group, pg.body_size) if group else []
     if grid_index is not None and (grid_cells or rule_cells):
         used.add(grid_index)
     if grid_cells and _rows(grid_cells) >= _rows(rule_cells):
@@ -211,34 +189,76 @@ def _captioned_table(
     return None
 
 
+def _uncaptioned_ruled(pg: _Page, blocks: list[TextBlock], rules: list[BBox], grids: list[Any], used: set[int], taken: list[BBox]) -> list[Region]:
+    """Tables between rules of one width with no caption (booktabs, or a grid lacking row lines)."""
+    out: list[Region] = []
+    for run in rule_runs(rules, pg.words, _filled_boxes(pg.drawings)):
+        box = (run[0][0], run[0][1], run[-1][2], run[-1][3])
+        if _overlaps(box, taken) or mono_share(blocks, box) >= 0.6:
+            continue
+        cells = _ruled_cells(pg.words, run, pg.body_size)
+        inner = [i for i, t in enumerate(grids) if i not in used and inside(tuple(t.bbox), box, 4)]
+        grid_cells = _grid_cells(pg.page, grids[inner[0]]) if len(inner) == 1 else []
+        used.update(inner)
+        if grid_cells and _filled(grid_cells) >= 0.5 and _rows(grid_cells) >= _rows(cells):
+            cells = grid_cells
+        if _is_table(cells):
+            out.append(Region("table", box, cells))
+            taken.append(box)
+    return out
+
+
+def _has_aligned_rows(blocks: list[TextBlock], body_size: float) -> bool:
+    """Cheap evidence of a whitespace table: three text lines that share a baseline with another."""
+    centres = sorted((ln.bbox[1] + ln.bbox[3]) / 2 for b in blocks for ln in b.lines)
+    shared = sum(1 for a, b in zip(centres, centres[1:]) if b - a < 0.3 * body_size)
+    return shared >= 3
+
+
 def find_table_regions(
     page: pymupdf.Page,
     captions: list[TextBlock],
     figure_boxes: list[BBox],
     body_size: float,
+    blocks: list[TextBlock] | None = None,
 ) -> list[Region]:
-    """Tables on a page: one per "Table N" caption, plus uncaptioned ruled grids.
+    """Tables on a page: one per "Table N" caption, then uncaptioned ruled, grid and whitespace tables.
 
-    Table detection runs only on pages with table evidence (a table caption or at
-    least three horizontal rules): ``find_tables`` dominates ingestion time.
+    Never inside a figure's area. Grid detection runs only on pages with table
+    evidence (a table caption or at least three horizontal rules):
+    ``find_tables`` dominates ingestion time.
     """
-    rules = horizontal_rules(page)
-    if not captions and len(rules) < 3:
-        return []
-    grids = [t for t in page.find_tables(use_layout=False, strategy="lines").tables if t.row_count >= 2 and t.col_count >= 2]
+    blocks = blocks or []
+    pg = _Page(page, body_size, page.get_drawings())
+    rules = horizontal_rules(pg.drawings)
+    grids: list[Any] = []
+    if captions or len(rules) >= 3:
+        grids = [t for t in page.find_tables(use_layout=False, strategy="lines").tables if t.row_count >= 2 and t.col_count >= 2]
     regions: list[Region] = []
     used: set[int] = set()
     for caption in captions:
-        region = _captioned_table(page, caption, rules, grids, used, body_size)
+        region = _captioned_table(pg, caption, rules, grids, used)
         if region is not None:
             regions.append(region)
+    taken = list(figure_boxes) + [r.bbox for r in regions]
+    if len(rules) >= 2:
+        regions += _uncaptioned_ruled(pg, blocks, rules, grids, used, taken)
     for i, grid in enumerate(grids):
         box = tuple(grid.bbox)
-        if i in used or any(_x_overlap(box, f) > 0 and not (box[3] < f[1] or box[1] > f[3]) for f in figure_boxes):
+        if i in used or _overlaps(box, taken):
             continue
         cells = _grid_cells(page, grid)
-        if _filled(cells) >= 0.5 and len(cells) <= 600:
+        if _filled(cells) >= 0.5 and len(cells) <= 600 and _is_table(cells):
             regions.append(Region("table", box, cells, None))
+            taken.append(box)
+    if blocks and _has_aligned_rows(blocks, body_size):
+        for box, header_lines in whitespace_tables(blocks, pg.words, body_size):
+            if _overlaps(box, taken):
+                continue
+            cells = read_cells([w for w in pg.words if inside((w.x0, w.y0, w.x1, w.y1), box, 1)], body_size, header_lines=header_lines)
+            if _is_table(cells):
+                regions.append(Region("table", box, cells))
+                taken.append(box)
     return regions
 
 
@@ -249,13 +269,17 @@ def find_figure_regions(page: pymupdf.Page, captions: list[TextBlock]) -> list[R
     graphics += images
     regions: list[Region] = []
     taken: set[int] = set()
-    for caption in captions:
+    ordered = sorted(captions, key=lambda c: c.bbox[1])
+    for index, caption in enumerate(ordered):
         cb = caption.bbox
+        # Captions go under their figures by convention: take the graphics above this caption and
+        # below the previous caption of the same column first; only without any, the nearest below.
+        ceiling = max((c.bbox[3] for c in ordered[:index] if _x_overlap(c.bbox, cb) > 0), default=0.0)
         candidates = [
             i
             for i, g in enumerate(graphics)
-            if i not in taken and _x_overlap(g, cb) > 0 and (g[3] <= cb[1] + 4 or g[1] >= cb[3] - 4)
-        ]
+            if i not in taken and _x_overlap(g, cb) > 0 and g[3] <= cb[1] + 4 and g[1] >= ceiling - 4
+        ] or [i for i, g in enumerate(graphics) if i not in taken and _x_overlap(g, cb) > 0 and g[1] >= cb[3] - 4]
         if not candidates:
             regions.append(Region("figure", cb, caption=caption))
             continue

@@ -1,0 +1,105 @@
+"""Tables of real PDFs in many styles: booktabs without captions, spanning headers, whitespace tables.
+
+xtableGallery.pdf (r-cran-xtable) prints dozens of tables with rules only; R-exts.pdf
+(r-doc-pdf) sets its tables with space alone and frames code in boxes; countreg.pdf
+(r-cran-pscl) has a grid with spanning and four-line headers.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pymupdf
+import pytest
+
+from taskloom.tools.graph.ingest.blocks import Block, ParsedDocument
+from taskloom.tools.graph.ingest.builder import build_graph
+from taskloom.tools.graph.ingest.pdf import parse_pdf
+from taskloom.tools.graph.model import GraphMeta
+
+ROOT = Path(__file__).resolve().parents[3]
+CACHE = ROOT / "tests" / "data" / "cache"
+
+
+@pytest.fixture(scope="module")
+def parsed() -> dict[str, ParsedDocument]:
+    names = ("xtableGallery", "R-exts", "countreg", "zoo", "generalsiminf")
+    if not all((CACHE / f"{n}.pdf").is_file() for n in names):
+        subprocess.run(["bash", str(ROOT / "tests" / "data" / "fetch-pdfs.sh")], check=True)
+    return {n: parse_pdf(CACHE / f"{n}.pdf") for n in names}
+
+
+def _tables(doc: ParsedDocument, page: int | None = None) -> list[Block]:
+    return [b for b in doc.blocks if b.kind == "table" and (page is None or b.page == page)]
+
+
+def _grid(table: Block) -> dict[tuple[int, int], str]:
+    return {(c.row, c.col): c.text for c in table.cells}
+
+
+def _shape(table: Block) -> tuple[int, int]:
+    return len({c.row for c in table.cells}), len({c.col for c in table.cells})
+
+
+def test_uncaptioned_booktabs_tables_are_found_with_their_rows(parsed: dict[str, ParsedDocument]) -> None:
+    page3 = _tables(parsed["xtableGallery"], 3)
+    assert [_shape(t) for t in page3] == [(6, 6), (8, 5), (5, 6), (3, 7)]
+    aov = _grid(page3[0])
+    assert [aov[(0, c)] for c in range(6)] == ["", "Df", "Sum Sq", "Mean Sq", "F value", "Pr(>F)"]
+    assert aov[(2, 0)] == "ethnicty" and aov[(2, 3)] == "857.38" and aov[(5, 2)] == "18682.87"
+    assert [c.header for c in page3[0].cells if c.row == 0] == [True] * 6
+    assert not any(c.header for c in page3[0].cells if c.row > 0)
+    anova2 = _grid(page3[3])  # an empty cell stays empty: the row does not shift left
+    assert [anova2[(1, c)] for c in range(7)] == ["1", "96", "19053.59", "", "", "", ""]
+
+
+def test_a_gallery_of_tables_and_no_listing_is_a_table(parsed: dict[str, ParsedDocument]) -> None:
+    tables = _tables(parsed["xtableGallery"])
+    assert len(tables) >= 40
+    assert all(t.page != 1 for t in tables)  # page 1 is the table of contents
+    longtable = next(t for t in tables if t.page == 23)
+    rows, cols = _shape(longtable)
+    assert cols == 11 and rows >= 50
+
+
+def test_spanning_header_heads_every_column_under_it(parsed: dict[str, ParsedDocument]) -> None:
+    ftable = _tables(parsed["xtableGallery"], 8)[0]
+    spans = {c.text: c.span for c in ftable.cells if c.header and c.text in ("four", "six", "eight")}
+    assert spans == {"four": 2, "six": 2, "eight": 2}
+    kg = build_graph(ParsedDocument(path="x.pdf", format="pdf", blocks=[ftable]), GraphMeta(id="t", source="x.pdf"))
+    by_col = {c.attrs["col"]: c.attrs.get("column_header") for c in kg.nodes("table_cell") if c.attrs["row"] == 3}
+    assert by_col[2] == "four Transmission 0" and by_col[3] == "four 1" and by_col[7] == "eight 1"
+
+
+def test_four_header_lines_with_a_spanning_group(parsed: dict[str, ParsedDocument]) -> None:
+    table = next(t for t in _tables(parsed["countreg"]) if t.number == "2")
+    grid = _grid(table)
+    assert [grid[(r, 0)] for r in range(4)] == ["Type", "Distribution", "Method", "Object"]
+    assert [grid[(3, c)] for c in range(1, 7)] == ["fm_pois", "fm_pois", "fm_qpois", "fm_nbin", "fm_hurdle", "fm_zinb"]
+    assert grid[(4, 0)] == "(Intercept)" and grid[(4, 4)] == "0.929" and grid[(5, 4)] == "(0.055)"
+    assert any(c.text == "zero-augmented" and c.span == 2 for c in table.cells)
+
+
+def test_whitespace_tables_of_a_manual(parsed: dict[str, ParsedDocument]) -> None:
+    doc = parsed["R-exts"]
+    modes = _tables(doc, 142)
+    assert [_shape(t) for t in modes] == [(7, 3)]
+    grid = _grid(modes[0])
+    assert [grid[(0, c)] for c in range(3)] == ["R storage mode", "C type", "Fortran type"]
+    assert [grid[(6, c)] for c in range(3)] == ["raw", "unsigned char *", "none"]
+    constants = _grid(_tables(doc, 203)[0])
+    pi = next(r for (r, c), text in constants.items() if c == 0 and text == "M_PI")
+    assert constants[(pi, 2)] == "3.1415927"
+    # the table's lines are not prose as well
+    assert not any("CHARACTER(255)" in b.text for b in doc.blocks if b.kind != "table")
+
+
+def test_code_boxes_contents_and_index_pages_are_no_tables(parsed: dict[str, ParsedDocument]) -> None:
+    doc = parsed["R-exts"]
+    pages = {t.page for t in _tables(doc)}
+    with pymupdf.open(CACHE / "R-exts.pdf") as pdf:
+        count = pdf.page_count
+    assert pages and all(10 < p < count - 10 for p in pages)  # no contents or index page
+    assert not {12, 65, 66}.intersection(pages)  # pages of framed code listings
+    assert not _tables(parsed["zoo"]) and not _tables(parsed["generalsiminf"])  # they hold none

@@ -1,0 +1,261 @@
+"""Table cells from word positions, and tables found without a grid: rule-bounded and whitespace.
+
+A table whose rows are not all ruled (booktabs, or a grid missing its row lines)
+is read from the words inside its area: lines from vertical word centres, columns
+from the x gaps no body word covers, header phrases assigned to every column they
+sit over (a spanning header covers several), wrapped cell text joined into its row.
+Cell text keeps its reading order; ligatures are undone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pymupdf
+
+from .blocks import TableCell
+from .pdf_text import LIGATURES, TextBlock, join_lines
+
+__all__ = ["Word", "page_words", "read_cells", "rule_runs", "whitespace_tables", "mono_share"]
+
+BBox = tuple[float, float, float, float]
+
+
+@dataclass(frozen=True)
+class Word:
+    """One word on the page with its box."""
+
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+    text: str
+
+    @property
+    def centre(self) -> float:
+        return (self.y0 + self.y1) / 2
+
+
+def page_words(page: pymupdf.Page, area: BBox | None = None) -> list[Word]:
+    """Words in ``area`` (the whole page by default), ligatures undone."""
+    clip = pymupdf.Rect(area) if area else None
+    return [Word(w[0], w[1], w[2], w[3], w[4].translate(LIGATURES)) for w in page.get_text("words", clip=clip) if w[4].strip()]
+
+
+def _lines(words: Sequence[Word], body_size: float) -> list[list[Word]]:
+    """Words grouped into text lines by vertical centre, top to bottom, each left to right."""
+    lines: list[list[Word]] = []
+    for word in sorted(words, key=lambda w: w.centre):
+        if lines and word.centre - lines[-1][-1].centre <= 0.35 * body_size:
+            lines[-1].append(word)
+        else:
+            lines.append([word])
+    return [sorted(line, key=lambda w: w.x0) for line in lines]
+
+
+def _phrases(line: list[Word], gap: float) -> list[list[Word]]:
+    """A line cut where the space between two words is at least ``gap``."""
+    out: list[list[Word]] = [[line[0]]]
+    for word in line[1:]:
+        if word.x0 - out[-1][-1].x1 >= gap:
+            out.append([word])
+        else:
+            out[-1].append(word)
+    return out
+
+
+def _cuts(lines: list[list[Word]], gap: float) -> list[float]:
+    """x positions between columns: gaps at least ``gap`` wide that no word of ``lines`` covers."""
+    spans = sorted((w.x0, w.x1) for line in lines for w in line)
+    if not spans:
+        return []
+    cuts: list[float] = []
+    reach = spans[0][1]
+    for x0, x1 in spans[1:]:
+        if x0 - reach >= gap:
+            cuts.append((x0 + reach) / 2)
+        reach = max(reach, x1)
+    return cuts
+
+
+def _column(x: float, cuts: list[float]) -> int:
+    return sum(1 for c in cuts if x > c)
+
+
+def _header_spans(phrases: list[list[Word]], cuts: list[float], body_edges: list[tuple[float, float]], reach: float) -> list[tuple[int, int, str]]:
+    """(first column, span, text) for the phrases of a header line.
+
+    Every column goes to the phrase over it, or else the nearest phrase within
+    ``reach``; a phrase given several columns is a spanning header.
+    """
+    boxes = [(p[0].x0, p[-1].x1) for p in phrases]
+    owner: dict[int, int] = {}
+    for col, (left, right) in enumerate(body_edges):
+        centre = (left + right) / 2
+        distance = [max(0.0, b[0] - right, left - b[1]) for b in boxes]
+        best = min(range(len(boxes)), key=lambda i: (distance[i], abs((boxes[i][0] + boxes[i][1]) / 2 - centre)))
+        if distance[best] <= reach:
+            owner[col] = best
+    out: list[tuple[int, int, str]] = []
+    for index, phrase in enumerate(phrases):
+        cols = sorted(c for c, o in owner.items() if o == index)
+        middle = (boxes[index][0] + boxes[index][1]) / 2
+        over = [c for c in cols if body_edges[c][0] <= boxes[index][1] and body_edges[c][1] >= boxes[index][0]]
+        cols = [c for c in cols if c > 0 or 0 in over]  # the row-label column's header is its own
+        if len(cols) > 1:  # a spanning header starts over, or sits centred over, the columns it spans
+            left, right = body_edges[cols[0]][0], body_edges[cols[-1]][1]
+            if cols[0] not in over and abs(middle - (left + right) / 2) > 0.25 * (right - left):
+                cols = over
+        if not cols:  # over no column's words: the column its middle falls in
+            cols = [_column(middle, cuts)]
+        out.append((cols[0], cols[-1] - cols[0] + 1, " ".join(w.text for w in phrase)))
+    return out
+
+
+def read_cells(words: Sequence[Word], body_size: float, header_limit: float | None = None, header_lines: int = 1) -> list[TableCell]:
+    """Cells of the table whose words are ``words``.
+
+    Lines above ``header_limit`` (a rule's y) are the header; without one, the first
+    ``header_lines`` lines are. Columns come from the body lines only, so a header
+    spanning two columns does not merge them.
+    """
+    lines = _lines(words, body_size)
+    if len(lines) < 2:
+        return []
+    if header_limit is not None:
+        head = [ln for ln in lines if ln[0].centre < header_limit]
+    else:
+        head = lines[:header_lines]
+    body = lines[len(head):]
+    if not body:
+        return []
+    gap = 0.9 * body_size
+    cuts = _cuts(body, gap)
+    columns = len(cuts) + 1
+    edges = [(min(w.x0 for ln in body for w in ln if _column((w.x0 + w.x1) / 2, cuts) == c),
+              max(w.x1 for ln in body for w in ln if _column((w.x0 + w.x1) / 2, cuts) == c)) for c in range(columns)]
+    rows: list[dict[int, tuple[int, list[str]]]] = []
+    for line in head:  # one header row a line; the graph joins a column's header rows
+        row: dict[int, tuple[int, list[str]]] = {}
+        for col, span, text in _header_spans(_phrases(line, 0.6 * body_size), cuts, edges, 1.5 * body_size):
+            old = row.get(col)
+            row[col] = (max(span, old[0]) if old else span, (old[1] if old else []) + [text])
+        rows.append(row)
+    previous: set[int] = set()
+    for line in body:
+        parts: dict[int, list[str]] = {}
+        for word in line:
+            parts.setdefault(_column((word.x0 + word.x1) / 2, cuts), []).append(word.text)
+        cells = {col: (1, [" ".join(ws)]) for col, ws in parts.items()}
+        # A line filling one column that the line before filled too is wrapped cell text.
+        if len(rows) > len(head) and len(cells) == 1 and set(cells) <= previous:
+            for col, (_, texts) in cells.items():
+                rows[-1].setdefault(col, (1, []))[1].extend(texts)
+        else:
+            rows.append(cells)
+        previous = set(cells)
+    out: list[TableCell] = []
+    for r, row in enumerate(rows):
+        covered: set[int] = set()
+        for col in range(columns):
+            if col in covered:
+                continue
+            span, texts = row.get(col, (1, []))
+            out.append(TableCell(row=r, col=col, text=join_lines(texts), header=r < len(head), span=span))
+            covered.update(range(col, col + span))
+    return out
+
+
+def mono_share(blocks: Sequence[TextBlock], area: BBox) -> float:
+    """Share of the characters inside ``area`` set in a monospace font (code, not a table)."""
+    chars = mono = 0
+    for block in blocks:
+        for line in block.lines:
+            b = line.bbox
+            if b[0] >= area[0] - 2 and b[2] <= area[2] + 2 and b[1] >= area[1] - 2 and b[3] <= area[3] + 2:
+                chars += line.chars
+                mono += line.mono_chars
+    return mono / chars if chars else 0.0
+
+
+def rule_runs(rules: list[BBox], words: Sequence[Word], fills: Sequence[BBox]) -> list[list[BBox]]:
+    """Runs of horizontal rules of one width that bound a single table between them.
+
+    A run breaks where something between two rules does not belong to a table of
+    that width: a word reaching past the rules' ends or a filled box (a code
+    listing's background).
+    """
+    runs: list[list[BBox]] = []
+    for rule in sorted(rules, key=lambda r: r[1]):
+        run = next((r for r in runs if abs(r[-1][0] - rule[0]) < 3 and abs(r[-1][2] - rule[2]) < 3), None)
+        if run is not None and _joins(run[-1], rule, words, fills):
+            run.append(rule)
+        else:
+            runs.append([rule])
+    return [run for run in runs if len(run) >= 2]
+
+
+def _joins(upper: BBox, lower: BBox, words: Sequence[Word], fills: Sequence[BBox]) -> bool:
+    top, bottom = upper[1], lower[1]
+    between = [w for w in words if w.centre > top and w.centre < bottom]
+    if not between:
+        return False
+    if any(w.x1 > upper[2] + 2 or w.x0 < upper[0] - 2 for w in between):
+        return False
+    return not any(f[1] < bottom and f[3] > top and f[2] > upper[0] and f[0] < upper[2] for f in fills)
+
+
+def whitespace_tables(blocks: Sequence[TextBlock], words: Sequence[Word], body_size: float) -> list[tuple[BBox, int]]:
+    """Tables set with space alone: a header line in another style over aligned columns.
+
+    Returns (area, header lines). The header must differ in style from the rows
+    (bold, or proportional over monospace rows) and every line must break into
+    the same columns, so aligned code and author blocks are not taken.
+    """
+    styled = [(line, block) for block in blocks for line in block.lines]
+    found: list[tuple[BBox, int]] = []
+    lines = _lines(words, body_size)
+    phrases = [_phrases(ln, 1.2 * body_size) for ln in lines]
+    i = 0
+    while i < len(lines):
+        j = i
+        while j + 1 < len(lines) and len(phrases[j + 1]) >= 2 and lines[j + 1][0].y0 - lines[j][0].y1 < 1.2 * body_size:
+            j += 1
+        if j - i >= 2 and len(phrases[i]) >= 2 and _aligned(phrases[i:j + 1]) and _header_differs(lines[i], lines[i + 1:j + 1], styled):
+            run = [w for ln in lines[i:j + 1] for w in ln]
+            found.append(((min(w.x0 for w in run), min(w.y0 for w in run), max(w.x1 for w in run), max(w.y1 for w in run)), 1))
+        i = j + 1
+    return found
+
+
+def _aligned(rows: list[list[list[Word]]]) -> bool:
+    """Every row has the same number of columns, starting (or ending) at the same x."""
+    width = len(rows[1])
+    if any(len(r) != width for r in rows[2:]) or len(rows[0]) > width:
+        return False
+    for col in range(width):
+        starts = [r[col][0].x0 for r in rows[1:]]
+        ends = [r[col][-1].x1 for r in rows[1:]]
+        if max(starts) - min(starts) > 3 and max(ends) - min(ends) > 3:
+            return False
+    return True
+
+
+def _style(words: list[Word], styled: list[tuple[object, TextBlock]]) -> tuple[bool, bool] | None:
+    """(bold, monospace) of the text line holding ``words``."""
+    y = words[0].centre
+    for line, _ in styled:
+        b = line.bbox  # type: ignore[attr-defined]
+        if b[1] <= y <= b[3] and b[0] <= words[0].x1 and b[2] >= words[0].x0:
+            return bool(line.bold), line.mono_chars >= 0.8 * line.chars  # type: ignore[attr-defined]
+    return None
+
+
+def _header_differs(head: list[Word], rows: list[list[Word]], styled: list[tuple[object, TextBlock]]) -> bool:
+    top = _style(head, styled)
+    below = [_style(r, styled) for r in rows]
+    if top is None or any(s is None for s in below):
+        return False
+    bold, mono = top
+    return (bold and not any(s[0] for s in below if s)) or (not mono and all(s[1] for s in below if s))
