@@ -94,6 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pdf", action="append", choices=(*PDFS, "R-exts"), help="a PDF to audit (repeatable; default: the five small ones)")
     parser.add_argument("--count", type=int, default=40, help="tasks generated per PDF (default 40)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--show", action="append", default=[], metavar="TYPE", help="print the tasks of this type verbatim (repeatable)")
     args = parser.parse_args(argv)
     results: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -120,6 +121,9 @@ def main(argv: list[str] | None = None) -> int:
             results[name] = {"tasks": len(tasks), "passed": passed, "types": dict(sorted(types.items())), "failures": [{"task": t.id, "type": t.type, "why": w} for t, w in failures]}
             rate = 100.0 * passed / len(tasks) if tasks else 0.0
             print(f"{name}: {len(tasks)} tasks, audit {passed}/{len(tasks)} ({rate:.1f}%); " + ", ".join(f"{k} {v}" for k, v in sorted(types.items())))
+            for t in tasks:
+                if t.type in args.show:
+                    print(f"  {t.type}: {t.instruction}\n    gold: {t.gold_answer!r}")
             for t, why in failures:
                 print(f"  FAIL {t.type} {t.id}: {why}\n       {t.instruction[:140]} -> {str(t.gold_answer)[:80]!r}")
     total = sum(r["tasks"] for r in results.values())

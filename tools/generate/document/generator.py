@@ -96,7 +96,9 @@ def _b_comprehension(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> I
 
 def _b_comparison_rows(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> Iterator[_Cand]:
     for table in ix.of("table"):
-        label, caption, cev, cpath = _table_ctx(ix, table)
+        if (ctx := _table_ctx(ix, table)) is None:
+            continue
+        label, caption, cev, cpath = ctx
         by_col: dict[str, list[Node]] = {}
         for c in ix.valid_cells(table.id):
             by_col.setdefault(normalise(c.attrs["column_header"]), []).append(c)
@@ -193,7 +195,9 @@ def _b_agg_rows(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> Iterat
                 first_of_row[r] = c
         if not first_of_row:
             continue
-        label, caption, cev, cpath = _table_ctx(ix, table)
+        if (ctx := _table_ctx(ix, table)) is None:
+            continue
+        label, caption, cev, cpath = ctx
         rows = [first_of_row[r] for r in sorted(first_of_row)]
         yield _Cand(t, {"label": label, "caption": caption, "answer": str(len(rows))},
                     [table.id] + cev + [c.id for c in rows], [(table.id, "contains", c.id) for c in rows] + cpath, "number")
@@ -260,7 +264,9 @@ def _b_synthesis(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> Itera
 
 def _b_table_qa(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> Iterator[_Cand]:
     for table in ix.of("table"):
-        label, caption, cev, cpath = _table_ctx(ix, table)
+        if (ctx := _table_ctx(ix, table)) is None:
+            continue
+        label, caption, cev, cpath = ctx
         for cell in ix.valid_cells(table.id):
             yield _Cand(t, {"label": label, "caption": caption, "column": normalise(cell.attrs["column_header"]),
                             "row": normalise(cell.attrs["row_header"]), "answer": normalise(cell.text)},

@@ -7,6 +7,8 @@ text the same way for questions and for gold answers.
 
 from __future__ import annotations
 
+from collections import Counter
+
 import re
 import unicodedata
 from collections.abc import Callable, Iterator
@@ -119,6 +121,7 @@ class _Index:
                 self.mentions.setdefault(e.source, []).append(e.target)
         doc_text = " ".join(normalise(n.text) for n in self.nodes.values() if n.type.value in ("paragraph", "list", "caption", "footnote"))
         self.doc_text = doc_text
+        self._table_names: dict[str, str] | None = None
 
     def of(self, *types: str) -> list[Node]:
         return [n for t in types for n in self.by_type.get(t, [])] if len(types) > 1 else list(self.by_type.get(types[0], []))
@@ -148,6 +151,32 @@ class _Index:
             yield cur
             stack.extend(reversed(self.children.get(cur, [])))
 
+    def table_name(self, table: Node) -> str | None:
+        """How a task names ``table``: "Table 3", or for an unnumbered table its section and columns.
+
+        ``None`` when an unnumbered table cannot be told apart from another one that way.
+        """
+        if table.attrs.get("number"):
+            return self.label(table)
+        if self._table_names is None:
+            named = {t.id: self._describe(t) for t in self.of("table") if not t.attrs.get("number")}
+            seen = Counter(named.values())
+            self._table_names = {tid: name for tid, name in named.items() if name and seen[name] == 1}
+        return self._table_names.get(table.id)
+
+    def _describe(self, table: Node) -> str:
+        heads: dict[int, str] = {}
+        for c in self.table_cells(table.id):
+            if not c.attrs.get("header") and c.attrs.get("column_header"):
+                heads.setdefault(int(c.attrs["col"]), normalise(str(c.attrs["column_header"])))
+        columns = [heads[k] for k in sorted(heads) if heads[k]]
+        if len(columns) < 2 or not any(self.valid_cells(table.id)):
+            return ""
+        shown = ", ".join(f'"{c}"' for c in columns[:4]) + (", …" if len(columns) > 4 else "")
+        section = self.section_of(table.id)
+        where = f' in section "{normalise(section.text)}"' if section is not None and section.text else ""
+        return f"the table{where} with the columns {shown}"
+
     def table_cells(self, table_id: str) -> list[Node]:
         return self.kids(table_id, "table_cell")
 
@@ -162,6 +191,12 @@ class _Index:
                 rows_of_header.setdefault(rh, set()).add(int(c.attrs.get("row", -1)))
             if rh and ch:
                 pairs[(rh, ch)] = pairs.get((rh, ch), 0) + 1
+        values_of: dict[int, set[str]] = {}
+        for c in cells:
+            if not c.attrs.get("header"):
+                values_of.setdefault(int(c.attrs.get("col", -1)), set()).add(normalise(c.text))
+        if any((h := normalise(str(c.attrs.get("column_header", "")))) and h in values_of.get(int(c.attrs.get("col", -1)), set()) for c in cells):
+            return []  # a "header" that is also a value of its column is a data row: the table printed no header
         out = []
         for c in cells:
             rh, ch, text = normalise(str(c.attrs.get("row_header", ""))), normalise(str(c.attrs.get("column_header", ""))), normalise(c.text)
@@ -193,12 +228,14 @@ class _Cand:
 Builder = Callable[[_Index, TaskTemplate, np.random.Generator], Iterator[_Cand]]
 
 
-def _table_ctx(ix: _Index, table: Node) -> tuple[str, str, list[str], list[tuple[str, str, str]]]:
-    """(label, caption, caption evidence, caption path) of a table."""
+def _table_ctx(ix: _Index, table: Node) -> tuple[str, str, list[str], list[tuple[str, str, str]]] | None:
+    """(label, caption, caption evidence, caption path) of a table; ``None`` when it has no unique name."""
+    label = ix.table_name(table)
+    if label is None:
+        return None
     cap = ix.caption_of.get(table.id)
     caption = ix.caption_text(table.id) or normalise(str(table.attrs.get("caption", "")))
     caption = (split_sentences(caption) or [""])[0]  # the first sentence names the table; the rest is detail
-    label = ix.label(table) or "the table"
     ev = [cap] if cap else []
     path = [(cap, "caption_of", table.id)] if cap else []
     return label, caption, ev, path

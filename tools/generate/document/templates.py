@@ -116,7 +116,7 @@ DOCUMENT_TEMPLATES: list[TaskTemplate] = [
         required_edge_types=["contains"],
         min_nodes=3, max_nodes=4, max_hops=2,
         prompt_template=(
-            "Compare two rows of {{ label }} (\"{{ caption }}\"): what is the \"{{ column }}\" of \"{{ row_a }}\" "
+            "Compare two rows of {{ label }}{% if caption %} (\"{{ caption }}\"){% endif %}: what is the \"{{ column }}\" of \"{{ row_a }}\" "
             "and of \"{{ row_b }}\"? Give the value for \"{{ row_a }}\" first, then for \"{{ row_b }}\", separated by a semicolon."
         ),
         answer_template="{{ value_a }}; {{ value_b }}",
