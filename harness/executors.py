@@ -1,8 +1,9 @@
-"""The executor registry: how a run's episodes are carried out (``local`` today; Ray across machines later).
+"""The executor registry: how a run's episodes are carried out (``local`` in this process, ``ray`` over a Ray cluster).
 
 An executor is built by a decorated factory (``@executor("local")``) from the
 arguments a run records in ``run.json`` (``RunSpec.executor``), and runs every
-(task, agent) pair not yet in the store, returning all results.
+(task, agent) pair not yet in the store, returning all results. ``ray`` lives in
+:mod:`taskloom.harness.ray_executor`, which imports Ray only when a Ray run starts.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ class Executor(Protocol):
 F = TypeVar("F", bound=Callable[..., Executor])
 
 #: Executor factories by name.
-executors: Registry[Executor] = Registry("executor", modules=("taskloom.harness.executors",))
+executors: Registry[Executor] = Registry("executor", modules=("taskloom.harness.executors", "taskloom.harness.ray_executor"))
 
 
 def executor(name: str) -> Callable[[F], F]:

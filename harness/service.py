@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -15,7 +16,7 @@ from ..tools.tasks.model import Task
 from .agents.base import AgentSpec, ServerFactory
 from .agents.command import check_sandbox
 from .agents.registry import make_agent
-from .executors import executors
+from .executors import Executor, executors
 from .finish import RunReport, finish_run
 from .runner import Progress
 from .store import RunSpec, RunStore, new_run_id
@@ -80,8 +81,9 @@ class Harness:
         progress: Progress | None = None,
         judge: bool = False,
         executor: str = "local",
+        executor_args: dict[str, Any] | None = None,
     ) -> RunReport:
-        """A new run of every task with every agent (by ``executor``); then consensus graphs and the report.
+        """A new run of every task with every agent (by ``executor`` with ``executor_args``); then consensus graphs and the report.
 
         ``run.json`` records each agent's registry entry (kind, typed arguments, origin) and the executor's.
         """
@@ -95,7 +97,8 @@ class Harness:
         for agent in specs:
             made = make_agent(agent, self.settings)  # refuse bad kinds and options before anything starts
             entries[agent.name] = registry_spec(made) or RegistrySpec(kind="agent", name=agent.kind, args=dict(agent.options))
-        executor_spec = executors.spec(executor)
+        executor_spec = executors.spec(executor, executor_args)
+        runner = executors.create(executor, executor_args)  # refuse what cannot run here (e.g. Ray not installed) before the run exists
         if any(agent.kind == "command" for agent in specs):
             check_sandbox(self.settings)  # and command agents when no sandbox can keep them from the workspace
         if judge and self.settings.llm_backend != "openai":
@@ -106,7 +109,7 @@ class Harness:
         )
         store = RunStore(self.workspace, plan.run_id)
         store.create(plan)
-        return await self._go(store, plan, {t.id: t for t in tasks}, progress)
+        return await self._go(store, plan, {t.id: t for t in tasks}, progress, runner)
 
     async def resume(self, run_id: str, progress: Progress | None = None) -> RunReport:
         """Continue a run that was stopped: only the episodes without a stored result are run."""
@@ -114,9 +117,10 @@ class Harness:
         spec = store.spec()
         return await self._go(store, spec, {i: self.tasks.load(i) for i in spec.task_ids}, progress)
 
-    async def _go(self, store: RunStore, spec: RunSpec, tasks: dict[str, Task], progress: Progress | None) -> RunReport:
+    async def _go(self, store: RunStore, spec: RunSpec, tasks: dict[str, Task], progress: Progress | None, runner: Executor | None = None) -> RunReport:
         try:
-            await executors.create(spec.executor.name, spec.executor.args).run(spec, tasks, store, self.runtime, progress, self.server_factory)
+            runner = runner or executors.create(spec.executor.name, spec.executor.args)
+            await runner.run(spec, tasks, store, self.runtime, progress, self.server_factory)
         finally:
             if self._owns_runtime:
                 await self.runtime.aclose()

@@ -6,14 +6,17 @@ from pathlib import Path
 
 import anyio
 import typer
+from rich.markup import escape
 
 from ...harness.finish import RunReport
+from ...harness.ray_executor import import_ray
 from ..app import build_server
 from ...harness.service import Harness
+from ...tools.errors import InputError
 from ...tools.evaluate.model import EpisodeResult
 from ...tools.evaluate.summary import terminal_summary
 from ...tools.tasks.model import TaskKind
-from .common import echo_json, progress_bar, quiet_agent_errors, roots, run, settings
+from .common import console, echo_json, progress_bar, quiet_agent_errors, roots, run, settings
 
 __all__ = ["run_agents", "report"]
 
@@ -40,9 +43,19 @@ def run_agents(
     run_id: str | None = typer.Option(None, "--run-id", help="Name of the run (default: run-<UTC time>)."),
     resume: str | None = typer.Option(None, "--resume", help="Continue this run: only episodes without a stored result are run."),
     judge: bool = typer.Option(False, "--judge", help="Also score every episode with the configured LLM judge (never shown the gold)."),
+    executor: str | None = typer.Option(None, "--executor", help="Where episodes run: local (this process) or ray (a Ray cluster, an optional extra: see README, Running on Ray); default local."),
+    address: str | None = typer.Option(None, "--address", help="--executor ray: the cluster, auto, ray://host:port or host:port (default: a new local Ray)."),
+    workers: int | None = typer.Option(None, "--workers", min=1, help="--executor ray: worker slots, each with its own browser (default: one per cluster CPU)."),
     as_json: bool = typer.Option(False, "--json", help="Print the run report as JSON."),
 ) -> None:
     """Run agents on tasks, each episode in its own browser context; evaluate, build consensus graphs, write the report."""
+    options = {k: v for k, v in {"address": address, "workers": workers}.items() if v is not None}
+    if resume and (executor or options):
+        run(_refuse, "--resume continues a run on the executor its run.json records; leave out --executor, --address and --workers")
+    if options and executor != "ray":
+        run(_refuse, f"{' and '.join('--' + k for k in options)} only apply to --executor ray")
+    if executor == "ray":
+        _need_ray()
     harness = run(lambda: Harness(settings(), build_server))
     quiet_agent_errors()
     with progress_bar("episodes") as update:
@@ -56,8 +69,21 @@ def run_agents(
         else:
             tasks_path = None if tasks_file is None else run(lambda: roots(harness.settings).readable_file(tasks_file, "--tasks"))
             chosen = run(harness.select, task or None, kind, tasks_path)
-            report = run(anyio.run, lambda: harness.run(chosen, agent, concurrency, max_steps, timeout, seed, run_id, progress, judge))
+            report = run(anyio.run, lambda: harness.run(chosen, agent, concurrency, max_steps, timeout, seed, run_id, progress, judge, executor or "local", options))
     _show(report, as_json)
+
+
+def _refuse(message: str) -> None:
+    raise InputError(message)
+
+
+def _need_ray() -> None:
+    """Refuse ``--executor ray`` without Ray, with the install command (printed verbatim: ``[ray]`` is no markup)."""
+    try:
+        import_ray()
+    except InputError as exc:
+        console.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
+        raise typer.Exit(2) from None
 
 
 def report(
