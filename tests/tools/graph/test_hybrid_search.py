@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from taskloom.tools.errors import InputError
-from taskloom.tools.graph.lexical import LexicalIndex, fuse, terms
+from taskloom.tools.graph.lexical import VECTOR_WEIGHT, LexicalIndex, fuse, terms
 from taskloom.tools.graph.service import GraphService
 from taskloom.tools.settings import Settings
 
@@ -33,7 +33,7 @@ def test_exact_terms_are_found_by_bm25_and_survive_fusion(service: tuple[GraphSe
     assert _first(hybrid, "one-page agreement") is not None and _first(hybrid, "one-page agreement") <= 2
     top = hybrid[0]
     assert top.lexical_rank is not None and top.score == pytest.approx(
-        (1 / (60 + top.lexical_rank) if top.lexical_rank else 0) + (1 / (60 + top.vector_rank) if top.vector_rank else 0), abs=1e-6
+        (1 / (60 + top.lexical_rank) if top.lexical_rank else 0) + (VECTOR_WEIGHT / (60 + top.vector_rank) if top.vector_rank else 0), abs=1e-6
     )
     assert all(h.vector_rank is not None and h.lexical_rank is None for h in svc.search(graph, query, 5, mode="vector"))
 
@@ -59,3 +59,20 @@ def test_terms_fusion_and_index_basics() -> None:
     assert {i for i, _ in hits} == {"p1", "h1"} and all(score > 0 for _, score in hits)
     assert index.query("rain", 5, ["heading"]) == [("h1", index.query("rain", 5, ["heading"])[0][1])]
     assert LexicalIndex([], [], []).query("rain", 5) == []
+
+
+def test_a_passage_is_found_by_its_section_title() -> None:
+    from taskloom.tools.graph.ingest.blocks import Block, ParsedDocument
+    from taskloom.tools.graph.ingest.builder import build_graph
+    from taskloom.tools.graph.model import GraphMeta, NodeType
+
+    doc = ParsedDocument(path="x.md", format="markdown", blocks=[
+        Block(kind="heading", text="Calibrating the anemometer", level=1),
+        Block(kind="paragraph", text="Spin the cups by hand and compare the reading with the reference device."),
+        Block(kind="heading", text="Cleaning", level=1),
+        Block(kind="paragraph", text="Wipe the cups with a damp cloth every month."),
+    ])  # fmt: skip
+    kg = build_graph(doc, GraphMeta(id="t", source="x.md"))
+    index = LexicalIndex.of_graph(kg, [NodeType.PARAGRAPH])
+    hits = index.query("anemometer calibration", 5)
+    assert [kg.node(i).text for i, _ in hits] == ["Spin the cups by hand and compare the reading with the reference device."]
