@@ -147,3 +147,9 @@ def test_lmer_equation_references_resolve_to_numbered_formulas(graphs: dict[str,
     source = next(p for p in kg.nodes("paragraph") if "Equation 14" in p.text)
     targets = {kg.node(e.target).attrs["number"] for e in to_formulas if e.source == source.id}
     assert "14" in targets
+
+
+def test_no_ligature_or_private_use_delimiter_glyph_reaches_the_graph(graphs: dict[str, KnowledgeGraph]) -> None:
+    # lmer's text layer holds 322 "ﬁ" ligatures and 83 pieces of tall Symbol-font delimiters (U+F8EB–U+F8FE).
+    bad = re.compile("[\ufb00-\ufb06\uf8eb-\uf8fe]")
+    assert not [n.id for kg in graphs.values() for n in kg.nodes() if bad.search(n.text)]

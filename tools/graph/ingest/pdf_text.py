@@ -20,7 +20,13 @@ BBox = tuple[float, float, float, float]
 _BOLD_FONT = re.compile(r"bold|demi|black|heavy|semibold|cmbx|cmb\d", re.I)
 _MONO_FONT = re.compile(r"mono|courier|cmtt|cmsltt|consol|typewriter", re.I)
 _MATH_FONT = re.compile(r"math|cmmi|cmsy|cmex|symbol|msbm|msam|rsfs|eufm", re.I)
-LIGATURES = str.maketrans({"ﬁ": "fi", "ﬂ": "fl", "ﬀ": "ff", "ﬃ": "ffi", "ﬄ": "ffl", "ﬅ": "st", "ﬆ": "st"})
+# Ligatures, and the private-use pieces of Adobe Symbol's tall delimiters (U+F8EB–U+F8FE): the top of a
+# left delimiter and the bottom of a right one become the delimiter; extension pieces vanish.
+_DELIMITER_PIECES = {
+    0xF8EB: "(", 0xF8EE: "[", 0xF8F1: "{", 0xF8F8: ")", 0xF8FB: "]", 0xF8FE: "}",
+    **{code: "" for code in (0xF8EC, 0xF8ED, 0xF8EF, 0xF8F0, 0xF8F2, 0xF8F3, 0xF8F4, 0xF8F5, 0xF8F6, 0xF8F7, 0xF8F9, 0xF8FA, 0xF8FC, 0xF8FD)},
+}  # fmt: skip
+LIGATURES = str.maketrans({"ﬁ": "fi", "ﬂ": "fl", "ﬀ": "ff", "ﬃ": "ffi", "ﬄ": "ffl", "ﬅ": "st", "ﬆ": "st", **{chr(k): v for k, v in _DELIMITER_PIECES.items()}})
 _TEXT_FLAGS = pymupdf.TEXT_MEDIABOX_CLIP | pymupdf.TEXT_PRESERVE_WHITESPACE
 
 
