@@ -89,6 +89,28 @@ def audit(kg: KnowledgeGraph, ix: _Index, furniture: set[str], task: Task) -> st
     return f"answer piece not in the evidence: {missing[0][:60]!r}" if missing or not pieces else None
 
 
+def graph_facts(kg: KnowledgeGraph) -> dict[str, int]:
+    """What the graph read: tables (numbered), captions linked to the node of their kind and number, references."""
+    tables = list(kg.nodes("table"))
+    caption_of = [(e.source, e.target) for e in kg.edges() if e.type.value == "caption_of"]
+    paired = sum(
+        1
+        for cap, target in caption_of
+        if kg.node(cap).attrs.get("number") == kg.node(target).attrs.get("number")
+        and kg.node(target).type.value == kg.node(cap).attrs.get("label")
+        and not kg.node(target).attrs.get("inferred")
+    )
+    return {
+        "tables": sum(1 for t in tables if not t.attrs.get("inferred")),
+        "numbered_tables": sum(1 for t in tables if t.attrs.get("number") and not t.attrs.get("inferred")),
+        "figures": sum(1 for _ in kg.nodes("figure")),
+        "captions": sum(1 for _ in kg.nodes("caption")),
+        "captions_paired": paired,
+        "references": sum(1 for _ in kg.nodes("reference")),
+        "formulas": sum(1 for _ in kg.nodes("formula")),
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pdf", action="append", choices=(*PDFS, "R-exts"), help="a PDF to audit (repeatable; default: the five small ones)")
@@ -118,7 +140,9 @@ def main(argv: list[str] | None = None) -> int:
             failures = [(t, why) for t in tasks if (why := audit(kg, ix, furniture, t)) is not None]
             types = Counter(t.type for t in tasks)
             passed = len(tasks) - len(failures)
-            results[name] = {"tasks": len(tasks), "passed": passed, "types": dict(sorted(types.items())), "failures": [{"task": t.id, "type": t.type, "why": w} for t, w in failures]}
+            facts = graph_facts(kg)
+            print(f"{name} graph: " + ", ".join(f"{k} {v}" for k, v in facts.items()))
+            results[name] = {"graph": facts, "tasks": len(tasks), "passed": passed, "types": dict(sorted(types.items())), "failures": [{"task": t.id, "type": t.type, "why": w} for t, w in failures]}
             rate = 100.0 * passed / len(tasks) if tasks else 0.0
             print(f"{name}: {len(tasks)} tasks, audit {passed}/{len(tasks)} ({rate:.1f}%); " + ", ".join(f"{k} {v}" for k, v in sorted(types.items())))
             for t in tasks:

@@ -103,3 +103,10 @@ def test_code_boxes_contents_and_index_pages_are_no_tables(parsed: dict[str, Par
     assert pages and all(10 < p < count - 10 for p in pages)  # no contents or index page
     assert not {12, 65, 66}.intersection(pages)  # pages of framed code listings
     assert not _tables(parsed["zoo"]) and not _tables(parsed["generalsiminf"])  # they hold none
+
+
+def test_a_caption_sharing_a_text_block_with_its_rows_numbers_its_table(parsed: dict[str, ParsedDocument]) -> None:
+    numbered = {t.number: t.page for t in _tables(parsed["xtableGallery"]) if t.number}
+    assert numbered == {"1": 13, "2": 13, "4": 24}
+    captions = {b.number for b in parsed["xtableGallery"].blocks if b.kind == "caption"}
+    assert {"1", "2", "4", "5"} <= captions

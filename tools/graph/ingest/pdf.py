@@ -113,7 +113,7 @@ def _layout_page(
     )
     regions = figures + tables
     remaining: list[TextBlock] = []
-    for block in _without_table_lines(blocks, tables):
+    for block in _late_captions(_without_table_lines(blocks, tables), tables, listings or {}):
         holder = next((r for r in regions if block.kind != "caption" and inside(block.bbox, r.bbox, 3)), None)
         if holder is None:
             remaining.append(block)
@@ -142,6 +142,24 @@ def _without_table_lines(blocks: list[TextBlock], tables: list[Region]) -> list[
         if kept:
             out.append(TextBlock(lines=kept, bbox=union([ln.bbox for ln in kept]), page=block.page, kind=block.kind, attrs=block.attrs))
     return out
+
+
+def _late_captions(blocks: list[TextBlock], tables: list[Region], listings: dict[int, Listing]) -> list[TextBlock]:
+    """Captions that shared a text block with their table's rows, paired with that table once split off."""
+    for block in blocks:
+        cap = caption_of(block) if block.kind != "caption" and not in_listing(block, listings) else None
+        if cap is None or cap[0] != "table":
+            continue
+        near = [
+            t for t in tables
+            if t.caption is None and min(t.bbox[2], block.bbox[2]) > max(t.bbox[0], block.bbox[0])
+            and min(abs(block.bbox[1] - t.bbox[3]), abs(t.bbox[1] - block.bbox[3])) < 40
+        ]  # fmt: skip
+        if near:
+            block.kind = "caption"
+            block.attrs.update(label=cap[0], number=cap[1])
+            min(near, key=lambda t: min(abs(block.bbox[1] - t.bbox[3]), abs(t.bbox[1] - block.bbox[3]))).caption = block
+    return blocks
 
 
 def _emit(laid_out: list[tuple[list[TextBlock], list[Region]]]) -> list[Block]:

@@ -188,7 +188,7 @@ def rule_runs(rules: list[BBox], words: Sequence[Word], fills: Sequence[BBox]) -
     """
     runs: list[list[BBox]] = []
     for rule in sorted(rules, key=lambda r: r[1]):
-        run = next((r for r in runs if abs(r[-1][0] - rule[0]) < 3 and abs(r[-1][2] - rule[2]) < 3), None)
+        run = next((r for r in reversed(runs) if abs(r[-1][0] - rule[0]) < 3 and abs(r[-1][2] - rule[2]) < 3), None)
         if run is not None and _joins(run[-1], rule, words, fills):
             run.append(rule)
         else:
