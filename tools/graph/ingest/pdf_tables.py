@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import pymupdf
 
 from .blocks import TableCell
-from .pdf_text import LIGATURES, TextBlock, join_lines
+from .pdf_text import LIGATURES, TextBlock, TextLine, join_lines
 
 __all__ = ["Word", "page_words", "read_cells", "rule_runs", "whitespace_tables", "mono_share"]
 
@@ -213,7 +213,7 @@ def whitespace_tables(blocks: Sequence[TextBlock], words: Sequence[Word], body_s
     (bold, or proportional over monospace rows) and every line must break into
     the same columns, so aligned code and author blocks are not taken.
     """
-    styled = [(line, block) for block in blocks for line in block.lines]
+    styled = [line for block in blocks for line in block.lines]
     found: list[tuple[BBox, int]] = []
     lines = _lines(words, body_size)
     phrases = [_phrases(ln, 1.2 * body_size) for ln in lines]
@@ -242,17 +242,17 @@ def _aligned(rows: list[list[list[Word]]]) -> bool:
     return True
 
 
-def _style(words: list[Word], styled: list[tuple[object, TextBlock]]) -> tuple[bool, bool] | None:
+def _style(words: list[Word], styled: list[TextLine]) -> tuple[bool, bool] | None:
     """(bold, monospace) of the text line holding ``words``."""
     y = words[0].centre
-    for line, _ in styled:
-        b = line.bbox  # type: ignore[attr-defined]
+    for line in styled:
+        b = line.bbox
         if b[1] <= y <= b[3] and b[0] <= words[0].x1 and b[2] >= words[0].x0:
-            return bool(line.bold), line.mono_chars >= 0.8 * line.chars  # type: ignore[attr-defined]
+            return line.bold, line.mono_chars >= 0.8 * line.chars
     return None
 
 
-def _header_differs(head: list[Word], rows: list[list[Word]], styled: list[tuple[object, TextBlock]]) -> bool:
+def _header_differs(head: list[Word], rows: list[list[Word]], styled: list[TextLine]) -> bool:
     top = _style(head, styled)
     below = [_style(r, styled) for r in rows]
     if top is None or any(s is None for s in below):
