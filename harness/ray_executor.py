@@ -58,7 +58,7 @@ from .executors import executor
 from .runner import Progress, run_one
 from .store import RunSpec, RunStore
 
-__all__ = ["RayExecutor", "EpisodeWorker", "RAY_MISSING", "GRACE_S", "import_ray", "connected", "map_on_executor", "where", "ray_cluster", "check_reachable"]
+__all__ = ["RayExecutor", "EpisodeWorker", "RAY_MISSING", "GRACE_S", "import_ray", "connected", "portable", "worker_env", "map_on_executor", "where", "ray_cluster", "check_reachable"]
 
 RAY_MISSING = "the ray executor needs Ray, an optional extra: pip install 'taskloom[ray]'"
 #: How long past its time limit an episode may stay unanswered before its worker counts as lost.
@@ -129,6 +129,11 @@ def _cluster_messages_to_stderr() -> Callable[[], None]:
         setattr(module, "print_to_stdstream", original)  # noqa: B010
 
     return undo
+
+
+def portable(settings: Settings) -> Settings:
+    """The settings for workers elsewhere: the workspace and allowed roots as absolute paths."""
+    return settings.model_copy(update={"workspace": settings.workspace.resolve(), "allow_roots": [p.resolve() for p in settings.allow_roots]})
 
 
 def where(_: object = None) -> dict[str, Any]:
@@ -218,9 +223,7 @@ class RayExecutor:
         written = store.done()
         todo = deque((t, a) for t in run.task_ids for a in run.agents if (t, a.name) not in written)
         if todo:
-            settings = runtime.settings.model_copy(
-                update={"workspace": runtime.settings.workspace.resolve(), "allow_roots": [p.resolve() for p in runtime.settings.allow_roots]}
-            )
+            settings = portable(runtime.settings)
             browser = any(tasks[t].kind != "document" for t, _ in todo)
             with connected(self.address) as ray:
                 await _Driver(ray, self, run, tasks, store, settings, server_factory, browser, progress).go(todo, written)

@@ -12,6 +12,7 @@ from ...tools.tasks.model import Difficulty, TaskKind
 from .common import echo_json, roots, run, settings
 
 if TYPE_CHECKING:
+    from ...harness.ray_generation import RayReplayer
     from ...tools.generate.service import TaskService
     from ...tools.runtime import Runtime
 
@@ -37,15 +38,41 @@ def generate(
     seed: int = typer.Option(0, "--seed"),
     no_llm: bool = typer.Option(False, "--no-llm", help="Do not score tasks with the configured LLM."),
     no_verify: bool = typer.Option(False, "--no-verify", help="Web: keep candidates without replaying them."),
+    executor: str = typer.Option("local", "--executor", help="Where web candidates are replayed: local (this process) or ray (a Ray cluster: see README, Running on Ray)."),
+    address: str | None = typer.Option(None, "--address", help="--executor ray: the cluster, auto, ray://host:port or host:port (default: a new local Ray)."),
+    workers: int | None = typer.Option(None, "--workers", min=1, help="--executor ray: worker slots, each with its own browser (default: one per cluster CPU)."),
 ) -> None:
     """Generate tasks from a knowledge graph and print the ids and the filtering report."""
+    replayer = _replayer(executor, address, workers)
     runtime = _runtime()
     service = run(runtime.task_service)
 
     async def go() -> Any:
-        return await service.generate(graph_id, count, type_ or None, difficulty, seed, not no_llm, not no_verify)
+        return await service.generate(graph_id, count, type_ or None, difficulty, seed, not no_llm, not no_verify, replay=replayer)
 
-    echo_json(run(runtime.run, go))
+    result = run(runtime.run, go)
+    echo_json(result if replayer is None else {**result.model_dump(mode="json"), "executor": replayer.summary()})
+
+
+def _replayer(executor: str, address: str | None, workers: int | None) -> RayReplayer | None:
+    """None (replays here) for ``local``; a Ray replayer for ``ray`` (Ray imported only then); else the usage refused."""
+    if executor not in ("local", "ray"):
+        raise typer.BadParameter(f"unknown executor {executor!r}; choose local or ray", param_hint="--executor")
+    if executor == "local":
+        if address is not None or workers is not None:
+            raise typer.BadParameter("--address and --workers only apply to --executor ray", param_hint="--executor")
+        return None
+    from rich.markup import escape
+
+    from ...harness.ray_generation import RayReplayer
+    from ...tools.errors import InputError
+    from .common import console
+
+    try:
+        return RayReplayer(settings(), address, workers)
+    except InputError as exc:  # printed verbatim: the install command's "[ray]" is no markup
+        console.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
+        raise typer.Exit(2) from None
 
 
 def compose(

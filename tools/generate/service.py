@@ -27,7 +27,7 @@ from .compose.composer import ComposeMode, ComposeResult, compose_tasks
 from .document.draft import Draft, Submission, Verdict, check_submission, make_draft
 from .filter.stages import GenerationReport, deduplicate, filter_reachable, mmr_select, score_quality
 from .registry import GenerationRequest, generators, pick_generator
-from .web.paths import verify_web_tasks
+from .web.paths import Replayer, verify_web_tasks
 from .web.rewrite import llm_instructions
 from .web.style import filter_scripts
 
@@ -91,11 +91,15 @@ class TaskService:
         use_llm: bool = True,
         verify: bool = True,
         generator: str | None = None,
+        replay: Replayer | None = None,
     ) -> GenerateResult:
         """Generate up to ``count`` tasks from a graph (document or web, by the graph's kind).
 
         ``generator`` names a registered task generator (``taskloom plugins``); by default the
         graph kind's own: ``document-templates``, ``document-llm`` (an LLM is on) or ``web-goals``.
+        ``replay`` replays web candidates elsewhere (e.g. on a Ray cluster, see
+        :mod:`taskloom.harness.ray_generation`) instead of one by one in this service's browser;
+        the tasks kept are the same.
         """
         if not 1 <= count <= 1000:
             raise InputError(f"count={count} is out of range; use 1 to 1000")
@@ -114,7 +118,7 @@ class TaskService:
             tasks = filter_scripts(kg, tasks, report)  # goals only: a click script is dropped with the rule that caught it
         tasks = filter_reachable(kg, tasks, hops, report)
         if kg.meta.kind == "web" and verify:
-            tasks = await verify_web_tasks(tasks, self.episodes, report)
+            tasks = await verify_web_tasks(tasks, None if replay is not None else self.episodes, report, replay)
         if kg.meta.kind == "web" and llm_on:
             await llm_instructions(tasks, self.llm, kg)
         scored = llm_on

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from urllib.parse import quote_plus, urlparse
 
 import numpy as np
@@ -30,7 +30,7 @@ from ...graph.model import KnowledgeGraph, Node
 from ...tasks.model import Difficulty, GoldStep, Provenance, SuccessCriterion, Task
 from ..filter.stages import Dropped, GenerationReport
 
-__all__ = ["PathEdge", "task_from_path", "verify_web_tasks", "search_terms"]
+__all__ = ["PathEdge", "Verdict", "Replayer", "task_from_path", "verify_web_tasks", "replay_web_task", "keep_verified", "search_terms"]
 
 PathEdge = tuple[str, str, str]
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]{3,}")
@@ -205,7 +205,13 @@ def task_from_path(kg: KnowledgeGraph, edges: Sequence[PathEdge], pattern_id: st
     )
 
 
-async def verify_web_tasks(tasks: list[Task], episodes: EpisodeManager, report: GenerationReport) -> list[Task]:
+#: A task after its replay: the task (its gold trajectory and replay quality filled in when kept) and why it was dropped (None: kept).
+Verdict = tuple[Task, Dropped | None]
+#: Replays tasks somewhere else (e.g. on a Ray cluster: :mod:`taskloom.harness.ray_generation`); verdicts in input order.
+Replayer = Callable[[list[Task]], Awaitable[list[Verdict]]]
+
+
+async def verify_web_tasks(tasks: list[Task], episodes: EpisodeManager | None, report: GenerationReport, replay: Replayer | None = None) -> list[Task]:
     """Replay each task's gold steps in a fresh episode; keep the tasks that are not no-ops and whose criteria all hold.
 
     Stages, each dropping with its reason in ``report``: ``no_op`` (the task's state
@@ -213,40 +219,56 @@ async def verify_web_tasks(tasks: list[Task], episodes: EpisodeManager, report: 
     step failed or a criterion does not hold afterwards), ``answer_visible`` (the gold
     answer is not shown on the final page; skipped when ``quality["answer_visible"]``
     is False, e.g. a computed count, or for yes/no answers).
+
+    The replays run one after another in ``episodes``, or in ``replay`` when given (the
+    verdicts come back in input order, so the tasks kept are the same either way).
     """
-    kept: list[Task] = []
-    no_ops = 0
-    for task in tasks:
-        episode, _ = await episodes.start(url=task.start_url, task_id=None, agent="gold-replay")
-        reason: str | None = None
-        stage = "replay"
-        try:
-            at_start = [c for c in task.success if c.on_state]
-            if at_start and all(r.ok for r in await check_criteria(episode.page, at_start, [], grace_s=0)):
-                stage, reason = "no_op", "the success criteria already hold on the start page: " + "; ".join(f"{c.kind} {c.value!r}" for c in at_start)
-            else:
-                await run_gold_steps(episode, task.gold_steps)
-                results = await check_criteria(episode.page, task.success, load_trajectory(episode.recorder.path).actions)
-                failed = [r for r in results if not r.ok]
-                if failed:
-                    reason = "; ".join(f"{r.criterion.kind} {r.criterion.value!r}: {r.observed}" for r in failed)
-                elif task.gold_answer and task.quality.get("answer_visible") is not False and task.answer_kind != "boolean":
-                    shown, observed = await answer_visible(episode.page, task.gold_answer, task.answer_kind)
-                    if not shown:
-                        stage, reason = "answer_visible", observed
-        except (ActionFailed, TaskloomError) as exc:
-            reason = f"a gold step failed: {exc}"
-        path = await episodes.close(episode.id, status="closed" if reason is None else "error", reason=reason)
-        if reason is not None:
-            no_ops += stage == "no_op"
-            report.dropped.append(Dropped(task_id=task.id, stage=stage, reason=reason))
-            continue
-        task.gold_trajectory = str(path)
-        task.quality["replay"] = {"ok": True, "criteria": len(task.success)}
-        if task.gold_answer and task.quality.get("answer_visible") is not False and task.answer_kind != "boolean":
-            task.quality["answer_visible"] = True
-        kept.append(task)
-    report.stage("no_op", len(tasks), len(tasks) - no_ops)
-    report.stage("replay", len(tasks) - no_ops, len(kept))
+    if replay is not None:
+        verdicts = await replay(tasks)
+    elif episodes is None:
+        raise TaskloomError("verify_web_tasks needs an episode manager or a replayer")
+    else:
+        verdicts = [await replay_web_task(task, episodes) for task in tasks]
+    return keep_verified(verdicts, report)
+
+
+async def replay_web_task(task: Task, episodes: EpisodeManager) -> Verdict:
+    """One task's verification (see :func:`verify_web_tasks`); a kept task gets its gold trajectory and replay quality."""
+    episode, _ = await episodes.start(url=task.start_url, task_id=None, agent="gold-replay")
+    reason: str | None = None
+    stage = "replay"
+    try:
+        at_start = [c for c in task.success if c.on_state]
+        if at_start and all(r.ok for r in await check_criteria(episode.page, at_start, [], grace_s=0)):
+            stage, reason = "no_op", "the success criteria already hold on the start page: " + "; ".join(f"{c.kind} {c.value!r}" for c in at_start)
+        else:
+            await run_gold_steps(episode, task.gold_steps)
+            results = await check_criteria(episode.page, task.success, load_trajectory(episode.recorder.path).actions)
+            failed = [r for r in results if not r.ok]
+            if failed:
+                reason = "; ".join(f"{r.criterion.kind} {r.criterion.value!r}: {r.observed}" for r in failed)
+            elif task.gold_answer and task.quality.get("answer_visible") is not False and task.answer_kind != "boolean":
+                shown, observed = await answer_visible(episode.page, task.gold_answer, task.answer_kind)
+                if not shown:
+                    stage, reason = "answer_visible", observed
+    except (ActionFailed, TaskloomError) as exc:
+        reason = f"a gold step failed: {exc}"
+    path = await episodes.close(episode.id, status="closed" if reason is None else "error", reason=reason)
+    if reason is not None:
+        return task, Dropped(task_id=task.id, stage=stage, reason=reason)
+    task.gold_trajectory = str(path)
+    task.quality["replay"] = {"ok": True, "criteria": len(task.success)}
+    if task.gold_answer and task.quality.get("answer_visible") is not False and task.answer_kind != "boolean":
+        task.quality["answer_visible"] = True
+    return task, None
+
+
+def keep_verified(verdicts: Sequence[Verdict], report: GenerationReport) -> list[Task]:
+    """The kept tasks, in order; the dropped ones and the ``no_op`` and ``replay`` stage counts go into ``report``."""
+    kept = [task for task, dropped in verdicts if dropped is None]
+    report.dropped.extend(dropped for _, dropped in verdicts if dropped is not None)
+    no_ops = sum(dropped is not None and dropped.stage == "no_op" for _, dropped in verdicts)
+    report.stage("no_op", len(verdicts), len(verdicts) - no_ops)
+    report.stage("replay", len(verdicts) - no_ops, len(kept))
     return kept
 
