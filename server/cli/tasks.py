@@ -56,19 +56,20 @@ def generate(
 
 def _replayer(executor: str, address: str | None, workers: int | None) -> RayReplayer | None:
     """None (replays here) for ``local``; a Ray replayer for ``ray`` (Ray imported only then); else the usage refused."""
-    if executor not in ("local", "ray"):
-        raise typer.BadParameter(f"unknown executor {executor!r}; choose local or ray", param_hint="--executor")
-    if executor == "local":
-        if address is not None or workers is not None:
-            raise typer.BadParameter("--address and --workers only apply to --executor ray", param_hint="--executor")
-        return None
     from rich.markup import escape
 
-    from ...harness.ray_generation import RayReplayer
     from ...tools.errors import InputError
     from .common import console
 
     try:
+        if executor not in ("local", "ray"):
+            raise InputError(f"unknown executor {executor!r}; choose local or ray")
+        if executor == "local":
+            if address is not None or workers is not None:
+                raise InputError("--address and --workers only apply to --executor ray")
+            return None
+        from ...harness.ray_generation import RayReplayer
+
         return RayReplayer(settings(), address, workers)
     except InputError as exc:  # printed verbatim: the install command's "[ray]" is no markup
         console.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
