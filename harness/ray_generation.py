@@ -96,14 +96,17 @@ class RayReplayer:
                 i = queue.popleft()
                 try:
                     done[i] = await handle.replay.remote(tasks[i])
-                except ray.exceptions.RayTaskError as exc:  # our code raised on a live worker
+                except ray.exceptions.RayTaskError as exc:  # our code raised on a live worker: stop handing out candidates
+                    queue.clear()
                     raise TaskloomError(f"replaying {tasks[i].id} raised on its Ray worker: {_why(getattr(exc, 'cause', None) or exc)}") from None
                 except ray.exceptions.RayActorError as exc:  # the worker is gone for good (its restarts spent)
                     queue.appendleft(i)
                     lost.append(_why(exc))
                     return
 
-        await asyncio.gather(*(drive(h) for h in handles))
+        for outcome in await asyncio.gather(*(drive(h) for h in handles), return_exceptions=True):
+            if isinstance(outcome, BaseException):  # the first failure, once every worker is done with its replay in hand
+                raise outcome
         if queue:
             raise TaskloomError(f"no Ray worker left to replay the remaining {len(queue)} candidate(s) (last error: {lost[-1] if lost else 'none'})")
         self.placements = [{"task_id": tasks[i].id, **done[i][1]} for i in range(len(tasks))]
