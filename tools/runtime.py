@@ -28,7 +28,7 @@ import threading
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import anyio
 
@@ -36,14 +36,16 @@ from .browser import BrowserPool
 from .environment.manager import EpisodeManager
 from .environment.protocols import DocHit, DocNode
 from .evaluate.checks import Checker
-from .evaluate.service import EvaluationService
-from .generate.service import TaskService
 from .graph.service import GraphService
 from .llm.client import LLM, make_llm
 from .llm.embedders import Embedder, make_embedder
 from .settings import Settings
 from .tasks.store import TaskStore
 from .workspace import Workspace
+
+if TYPE_CHECKING:  # imported where used: a command that only reads graphs does not load them
+    from .evaluate.service import EvaluationService
+    from .generate.service import TaskService
 
 __all__ = ["Runtime", "GraphDocuments"]
 
@@ -157,10 +159,14 @@ class Runtime:
 
     def task_service(self, episodes: EpisodeManager | None = None) -> TaskService:
         """Task generation over this runtime's graphs, LLM and task store, replaying web tasks in ``episodes`` (default ``rt.episodes``)."""
+        from .generate.service import TaskService
+
         return TaskService(self.graphs, episodes if episodes is not None else self.episodes, self.llm, self.tasks)
 
     def evaluation_service(self) -> EvaluationService:
         """Evaluation over this runtime's workspace, LLM and task store."""
+        from .evaluate.service import EvaluationService
+
         return EvaluationService(self.workspace, self.llm, self.tasks)
 
     # -- lifetime -------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from ...tools.errors import TaskloomError
 from ...tools.security.disk import disk_full
 from ...tools.security.roots import Roots
 from ...tools.settings import Settings, load_settings
+from .lazy import LazyGroup
 
 __all__ = ["app", "state", "settings", "roots", "progress_bar", "quiet_agent_errors", "ProgressUpdate", "errors", "run", "echo_json", "console"]
 
@@ -28,6 +29,7 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
+    cls=LazyGroup,
 )
 console = Console(stderr=True)
 state: dict[str, Any] = {}

@@ -3,21 +3,22 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import typer
 
-from ...tools.graph.facts import parse_where
-from ...tools.graph.sampling import SampleSpec
-from ...tools.graph.service import GraphService, write_export
-from ...tools.runtime import Runtime
 from .common import echo_json, roots, run, settings
+
+if TYPE_CHECKING:
+    from ...tools.graph.service import GraphService
 
 app = typer.Typer(help="Inspect and query knowledge graphs.", no_args_is_help=True)
 
 
 def _service() -> GraphService:
     """The graph service of this command's runtime (graph commands open no browser: nothing to close)."""
+    from ...tools.runtime import Runtime
+
     return run(lambda: Runtime(settings())).graphs
 
 
@@ -79,6 +80,8 @@ def facts(
     offset: int = typer.Option(0, "--offset"),
 ) -> None:
     """Records of a web graph with their typed fields, and its listings with their completeness."""
+    from ...tools.graph.facts import parse_where
+
     echo_json(run(lambda: _service().facts(graph_id, listing, parse_where(where), query, limit, offset)))
 
 
@@ -94,6 +97,8 @@ def sample(
     seed_node: list[str] = typer.Option(None, "--seed-node", help="Web mode: start from this node (repeatable)."),
 ) -> None:
     """Sample a subgraph (Graph2Eval Algorithm 1): by objective for documents, seed-driven k-hop for websites."""
+    from ...tools.graph.sampling import SampleSpec
+
     service = _service()
 
     def go() -> dict[str, object]:
@@ -121,6 +126,8 @@ def export(
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace the output file if it exists."),
 ) -> None:
     """Export a graph (to stdout, or a file with -o)."""
+    from ...tools.graph.service import write_export
+
     target = None if output is None else run(lambda: roots(settings()).writable_file(output, "--output", overwrite))
     content = run(lambda: _service().export(graph_id, fmt))
     if target is None:
