@@ -34,6 +34,9 @@ class Settings(BaseSettings):
         description="'minilm' (all-MiniLM-L6-v2, 384-d, offline ONNX) or 'hashing' (fast, for tests only).",
     )
     embed_batch_size: int = Field(8, ge=1, le=1024, description="Texts per embedding batch.")
+    chroma_url: str | None = Field(
+        None, description="http(s)://host:port of a Chroma server (`chroma run`) to keep vectors in; unset: the workspace's embedded store."
+    )
     search_mode: Literal["hybrid", "vector", "lexical"] = Field(
         "hybrid", description="graph_search / doc_search: BM25 fused with embeddings (hybrid), embeddings only, or BM25 only."
     )

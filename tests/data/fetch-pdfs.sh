@@ -6,7 +6,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cache="$here/cache"
-pdfs=(countreg lmer xtableGallery zoo generalsiminf R-exts)
+pdfs=(countreg lmer xtableGallery zoo generalsiminf R-exts fullrefman)
 missing=0
 for name in "${pdfs[@]}"; do [ -s "$cache/$name.pdf" ] || missing=1; done
 [ "$missing" = 0 ] && exit 0

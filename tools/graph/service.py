@@ -84,7 +84,7 @@ class GraphService:
         self.browsers = browsers
         self.workspace = Workspace(settings.workspace)
         self.store = GraphStore(self.workspace)
-        self.vectors = VectorStore(self.workspace.chroma)
+        self.vectors = VectorStore(self.workspace.chroma, settings.chroma_url)
         self._load_embedder = embedder
         self._embedder: Embedder | None = None
         self._lock = threading.Lock()

@@ -1,4 +1,9 @@
-"""Node embeddings in a persistent Chroma database: one cosine collection per graph.
+"""Node embeddings in Chroma: one cosine collection per graph.
+
+Embedded by default (a ``PersistentClient`` in the workspace); with a server URL
+(``TASKLOOM_CHROMA_URL``) a ``chromadb.HttpClient`` to ``chroma run``, where each
+workspace's collection names carry a prefix of its own (kept in ``chroma/workspace-id``),
+so workspaces sharing one server never see each other's graphs.
 
 Chroma is imported and its client created on first use, so importing this module
 is cheap. Each collection records the embedder that filled it; writing or querying
@@ -7,34 +12,43 @@ with another embedder (or dimension) is refused with :class:`EmbedderError`.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import os
 import re
+import secrets
 import shutil
 import sqlite3
 import threading
-from contextlib import closing
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import closing, contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
+from urllib.parse import urlsplit
 
 import numpy as np
 from pydantic import BaseModel, Field
 
-from ..errors import EmbedderError, InputError, NotFoundError
+from ..errors import EmbedderError, InputError, NotFoundError, TaskloomError
 
 if TYPE_CHECKING:
     from chromadb.api import ClientAPI
     from chromadb.api.models.Collection import Collection
 
-__all__ = ["VectorStore", "CollectionInfo", "collection_name"]
+__all__ = ["VectorStore", "VectorStoreUnavailable", "CollectionInfo", "collection_name", "parse_chroma_url"]
 
 log = logging.getLogger(__name__)
 
 DEFAULT_MAX_BATCH = 5000
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{1,61}[A-Za-z0-9]$")
 _UUID_RE = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+_WORKSPACE_ID_FILE = "workspace-id"
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+class VectorStoreUnavailable(TaskloomError):
+    """The Chroma server named by ``TASKLOOM_CHROMA_URL`` cannot be reached."""
 
 
 class CollectionInfo(BaseModel):
@@ -46,18 +60,71 @@ class CollectionInfo(BaseModel):
     count: int = Field(description="Vectors stored; -1 when Chroma cannot count them.")
 
 
-def collection_name(graph_id: str) -> str:
-    """Chroma collection name of ``graph_id``: ``g_{id}``, or a slug plus a hash when needed.
+def collection_name(graph_id: str, prefix: str = "") -> str:
+    """Chroma collection name of ``graph_id``: ``{prefix}g_{id}``, or a slug plus a hash when needed.
 
     Names stay within the strictest Chroma rules (3-63 characters of ``[A-Za-z0-9._-]``,
-    alphanumeric at both ends, no ``..``); distinct ids give distinct names.
+    alphanumeric at both ends, no ``..``); distinct ids give distinct names. ``prefix``
+    (a workspace's, on a shared server) starts with a letter or digit and is at most 20 characters.
     """
-    direct = f"g_{graph_id}"
+    direct = f"{prefix}g_{graph_id}"
     if _NAME_RE.fullmatch(direct) and ".." not in direct:
         return direct
-    slug = re.sub(r"[^A-Za-z0-9_-]+", "-", graph_id)[:40]
+    slug = re.sub(r"[^A-Za-z0-9_-]+", "-", graph_id)[: 40 - len(prefix)]
     digest = hashlib.sha256(graph_id.encode("utf-8")).hexdigest()[:16]
-    return f"g_{slug}-h{digest}"
+    return f"{prefix}g_{slug}-h{digest}"
+
+
+def parse_chroma_url(url: str) -> tuple[str, int, bool]:
+    """(host, port, ssl) of a Chroma server URL such as ``http://127.0.0.1:8765``.
+
+    >>> parse_chroma_url("http://127.0.0.1:8765")
+    ('127.0.0.1', 8765, False)
+    >>> parse_chroma_url("https://chroma.example.org")
+    ('chroma.example.org', 443, True)
+    """
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port
+    except ValueError as exc:
+        raise InputError(f"TASKLOOM_CHROMA_URL={url!r} is not a URL ({exc}); use e.g. http://127.0.0.1:8765") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.path not in ("", "/") or parts.query:
+        raise InputError(f"TASKLOOM_CHROMA_URL={url!r} is not an http(s)://host:port URL of a Chroma server; use e.g. http://127.0.0.1:8765")
+    ssl = parts.scheme == "https"
+    return parts.hostname, port or (443 if ssl else 80), ssl
+
+
+def _start_hint(url: str) -> str:
+    try:
+        host, port, _ = parse_chroma_url(url)
+    except InputError:
+        host, port = "127.0.0.1", 8000
+    return f"start one with `chroma run --path DIR --host {host} --port {port}`, or unset TASKLOOM_CHROMA_URL to use the workspace's embedded store"
+
+
+def _workspace_id(directory: Path) -> str:
+    """This workspace's collection-name prefix on a shared server: random, made once, kept in ``directory``."""
+    path = directory / _WORKSPACE_ID_FILE
+    try:
+        return _valid_id(path.read_text(encoding="ascii").strip(), path)
+    except FileNotFoundError:
+        pass
+    directory.mkdir(parents=True, exist_ok=True)
+    tmp = directory / f".{_WORKSPACE_ID_FILE}.{secrets.token_hex(4)}.tmp"
+    tmp.write_text("w" + secrets.token_hex(6) + "\n", encoding="ascii")
+    try:
+        os.link(tmp, path)  # atomic and exclusive: of two processes racing, one id wins
+    except FileExistsError:
+        pass
+    finally:
+        tmp.unlink(missing_ok=True)
+    return _valid_id(path.read_text(encoding="ascii").strip(), path)
+
+
+def _valid_id(value: str, path: Path) -> str:
+    if not re.fullmatch(r"[a-z0-9][a-z0-9]{2,18}", value):
+        raise InputError(f"{path} holds {value!r}, not a workspace id (letters and digits, 3-19); delete the file to make a new one")
+    return value
 
 
 def _as_matrix(embeddings: Any, what: str) -> np.ndarray:
@@ -71,39 +138,93 @@ def _as_matrix(embeddings: Any, what: str) -> np.ndarray:
     return arr
 
 
+def _reaching(method: _F) -> _F:
+    """Turn a lost connection to the Chroma server during ``method`` into :class:`VectorStoreUnavailable`."""
+
+    @functools.wraps(method)
+    def wrapper(self: VectorStore, *args: Any, **kwargs: Any) -> Any:
+        with self._guard():
+            return method(self, *args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
 class VectorStore:
-    """Embeddings of graph nodes in a Chroma ``PersistentClient`` at ``path``.
+    """Embeddings of graph nodes in Chroma: a ``PersistentClient`` at ``path``, or a server at ``url``.
 
     Parameters
     ----------
     path
-        Directory of the Chroma database (usually ``Workspace.chroma``).
+        Directory of the Chroma database (usually ``Workspace.chroma``); with a server,
+        only the workspace id (the prefix of this workspace's collection names) is kept there.
+    url
+        ``http(s)://host:port`` of a ``chroma run`` server (``settings.chroma_url``);
+        ``None`` for the embedded database.
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, url: str | None = None) -> None:
         self.path = Path(path)
+        self.url = url.strip() if url and url.strip() else None
+        self._server = parse_chroma_url(self.url) if self.url else None
         self._client: ClientAPI | None = None
+        self._prefix: str | None = None
         self._lock = threading.Lock()
 
     @property
+    def remote(self) -> bool:
+        """Whether the vectors live on a Chroma server rather than in the workspace."""
+        return self._server is not None
+
+    @property
+    def prefix(self) -> str:
+        """Prefix of this workspace's collection names: ``""`` embedded, ``"{workspace id}_"`` on a server."""
+        if self._prefix is None:
+            self._prefix = f"{_workspace_id(self.path)}_" if self.remote else ""
+        return self._prefix
+
+    def name(self, graph_id: str) -> str:
+        """The collection name of ``graph_id`` in this store."""
+        return collection_name(graph_id, self.prefix)
+
+    @property
     def client(self) -> ClientAPI:
-        """The Chroma client, created on first use."""
+        """The Chroma client, created on first use (a server is checked to answer)."""
         if self._client is None:
             with self._lock:
                 if self._client is None:
-                    os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
-                    import chromadb
-                    import chromadb.config
-
-                    self.path.mkdir(parents=True, exist_ok=True)
-                    settings = chromadb.config.Settings(
-                        anonymized_telemetry=False, allow_reset=False
-                    )
-                    self._client = chromadb.PersistentClient(
-                        path=str(self.path), settings=settings
-                    )
+                    self._client = self._connect()
         return self._client
 
+    def _connect(self) -> ClientAPI:
+        os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+        import chromadb
+        import chromadb.config
+
+        settings = chromadb.config.Settings(anonymized_telemetry=False, allow_reset=False)
+        if self._server is None:
+            self.path.mkdir(parents=True, exist_ok=True)
+            return chromadb.PersistentClient(path=str(self.path), settings=settings)
+        host, port, ssl = self._server
+        try:
+            client = chromadb.HttpClient(host=host, port=port, ssl=ssl, settings=settings)
+            client.heartbeat()
+        except (ValueError, OSError) as exc:  # chromadb reports a refused connection as ValueError
+            raise VectorStoreUnavailable(f"no Chroma server answers at {self.url} ({exc}); {_start_hint(self.url or '')}") from None
+        return client
+
+    @contextmanager
+    def _guard(self) -> Iterator[None]:
+        if self._server is None:
+            yield
+            return
+        import httpx
+
+        try:
+            yield
+        except httpx.TransportError as exc:
+            raise VectorStoreUnavailable(f"lost the Chroma server at {self.url} ({type(exc).__name__}: {exc}); {_start_hint(self.url or '')}") from None
+
+    @_reaching
     def max_batch_size(self) -> int:
         """Most records Chroma accepts in one call."""
         getter = getattr(self.client, "get_max_batch_size", None)
@@ -113,7 +234,7 @@ class VectorStore:
         from chromadb.errors import NotFoundError as ChromaNotFound
 
         try:
-            col = self.client.get_collection(collection_name(graph_id), embedding_function=None)
+            col = self.client.get_collection(self.name(graph_id), embedding_function=None)
         except ChromaNotFound:
             return None
         owner = (col.metadata or {}).get("graph_id")
@@ -142,16 +263,18 @@ class VectorStore:
                 f"embedder or query it with {have_name!r}"
             )
 
+    @_reaching
     def has(self, graph_id: str) -> bool:
         """Whether ``graph_id`` has a collection."""
         return self._collection(graph_id) is not None
 
+    @_reaching
     def upsert(
         self,
         graph_id: str,
         ids: Sequence[str],
         embeddings: np.ndarray,
-        texts: Sequence[str],
+        texts: Sequence[str] | None,
         node_types: Sequence[str],
         embedder_name: str,
         embedder_variant: str | None,
@@ -159,23 +282,27 @@ class VectorStore:
         """Insert or replace the vectors of nodes ``ids``; return how many were written.
 
         Creates the collection on first use, recording the embedder name, variant and
-        dimension; later upserts must use the same embedder name and dimension.
+        dimension; later upserts must use the same embedder name and dimension. ``texts``
+        are stored as Chroma documents when given; ingestion passes None (the graph file
+        holds every node's text, and storing it again takes half the upsert's time).
         """
         mat = _as_matrix(embeddings, "embeddings")
         n, dim = mat.shape
-        if not (len(ids) == n == len(texts) == len(node_types)):
+        if not (len(ids) == n == len(node_types)) or (texts is not None and len(texts) != n):
             raise InputError(
-                f"upsert needs one id, text and node type per embedding row: got {len(ids)} ids, "
-                f"{n} rows, {len(texts)} texts, {len(node_types)} types"
+                f"upsert needs one id, node type (and text, when given) per embedding row: got {len(ids)} ids, "
+                f"{n} rows, {'no' if texts is None else len(texts)} texts, {len(node_types)} types"
             )
         if len(set(ids)) != n:
             raise InputError("upsert ids must be unique")
         col = self._collection(graph_id)
         if col is None:
+            meta: dict[str, Any] = {"workspace": self.prefix.rstrip("_")} if self.remote else {}
             col = self.client.get_or_create_collection(
-                collection_name(graph_id),
+                self.name(graph_id),
                 embedding_function=None,
                 metadata={
+                    **meta,
                     "hnsw:space": "cosine",
                     "graph_id": graph_id,
                     "embedder": embedder_name,
@@ -190,11 +317,12 @@ class VectorStore:
             col.upsert(
                 ids=[str(i) for i in ids[lo:hi]],
                 embeddings=mat[lo:hi],
-                documents=[str(t) for t in texts[lo:hi]],
+                documents=None if texts is None else [str(t) for t in texts[lo:hi]],
                 metadatas=[{"type": str(t)} for t in node_types[lo:hi]],
             )
         return n
 
+    @_reaching
     def query(
         self,
         graph_id: str,
@@ -239,6 +367,7 @@ class VectorStore:
         dists = distances[0] if distances else []
         return [(str(i), float(1.0 - float(d))) for i, d in zip(ids, dists)]
 
+    @_reaching
     def get_embeddings(
         self, graph_id: str, ids: Sequence[str] | None = None
     ) -> dict[str, np.ndarray]:
@@ -265,6 +394,7 @@ class VectorStore:
                 take(col.get(ids=wanted[lo : lo + step], include=["embeddings"]))
         return out
 
+    @_reaching
     def collection_info(self, graph_id: str) -> dict[str, Any]:
         """Count, embedder, variant and dimension of the vectors of ``graph_id``."""
         col = self._require(graph_id)
@@ -279,19 +409,24 @@ class VectorStore:
             "dim": int(dim) if dim is not None else None,
         }
 
+    @_reaching
     def delete(self, graph_id: str) -> bool:
         """Drop the collection of ``graph_id`` and its index files; return whether there was one."""
         if self._collection(graph_id) is None:
             return False
-        return self.drop(collection_name(graph_id))
+        return self.drop(self.name(graph_id))
 
+    @_reaching
     def drop(self, name: str) -> bool:
         """Drop the collection called ``name`` and remove its index folders; return whether it existed.
 
-        Chroma leaves a deleted collection's HNSW folder on disk; it is removed here.
+        Chroma leaves a deleted collection's HNSW folder on disk; it is removed here (embedded
+        store only). On a server, only this workspace's collections can be dropped.
         """
         from chromadb.errors import NotFoundError as ChromaNotFound
 
+        if not name.startswith(self.prefix):
+            raise InputError(f"collection {name} is not one of this workspace's (their names start with {self.prefix!r})")
         try:
             col = self.client.get_collection(name, embedding_function=None)
         except ChromaNotFound:
@@ -307,16 +442,20 @@ class VectorStore:
                 shutil.rmtree(self.path / seg, ignore_errors=True)
         return True
 
+    @_reaching
     def collections(self, count: bool = True) -> list[CollectionInfo]:
-        """Every collection in the database, with the graph it belongs to (when recorded).
+        """Every collection of this workspace, with the graph it belongs to (when recorded).
 
-        ``count=False`` skips counting vectors (``count`` is then -1): after a failed write
-        in this process (a full disk), Chroma's count can block for good.
+        Embedded, that is every collection in the database; on a server, those whose name
+        carries this workspace's prefix. ``count=False`` skips counting vectors (``count`` is
+        then -1): after a failed write in this process (a full disk), Chroma's count can block for good.
         """
         from chromadb.errors import ChromaError
 
         out = []
         for col in self.client.list_collections():
+            if not col.name.startswith(self.prefix):
+                continue
             meta = col.metadata or {}
             owner = meta.get("graph_id")
             try:
@@ -328,7 +467,7 @@ class VectorStore:
 
     def orphan_segment_dirs(self) -> list[Path]:
         """Index folders under the database that no collection refers to (left by deletes and crashes)."""
-        if not (self.path / "chroma.sqlite3").is_file():
+        if self.remote or not (self.path / "chroma.sqlite3").is_file():
             return []
         used = self._segment_ids()
         if used is None:
@@ -336,11 +475,13 @@ class VectorStore:
         return sorted(p for p in self.path.iterdir() if p.is_dir() and _UUID_RE.fullmatch(p.name) and p.name not in used)
 
     def index_dirs(self, collection_id: str) -> list[Path]:
-        """The index folders of one collection that exist on disk."""
+        """The index folders of one collection that exist on disk (none on a server)."""
         return sorted(p for seg in self._segment_ids(collection_id) or () if (p := self.path / seg).is_dir())
 
     def _segment_ids(self, collection_id: str | None = None) -> set[str] | None:
-        """Ids of the segments of one collection (or of all), read from Chroma's SQLite file; None when unreadable."""
+        """Ids of the segments of one collection (or of all), read from Chroma's SQLite file; None when unreadable or remote."""
+        if self.remote:
+            return None
         self.client  # noqa: B018 - make sure the database exists and is migrated
         try:
             with closing(sqlite3.connect(self.path / "chroma.sqlite3", timeout=10)) as db:

@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 from ...errors import DocumentError, InputError, NotFoundError
 from ...llm.embedders import Embedder
 from ...settings import Settings
-from ..embedding import embed_graph, type_counts
+from ..embedding import EmbedReport, embed_graph, type_counts
 from ..model import GraphMeta, KnowledgeGraph, NodeType
 from ..store import GraphStore, make_graph_id
 from ..vectors import VectorStore
@@ -53,6 +53,7 @@ class IngestReport(BaseModel):
     node_types: dict[str, int] = Field(default_factory=dict)
     edge_types: dict[str, int] = Field(default_factory=dict)
     seconds: dict[str, float] = Field(default_factory=dict, description="Time per phase.")
+    embedding: EmbedReport = Field(default_factory=EmbedReport, description="Texts embedded, read from the cache and derived.")
 
 
 def detect_format(path: Path) -> str:
@@ -145,8 +146,10 @@ def ingest_document(
     if origin:
         kg.meta.sources = [origin]
     clock = time.perf_counter()
-    embedded = embed_graph(kg, settings, vectors, embedder, EMBEDDED_TYPES, SIMILARITY_TYPES, progress)
+    embedding = EmbedReport()
+    embedded = embed_graph(kg, settings, vectors, embedder, EMBEDDED_TYPES, SIMILARITY_TYPES, progress, embedding)
     timings["embed"] = time.perf_counter() - clock
+    embedding.seconds = {k: round(v, 3) for k, v in embedding.seconds.items()}
 
     kg.meta.stats.update(embedded=embedded, nodes=len(kg), edges=kg.g.number_of_edges())
     store.save(kg)
@@ -162,4 +165,5 @@ def ingest_document(
         node_types=counts[0],
         edge_types=counts[1],
         seconds={k: round(v, 3) for k, v in timings.items()},
+        embedding=embedding,
     )
