@@ -132,6 +132,7 @@ def _print(out: dict[str, Any]) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parse_args(argv)
+    args.pdf = args.pdf.resolve()
     if not args.pdf.is_file():
         print(f"no document at {args.pdf}", file=sys.stderr)
         return 2

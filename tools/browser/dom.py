@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import io
 
-__all__ = ["DESCRIBE_JS", "draw_marks"]
+__all__ = ["DESCRIBE_JS", "NAVIGATION_WATCH_JS", "NAVIGATION_PENDING_JS", "draw_marks"]
 
 #: ``(el, cache?) => {...}``: role, accessible name, text, a CSS selector matching only ``el``, and its box.
 #: Names follow the accessible-name rules (aria-labelledby, aria-label, <label>, content with img alt and
@@ -136,6 +136,26 @@ DESCRIBE_JS = r"""
   };
 }
 """
+
+
+#: Init script: note in the page's own world when it asks for a cross-document navigation (Navigation API
+#: ``navigate`` event: links, forms, ``location`` assignments), so an action that sets one off without
+#: Playwright waiting for it (``select_option``, a key press on the page) is known to have done so.
+NAVIGATION_WATCH_JS = """(() => {
+  if (!window.navigation || window.__taskloomNavigation) return;
+  window.__taskloomNavigation = {pending: false};
+  navigation.addEventListener('navigate', (e) => {
+    if (!e.destination.sameDocument && !e.downloadRequest) window.__taskloomNavigation.pending = true;
+  });
+})()"""
+
+#: ``() => bool``: whether the page asked for a navigation since the last call (and forget it).
+NAVIGATION_PENDING_JS = """() => {
+  const watch = window.__taskloomNavigation;
+  const pending = !!(watch && watch.pending);
+  if (watch) watch.pending = false;
+  return pending;
+}"""
 
 
 def draw_marks(png: bytes, marks: list[tuple[str, tuple[float, float, float, float]]]) -> bytes:

@@ -8,6 +8,7 @@ its error and raised as :class:`ActionFailed`; the episode stays usable.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import re
 import time
@@ -15,14 +16,14 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
 from playwright.async_api import Error as PlaywrightError
-from playwright.async_api import Locator, Page
+from playwright.async_api import Frame, Locator, Page, Request
 from pydantic import BaseModel, Field
 
 from ..errors import InputError, TaskloomError
 from ..tasks.model import SuccessCriterion, Task
 from ..browser import GuardedContext
 from .canonical import canonical
-from ..browser.dom import DESCRIBE_JS, draw_marks
+from ..browser.dom import DESCRIBE_JS, NAVIGATION_PENDING_JS, draw_marks
 from .protocols import SuccessChecker
 from .trajectory import Recorder, Target
 
@@ -30,6 +31,12 @@ __all__ = ["ActionFailed", "Observation", "BrowserEpisode"]
 
 # Playwright numbers refs e1, e2… on a tab's first page and f1e1, f2e7… after it navigates.
 _REF = re.compile(r"^(?:f\d+)?e\d+$")
+#: ``(els) => {count, info}``: how many elements a selector matched and DESCRIBE_JS of the first, in one call.
+_FIND_JS = f"(els) => ({{count: els.length, info: els.length ? ({DESCRIBE_JS})(els[0]) : null}})"
+#: How Playwright says a ref names nothing: no such element, or a ref from a snapshot of an earlier page.
+_MISSING = re.compile(r"Failed to find element matching selector|Invalid frame in aria-ref selector")
+#: After an action that started requests: how long none must be open before the page is observed, and the most to wait (s).
+SETTLE_QUIET, SETTLE_LIMIT = 0.05, 3.0
 _INTERACTIVE = re.compile(r"^\s*- (link|button|textbox|searchbox|combobox|checkbox|radio|tab|menuitem|option|switch|slider|spinbutton)\b.*\[ref=((?:f\d+)?e\d+)\]", re.M)
 
 
@@ -47,10 +54,68 @@ class Observation(BaseModel):
     snapshot: str | None = Field(None, description="Accessibility snapshot; act on elements by their [ref=eN].")
 
 
+class Traffic:
+    """The requests a page starts during an action, so the page is observed once they are done.
+
+    Pages that fetch their data after a navigation (or on a click) render it after the
+    request ends; observing at ``domcontentloaded`` would show them half drawn. An action
+    that started no request (a tab switch, typing) waits for nothing.
+    """
+
+    def __init__(self, page: Page) -> None:
+        self.page = page
+        self.started = 0
+        self.open: set[Request] = set()
+        self.watching = False
+        self.navigations = self.navigations_before = 0  # main-frame documents committed: in all, and before the action
+        page.on("request", self._start)
+        page.on("requestfinished", self._end)
+        page.on("requestfailed", self._end)
+        page.on("framenavigated", self._navigated)
+
+    def _start(self, request: Request) -> None:
+        if self.watching:
+            self.started += 1
+            self.open.add(request)
+
+    def _end(self, request: Request) -> None:
+        self.open.discard(request)
+
+    def _navigated(self, frame: Frame) -> None:
+        if frame.parent_frame is None:
+            self.navigations += 1
+
+    def watch(self) -> None:
+        """Count from now: requests in flight before the action (a long poll) are not waited for."""
+        self.started, self.open, self.watching = 0, set(), True
+        self.navigations_before = self.navigations
+
+    async def committed(self, limit: float = SETTLE_LIMIT) -> None:
+        """Wait (at most ``limit`` s) until the main frame has committed a document since :meth:`watch`."""
+        deadline = time.monotonic() + limit
+        while self.navigations == self.navigations_before and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
+
+    async def settle(self, quiet: float = SETTLE_QUIET, limit: float = SETTLE_LIMIT) -> None:
+        """If the action started requests: wait until none has been open for ``quiet`` seconds (at most ``limit``)."""
+        deadline, calm_since = time.monotonic() + limit, None
+        while self.started:
+            now = time.monotonic()
+            if self.open:
+                calm_since = None
+            elif calm_since is None:
+                calm_since = now
+            elif now - calm_since >= quiet:
+                return
+            if now >= deadline:
+                return
+            await asyncio.sleep(0.01)
+
+
 class BrowserEpisode:
     """One agent's session in its own browser context."""
 
-    def __init__(self, episode_id: str, guarded: GuardedContext, page: Page, recorder: Recorder, checker: SuccessChecker, screenshots: bool = True) -> None:
+    def __init__(self, episode_id: str, guarded: GuardedContext, page: Page, recorder: Recorder, checker: SuccessChecker, screenshots: bool = False) -> None:
         self.id = episode_id
         self.guarded = guarded
         self.page = page
@@ -60,6 +125,7 @@ class BrowserEpisode:
         self.closed = False
         self.task: Task | None = None  # the full task, server side only: final-state checks at close
         self.watch: list[SuccessCriterion] = []  # state checks probed after every action (composite tasks' subtasks)
+        self.traffic = Traffic(page)
 
     # -- observation ------------------------------------------------------------------
 
@@ -69,7 +135,9 @@ class BrowserEpisode:
 
     async def observe(self) -> Observation:
         """URL, title and snapshot, without recording (for tool responses)."""
-        return Observation(url=self.page.url, title=await self.page.title(), snapshot=await self._aria())
+        url = self.page.url  # read first, as the agent is told where the action left it
+        title, snapshot = await asyncio.gather(self.page.title(), self._aria())  # both in flight at once: one round trip
+        return Observation(url=url, title=title, snapshot=snapshot)
 
     async def screenshot(self, marks: bool = False, full_page: bool = False) -> bytes:
         """A PNG of the viewport (or full page); with ``marks``, interactive elements boxed and labelled by ref."""
@@ -191,34 +259,36 @@ class BrowserEpisode:
         snapshot: str = await self.page.locator("body").aria_snapshot(mode="ai")
         return snapshot
 
-    async def _locate(self, ref: str) -> Locator:
+    async def _find(self, ref: str) -> tuple[Locator, Target]:
+        """The element ``ref`` names and its description, found and described in one page call.
+
+        ``ref`` is a snapshot ref (``e12``) or, for gold-step replay, ``css=<selector>``, which
+        must match exactly one element.
+        """
         if ref.startswith("css="):  # gold-step replay acts by selector through the same recorded path
             loc = self.page.locator(ref[4:])
             with contextlib.suppress(PlaywrightError):  # pages that render after load need a moment; the count below reports a miss
                 await loc.first.wait_for(state="attached", timeout=5_000)
-            if await loc.count() != 1:
-                raise ActionFailed(f"selector {ref[4:]!r} matches {await loc.count()} elements, not exactly one")
-            return loc
-        if not _REF.match(ref or ""):
-            raise InputError(f"ref {ref!r} is not a snapshot ref; use the [ref=eN] value from browser_snapshot, e.g. 'e12'")
-        loc = self.page.locator(f"aria-ref={ref}")
-        try:
-            found = await loc.count()
-        except PlaywrightError:  # a ref from a snapshot of an earlier page ("Invalid frame in aria-ref selector")
-            found = 0
-        if found == 0:
-            raise ActionFailed(f"ref {ref} is not on the page any more (the page changed); call browser_snapshot for fresh refs")
-        return loc
-
-    async def _describe(self, loc: Locator, ref: str) -> Target:
-        info = await loc.evaluate(DESCRIBE_JS)
-        return Target(role=info["role"] or info["tag"], name=info["name"] or None, text=info["text"][:200] or None, selector=info["selector"], ref=ref)
+            found: dict[str, Any] = await loc.evaluate_all(_FIND_JS)
+            if found["count"] != 1:
+                raise ActionFailed(f"selector {ref[4:]!r} matches {found['count']} elements, not exactly one")
+            info = found["info"]
+        else:
+            if not _REF.match(ref or ""):
+                raise InputError(f"ref {ref!r} is not a snapshot ref; use the [ref=eN] value from browser_snapshot, e.g. 'e12'")
+            loc = self.page.locator(f"aria-ref={ref}")
+            try:  # one round trip that neither waits nor retries: a missing element fails at once
+                info = await self.page.eval_on_selector(f"aria-ref={ref}", DESCRIBE_JS)
+            except PlaywrightError as exc:
+                if not _MISSING.search(str(exc)):
+                    raise
+                raise ActionFailed(f"ref {ref} is not on the page any more (the page changed); call browser_snapshot for fresh refs") from None
+        return loc, Target(role=info["role"] or info["tag"], name=info["name"] or None, text=info["text"][:200] or None, selector=info["selector"], ref=ref)
 
     async def _element_action(self, name: str, args: dict[str, Any], ref: str, run: Callable[[Locator], Awaitable[Any]], **canon: str) -> Observation:
         self.recorder.check_limit()
         try:
-            loc = await self._locate(ref)
-            target = await self._describe(loc, ref)
+            loc, target = await self._find(ref)
         except ActionFailed as exc:
             return await self._fail(name, args, canonical(name, element=args.get("element")), Target(ref=ref), str(exc))
         except PlaywrightError as exc:
@@ -245,6 +315,22 @@ class BrowserEpisode:
         except PlaywrightError:
             return []  # the page is mid-navigation; nothing is counted as holding
 
+    async def _land(self) -> None:
+        """Let what an action set off finish before the page is observed.
+
+        A navigation the page asked for (even one Playwright does not wait for, as after
+        ``select_option``) is waited for until its document is parsed; then the requests the
+        action started until none has been open for a moment.
+        """
+        try:
+            asked = bool(await self.page.evaluate(NAVIGATION_PENDING_JS))
+        except PlaywrightError:  # the document went away under the call: a navigation is under way
+            asked = True
+        if asked:
+            await self.traffic.committed()
+            await self.page.wait_for_load_state("domcontentloaded", timeout=5_000)
+        await self.traffic.settle()
+
     async def _act(
         self,
         name: str,
@@ -261,13 +347,17 @@ class BrowserEpisode:
         url_before, t_start = self.page.url, time.time()
         error: str | None = None
         if run is not None:
+            self.traffic.watch()
             try:
                 await run()
                 await self.page.wait_for_load_state("domcontentloaded", timeout=5_000)
+                await self._land()
             except ActionFailed as exc:
                 error = str(exc)
             except PlaywrightError as exc:
                 error = _explain(exc)
+            finally:
+                self.traffic.watching = False
             if error is None:
                 error = await self.guarded.refuse_outside(self.page, url_before)
             if error is None and self.page.url.startswith("chrome-error://"):
@@ -279,13 +369,19 @@ class BrowserEpisode:
             relative = relative if await self._capture(path) else None
         t_end = time.time()
         holds = await self._probe()
-        self.recorder.action(
-            name=name, args=args, canonical=form, target=target, url_before=url_before, url_after=self.page.url,
-            t_start=t_start, t_end=t_end, screenshot=relative, error=error, holds=holds,
-        )
+        fields: dict[str, Any] = {
+            "name": name, "args": args, "canonical": form, "target": target, "url_before": url_before, "url_after": self.page.url,
+            "t_start": t_start, "t_end": t_end, "screenshot": relative, "error": error, "holds": holds,
+        }  # fmt: skip
         if error is not None:
+            self.recorder.action(**fields)
             raise ActionFailed(error)
-        observation = await self.observe() if snapshot_after else Observation(url=self.page.url, title=await self.page.title())
+        # The record is written (and fsynced) in a thread while the page is observed; both finish before the agent hears back.
+        written = asyncio.ensure_future(asyncio.to_thread(self.recorder.action, **fields))
+        try:
+            observation = await self.observe() if snapshot_after else Observation(url=self.page.url, title=await self.page.title())
+        finally:
+            await written
         observation.action = form
         return observation
 

@@ -19,6 +19,7 @@ from playwright.async_api import Error as PlaywrightError
 from pydantic import BaseModel, Field, ValidationError
 
 from ..browser import BrowserPool
+from ..browser.dom import NAVIGATION_WATCH_JS
 from ..errors import InputError, NotFoundError
 from ..tasks.model import SuccessCriterion, Task, criterion_key
 from ..security.origin import OriginFence
@@ -59,7 +60,9 @@ class EpisodeManager:
     Built by :class:`taskloom.tools.runtime.Runtime`, which passes the process's browser
     ``pool``, the ``checker`` that gives the final-state verdict at close (and probes
     watched states after every action), and the ``documents`` source document
-    episodes read through (None: this manager opens no document episodes).
+    episodes read through (None: this manager opens no document episodes). With
+    ``screenshots`` every successful browser action also saves a viewport PNG (opt-in:
+    nothing that evaluates or reports reads them).
     """
 
     def __init__(
@@ -69,7 +72,7 @@ class EpisodeManager:
         tasks: Path,
         *,
         checker: SuccessChecker,
-        screenshots: bool = True,
+        screenshots: bool = False,
         max_episodes: int = 16,
         documents: DocumentSource | None = None,
     ) -> None:
@@ -132,6 +135,7 @@ class EpisodeManager:
             episode_id = f"ep-{secrets.token_hex(6)}"
             guarded = await self.pool.new_context(fence=fence)
             page = await guarded.context.new_page()
+            await page.add_init_script(NAVIGATION_WATCH_JS)  # so an action knows when it set off a navigation
             page.set_default_timeout(5_000)
             page.set_default_navigation_timeout(15_000)
             header = EpisodeRecord(episode_id=episode_id, env="browser", task_id=task_id, agent=agent, model=model, start_url=start)

@@ -8,6 +8,7 @@ A trajectory file is JSON Lines: one ``episode`` header, then ``action`` records
 from __future__ import annotations
 
 import json
+import threading
 import time
 from pathlib import Path
 from typing import Any, Literal
@@ -141,6 +142,7 @@ class Recorder:
         self.screenshots.mkdir(parents=True, exist_ok=True)
         self.count = 0
         self.limit: int | None = None  # actions allowed (a harness step limit); None: no limit
+        self._lock = threading.Lock()  # index and line stay together when an action is written from a thread
         append_jsonl(self.path, episode.model_dump(mode="json"))
 
     def check_limit(self) -> None:
@@ -149,10 +151,11 @@ class Recorder:
             raise StepLimitReached(f"the step limit of {self.limit} actions is used up; call env_answer (if needed) and env_close")
 
     def action(self, **fields: Any) -> ActionRecord:
-        """Record one action (index assigned here) and return the record."""
-        record = ActionRecord(index=self.count, **fields)
-        append_jsonl(self.path, record.model_dump(mode="json"))
-        self.count += 1
+        """Record one action (index assigned here) and return the record; safe to call from a worker thread."""
+        with self._lock:
+            record = ActionRecord(index=self.count, **fields)
+            append_jsonl(self.path, record.model_dump(mode="json"))
+            self.count += 1
         return record
 
     def answer(self, text: str) -> AnswerRecord:

@@ -193,7 +193,9 @@ def _pixels(png: bytes) -> bytes:
 
 
 @pytest.mark.anyio
-async def test_full_episode_is_acted_and_recorded(server: Any, site: Site, settings: Settings) -> None:
+async def test_full_episode_is_acted_and_recorded(site: Site, settings: Settings) -> None:
+    settings = settings.model_copy(update={"record_screenshots": True})  # per-step screenshots are opt-in
+    server = build_server(settings, profile="agent")
     base = site.base
     async with Client(server) as client:
         started = await act(client, "env_start", url=base + "index.html")
@@ -344,6 +346,49 @@ async def test_full_episode_is_acted_and_recorded(server: Any, site: Site, setti
     assert (folder / trajectory.actions[-1].screenshot).read_bytes() == images[1]  # the marked screenshot is the one stored
     assert trajectory.answer == "3 books"
     assert trajectory.closed is not None and trajectory.closed.status == "closed"
+
+
+@pytest.mark.anyio
+async def test_screenshots_are_taken_only_when_asked_for(site: Site, settings: Settings) -> None:
+    """With per-step screenshots off, actions record everything else; an explicit browser_take_screenshot still stores one."""
+    settings = settings.model_copy(update={"record_screenshots": False})
+    async with Client(build_server(settings, profile="agent")) as client:
+        started = await act(client, "env_start", url=site.base + "index.html")
+        genres = await act(client, "browser_click", element="Genres link", ref=ref_of(started["snapshot"], "link", "Genres"))
+        shot = await client.call_tool("browser_take_screenshot", {})
+        closed = await act(client, "env_close")
+    assert genres["url"] == site.base + "genres.html" and "[ref=" in genres["snapshot"]
+    actions = _trajectory(settings, closed["episode_id"]).actions
+    assert [a.name for a in actions] == ["navigate", "click", "take_screenshot"]
+    click = actions[1]
+    assert click.screenshot is None and click.error is None
+    assert click.target is not None and (click.target.role, click.target.name) == ("link", "Genres") and click.target.selector
+    assert (click.url_before, click.url_after, click.canonical) == (site.base + "index.html", site.base + "genres.html", "click(text='Genres', element='link')")
+    folder = _path(settings, closed["episode_id"]).parent
+    assert [p.name for p in (folder / "screenshots").iterdir()] == [Path(actions[2].screenshot or "").name]
+    png = base64.b64decode(next(c for c in shot.content if isinstance(c, ImageContent)).data)
+    assert (folder / (actions[2].screenshot or "")).read_bytes() == png
+
+
+@pytest.mark.anyio
+async def test_each_observation_shows_the_page_the_action_led_to(site: Site, settings: Settings) -> None:
+    """Without screenshots there is no pause before the snapshot: the page an action navigated to
+    (waited for by Playwright, as after Enter, or not, as after choosing an option) must be shown
+    with the results it fetches after loading, five times in a row."""
+    settings = settings.model_copy(update={"record_screenshots": False})
+    base = site.base
+    async with Client(build_server(settings, profile="agent")) as client:
+        for _ in range(5):
+            started = await act(client, "env_start", url=base + "index.html")
+            box = ref_of(started["snapshot"], "searchbox", "Search the catalogue")
+            typed = await act(client, "browser_type", element="Search box", ref=box, text="sea", submit=True)
+            assert typed["url"] == base + "search.html?q=sea" and "12 results for “sea”" in typed["snapshot"]
+            genre = ref_of(typed["snapshot"], "combobox", "Genre")
+            selected = await act(client, "browser_select_option", element="Genre filter", ref=genre, values=["Nature"])
+            assert selected["url"] == base + "search.html?q=sea&genre=nature" and "3 results for “sea” in Nature" in selected["snapshot"]
+            closed = await act(client, "env_close")
+            actions = _trajectory(settings, closed["episode_id"]).actions
+            assert [a.url_after for a in actions] == [base + "index.html", typed["url"], selected["url"]]
 
 
 @pytest.mark.anyio
