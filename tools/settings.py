@@ -47,7 +47,7 @@ class Settings(BaseSettings):
     dedup_threshold: float = Field(0.92, ge=0.0, le=1.0, description="Tasks whose instruction+answer embeddings reach this cosine are duplicates.")
     max_pages: int = Field(2000, ge=1, description="Documents with more pages are refused.")
     chromium: str | None = Field(None, description="Chromium binary; default: `chromium` on PATH (Debian's package).")
-    record_screenshots: bool = Field(True, description="Save a screenshot after every recorded browser action.")
+    record_screenshots: bool = Field(False, description="Save a screenshot after every recorded browser or desktop action (opt-in: they cost about one action each).")
     max_episodes: int = Field(16, ge=1, le=256, description="Open browser episodes at once.")
     crawl_delay: float = Field(0.2, ge=0.0, le=30.0, description="Politeness delay between page loads of one crawl, seconds.")
     page_timeout: float = Field(15.0, ge=1.0, le=300.0, description="Per-page load timeout of a crawl, seconds.")
