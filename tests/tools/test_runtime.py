@@ -22,7 +22,8 @@ TOOLS = Path(__file__).resolve().parents[2] / "tools"
 
 
 def test_one_of_each_service_shared_by_everything_built_from_the_runtime(tmp_path: Path) -> None:
-    rt = Runtime(Settings(workspace=tmp_path / "ws", embedder="hashing"))
+    assert not Runtime(Settings(workspace=tmp_path / "ws0", embedder="hashing")).episodes.screenshots  # per-step screenshots are opt-in
+    rt = Runtime(Settings(workspace=tmp_path / "ws", embedder="hashing", record_screenshots=True))
     assert rt.graphs.browsers is rt.browsers and rt.episodes.pool is rt.browsers
     assert isinstance(rt.episodes.checker, Checker) and rt.episodes.documents_source is rt.documents
     service = rt.task_service()
