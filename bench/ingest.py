@@ -46,6 +46,7 @@ _ROOT = Path(__file__).resolve().parent.parent
 _DEFAULT_PDF = _ROOT / "tests" / "data" / "cache" / "lmer.pdf"
 _SAMPLE = 1000
 _MEASURE_UP_TO = 6000
+_EMBED_PHASES = {"embed": "texts to vectors (cache, model, derived)", "link": "semantic_similar links", "store": "vector store upsert"}
 
 
 def _parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -203,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = [
         ("total ingest (wall clock)", f"{total:9.2f} s"),
         *((f"  {p}", f"{s:9.2f} s") for p, s in phases.items()),
-        *((f"    embed: {p}", f"{s:9.2f} s") for p, s in inner.items()),
+        *((f"    {_EMBED_PHASES.get(p, p)}", f"{s:9.2f} s") for p, s in inner.items()),
         ("  other (store.save, report)", f"{max(0.0, total - sum(phases.values())):9.2f} s"),
         ("re-ingest, same workspace (cache warm)", f"{_median(runs, 'reingest'):9.2f} s   ({runs[0]['reingest_computed']} inputs embedded)"),
         ("nodes/s (graph nodes / total)", f"{report['nodes'] / total:9.1f}   ({report['nodes']} nodes, {report['edges']} edges, {report['pages']} pages)"),

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Fetch the real third-party PDFs the tests and benchmarks use, from Debian's packages, unpacked
 # into tests/data/cache/: countreg.pdf (r-cran-pscl), lmer.pdf (r-cran-lme4), xtableGallery.pdf
-# (r-cran-xtable), zoo.pdf (r-cran-zoo), generalsiminf.pdf (r-cran-multcomp) and R-exts.pdf
-# (r-doc-pdf). Idempotent.
+# (r-cran-xtable), zoo.pdf (r-cran-zoo), generalsiminf.pdf (r-cran-multcomp), and R-exts.pdf and
+# fullrefman.pdf (r-doc-pdf; the 2,415-page reference manual is for bench/ingest.py only).
+# Idempotent: fetches nothing when every PDF is already there.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cache="$here/cache"

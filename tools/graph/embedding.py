@@ -3,9 +3,12 @@
 Embedding is most of an ingestion's time, so the model sees every word once and no more:
 
 * every distinct text is embedded once (texts compared with whitespace collapsed, which
-  the tokenizer ignores anyway);
+  the tokenizer ignores anyway, and without dot leaders, which cost a word piece a dot and
+  were a seventh of R-exts.pdf's word pieces);
 * a text longer than :data:`EMBED_MAX_TOKENS` MiniLM word pieces is split at word boundaries
   into about equal pieces, and its vector is the mean of theirs, weighted by length;
+* code, formulas, tables and references (exact terms, which BM25 finds) are embedded from
+  their first :data:`EXACT_MAX_TOKENS` word pieces only;
 * a chunk (which repeats its paragraphs' text) takes the mean of the pieces of its members
   that it covers, weighted by the characters covered, with a fifth of its section title's
   vector mixed in, instead of being embedded again;
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import re
 import shutil
 import sqlite3
 import threading
@@ -48,10 +52,15 @@ ProgressFn = Callable[[float, float, str], None]
 #: about equal pieces of at most this many, at word boundaries. Chosen with bench/search.py
 #: among 128, 192 and 256 (bench/README.md): the one at least as good as embedding every node on every number.
 EMBED_MAX_TOKENS: int = 192
+#: Code, formulas, tables and references are exact terms (BM25's job): their vector is made from their first
+#: EXACT_MAX_TOKENS word pieces only. Measured with bench/search.py: better vector and hybrid MRR and recall
+#: than embedding them whole (long code and tables of numbers drew unrelated questions), and fewer word pieces.
+EXACT_TYPES = frozenset({NodeType.FORMULA, NodeType.TABLE, NodeType.REFERENCE})
+EXACT_MAX_TOKENS: int | None = 32
 #: Node types whose vector is derived from their members' (``attrs["members"]``) when all have text.
 DERIVED_TYPES = frozenset({NodeType.CHUNK})
 #: Share of a derived chunk's vector taken from its section's title (measured with bench/search.py:
-#: 0.1 and 0.2 beat 0 on every number, 0.35 does worse; BM25 indexes section titles with chunks too).
+#: 0.1 and 0.2 beat 0 on every number, 0.3 does worse; BM25 indexes section titles with chunks too).
 SECTION_WEIGHT = 0.2
 #: Inputs per embedder call (for progress reports; the embedder batches inside).
 _SLICE = 256
@@ -60,6 +69,8 @@ _CACHE_FILE = "embeddings.sqlite3"
 _CACHE_MIN_FREE = 64 * 1024 * 1024
 
 Span = tuple[int, int]
+#: Dot leaders of contents and index lines (". . . . 45"): a word piece per dot, and no meaning.
+_LEADER = re.compile(r"(?:\.\s?){4,}|(?:…\s?){2,}")
 
 
 class EmbedReport(BaseModel):
@@ -76,7 +87,8 @@ class EmbedReport(BaseModel):
 
 
 def _norm(text: str) -> str:
-    return " ".join(text.split())
+    """The text a node's vector is made from: dot leaders dropped, whitespace collapsed."""
+    return " ".join(_LEADER.sub(" ", text).split())
 
 
 class Splitter:
@@ -98,9 +110,12 @@ class Splitter:
         self._tok.no_padding()
         self._tok.no_truncation()
 
-    def spans(self, texts: Sequence[str]) -> list[list[Span]]:
-        """Character spans of the pieces of each text (one span, the whole text, when it fits)."""
-        room = self.max_tokens - 2
+    def spans(self, texts: Sequence[str], head: int | None = None) -> list[list[Span]]:
+        """Character spans of the pieces of each text (one span, the whole text, when it fits).
+
+        ``head``: instead, one span of the text's first ``head`` word pieces (with [CLS] and [SEP]), at a word boundary.
+        """
+        room = (head or self.max_tokens) - 2
         out: list[list[Span]] = [[(0, len(t))] for t in texts]
         # A word piece covers at least one character: shorter texts need no tokenising.
         long = [i for i, t in enumerate(texts) if len(t) > room]
@@ -108,25 +123,27 @@ class Splitter:
             part = long[lo : lo + 2000]
             for i, enc in zip(part, self._tok.encode_batch([texts[i] for i in part])):
                 if len(enc.ids) - 2 > room:
-                    out[i] = self._pieces(len(enc.ids) - 2, enc.word_ids, enc.offsets)
+                    out[i] = _pieces(len(enc.ids) - 2, enc.word_ids, enc.offsets, room, head is not None)
         return out
 
-    def _pieces(self, n: int, words: list[int | None], offsets: list[tuple[int, int]]) -> list[Span]:
-        """Spans of about equal parts of ``n`` word pieces (``words``, ``offsets`` include [CLS] and [SEP])."""
-        size = -(-n // -(-n // (self.max_tokens - 2)))  # n split into equal parts of at most max_tokens - 2
-        pieces: list[Span] = []
-        first = 1
-        while first <= n:
-            stop = min(first + size, n + 1)  # first word piece of the next part
-            if stop <= n:
-                back = stop
-                while back > first + 1 and words[back] == words[back - 1]:
-                    back -= 1
-                if words[back] != words[back - 1]:
-                    stop = back  # at a word boundary (a word longer than a part is split inside)
-            pieces.append((offsets[first][0], offsets[stop - 1][1]))
-            first = stop
-        return pieces
+
+def _pieces(n: int, words: list[int | None], offsets: list[tuple[int, int]], room: int, head: bool) -> list[Span]:
+    """Spans of about equal parts of ``n`` word pieces, each at most ``room``, or of the first part only
+    (``head``, then ``room`` long); ``words`` and ``offsets`` include [CLS] and [SEP]."""
+    size = room if head else -(-n // -(-n // room))  # n split into equal parts of at most `room`
+    pieces: list[Span] = []
+    first = 1
+    while first <= n and not (head and pieces):
+        stop = min(first + size, n + 1)  # first word piece of the next part
+        if stop <= n:
+            back = stop
+            while back > first + 1 and words[back] == words[back - 1]:
+                back -= 1
+            if words[back] != words[back - 1]:
+                stop = back  # at a word boundary (a word longer than a part is split inside)
+        pieces.append((offsets[first][0], offsets[stop - 1][1]))
+        first = stop
+    return pieces
 
 
 class EmbeddingCache:
@@ -330,6 +347,10 @@ class InputPlan(NamedTuple):
     rows: list[list[int]]
 
 
+def _exact(node: Node) -> bool:
+    return node.type in EXACT_TYPES or bool(node.attrs.get("code"))
+
+
 def plan_inputs(kg: KnowledgeGraph, types: Iterable[NodeType], splitter: Splitter | None) -> InputPlan:
     """The nodes of ``types`` with text, the distinct texts their vectors need, and those texts' distinct pieces."""
     nodes = [n for n in kg.nodes(*types) if n.text.strip()]
@@ -343,6 +364,11 @@ def plan_inputs(kg: KnowledgeGraph, types: Iterable[NodeType], splitter: Splitte
             texts.setdefault(_norm(kg.node(member).text), len(texts))
     distinct = list(texts)
     spans = splitter.spans(distinct) if splitter else [[(0, len(t))] for t in distinct]
+    if splitter is not None and EXACT_MAX_TOKENS:
+        exact = {_norm(n.text) for n in nodes if _exact(n)} - {_norm(n.text) for n in nodes if not _exact(n)}
+        which = [texts[t] for t in exact if t in texts]
+        for i, head in zip(which, splitter.spans([distinct[i] for i in which], head=EXACT_MAX_TOKENS)):
+            spans[i] = head
     inputs: dict[str, int] = {}
     rows = [[inputs.setdefault(text[a:b], len(inputs)) for a, b in text_spans] for text, text_spans in zip(distinct, spans)]
     return InputPlan(nodes, derived, texts, spans, list(inputs), rows)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 import shutil
 import threading
 from collections.abc import Callable, Sequence
@@ -64,6 +65,19 @@ class NeighborHit(BaseModel):
     type: str
     distance: int
     text: str
+
+
+#: Short labels (titles, names) that a question's embedding lies close to whatever they name; in hybrid search
+#: only their exact terms (BM25) bring them up (bench/search.py: hybrid MRR 0.735 -> 0.744).
+_LABEL_TYPES = frozenset({NodeType.HEADING, NodeType.ENTITY})
+#: A contents or index entry: dot leaders, then a page number ("2.1 Data frame . . . . 3"); a listing, not a passage.
+_CONTENTS_LINE = re.compile(r"(?:\.\s?){4,}\s*\d+\b")
+
+
+def _covers(node: Node) -> set[str]:
+    """The passages a hit shows: a chunk's member nodes, or the node itself."""
+    members = node.attrs.get("members") if node.type == NodeType.CHUNK else None
+    return {str(m) for m in members} if members else {node.id}
 
 
 def _snippet(text: str, limit: int = 300) -> str:
@@ -256,19 +270,23 @@ class GraphService:
         vector_rank = {node_id: r for r, (node_id, _) in enumerate(vector, start=1)}
         lexical_rank = {node_id: r for r, (node_id, _) in enumerate(lexical, start=1)}
         if mode == "hybrid":
-            ranked = fuse([i for i, _ in vector], [i for i, _ in lexical], k=depth, weights=[VECTOR_WEIGHT, 1.0])
+            passages = [i for i, _ in vector if i in kg and kg.node(i).type not in _LABEL_TYPES]
+            ranked = fuse(passages, [i for i, _ in lexical], k=depth, weights=[VECTOR_WEIGHT, 1.0])
         else:
             ranked = vector or lexical
         out: list[SearchHit] = []
         seen: set[str] = set()
+        shown: set[str] = set()  # the passages the hits so far cover (a chunk covers its members)
         for node_id, score in ranked:
             if node_id not in kg or len(out) == k:
                 continue
             node = kg.node(node_id)
             same = " ".join(node.text.split()).casefold()
-            if same in seen:  # a chunk that repeats its paragraph (or any identical text) is one hit
+            covers = _covers(node)
+            if same in seen or covers <= shown or _CONTENTS_LINE.search(node.text):  # identical text, or passages every one of which is already shown: not a new hit
                 continue
             seen.add(same)
+            shown |= covers
             out.append(SearchHit(
                 node_id=node_id, type=node.type.value, score=round(score, 4 if mode != "hybrid" else 6), text=_snippet(node.text),
                 page=node.source.page, vector_rank=vector_rank.get(node_id), lexical_rank=lexical_rank.get(node_id),

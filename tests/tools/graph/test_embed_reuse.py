@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +18,8 @@ from taskloom.tools.settings import Settings
 
 
 def _norm(text: str) -> str:
-    return " ".join(text.split())
+    """Texts as ingestion compares them: dot leaders ("Intro . . . . 3") dropped, whitespace collapsed."""
+    return " ".join(re.sub(r"(?:\.\s?){4,}|(?:…\s?){2,}", " ", text).split())
 
 
 @pytest.fixture(scope="module")

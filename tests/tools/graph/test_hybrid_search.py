@@ -76,3 +76,27 @@ def test_a_passage_is_found_by_its_section_title() -> None:
     index = LexicalIndex.of_graph(kg, [NodeType.PARAGRAPH])
     hits = index.query("anemometer calibration", 5)
     assert [kg.node(i).text for i, _ in hits] == ["Spin the cups by hand and compare the reading with the reference device."]
+
+
+def test_hits_are_distinct_passages_never_contents_lines(tmp_path: Path) -> None:
+    """On a real PDF (xtableGallery: a contents page, chunks over paragraphs): no hit repeats passages already shown,
+    no contents entry is a hit, and in hybrid mode only exact terms bring up a heading."""
+    from taskloom.tools.graph.model import NodeType
+
+    pdf = Path(__file__).resolve().parents[2] / "data" / "cache" / "xtableGallery.pdf"
+    svc = GraphService(Settings(workspace=tmp_path, embedder="hashing"))
+    graph = svc.ingest_document(pdf).graph_id
+    kg = svc.load(graph)
+    assert any(". . . ." in n.text and n.type == NodeType.PARAGRAPH for n in kg.nodes())  # the contents page is there to leave out
+    for query in ("gallery of tables data frame", "longtable spanning several pages", "xtable print options"):
+        for mode in ("vector", "lexical", "hybrid"):
+            hits = svc.search(graph, query, 20, mode=mode)
+            assert hits and not any(". . . ." in h.text for h in hits), (query, mode)
+            shown: set[str] = set()
+            for hit in hits:
+                node = kg.node(hit.node_id)
+                covers = set(node.attrs.get("members") or [node.id]) if node.type == NodeType.CHUNK else {node.id}
+                assert not covers <= shown, f"{hit.node_id} repeats passages already shown for {query!r} ({mode})"
+                shown |= covers
+            if mode == "hybrid":
+                assert all(h.lexical_rank is not None for h in hits if h.type in ("heading", "entity"))
