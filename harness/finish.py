@@ -115,7 +115,10 @@ def finish_run(store: RunStore, tasks: dict[str, Task], workspace: Workspace, th
     """Consensus graphs and the report of a run, from what its store holds."""
     results = store.results()
     graphs = consensus_for_run(store, results, theta)
-    info = {t.id: {"instruction": t.instruction, "type": t.type, "kind": t.kind, "difficulty": t.difficulty, "level": t.level} for t in tasks.values()}
+    info = {
+        t.id: {"instruction": t.instruction, "type": t.type, "kind": t.kind, "difficulty": t.difficulty, "level": t.level, "family": family_of(t), "gold_answer": t.gold_answer}
+        for t in tasks.values()
+    }
     paths = render_report(
         store.run_id,
         results,

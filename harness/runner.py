@@ -16,6 +16,7 @@ from pydantic import BaseModel
 
 from ..tools.environment.trajectory import load_trajectory
 from ..tools.errors import TaskloomError
+from ..tools.evaluate.checks import verdicts
 from ..tools.evaluate.episode import evaluate_episode, judge_episode
 from ..tools.evaluate.model import EpisodeResult, EpisodeStatus
 from ..tools.runtime import Runtime
@@ -98,7 +99,11 @@ async def run_one(
         task, trajectory, spec.name, status=status, reason=reason, duration_s=time.monotonic() - started,
         run_id=run.run_id, trajectory_path=str(path) if path else None,
     )
-    result = result.model_copy(update={"tokens": agent.tokens, "model": result.model or agent.model})
+    closed = trajectory.closed if trajectory else None
+    result = result.model_copy(update={
+        "tokens": agent.tokens, "model": result.model or agent.model,
+        "criteria": verdicts(closed.checks) if closed and closed.checks else [], "final_url": closed.final_url if closed else None,
+    })
     if run.judge and trajectory is not None:
         try:
             result = await judge_episode(result, task, trajectory, runtime.llm)

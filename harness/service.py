@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +13,7 @@ from pydantic import ValidationError
 from ..tools.errors import InputError
 from ..tools.registry import RegistrySpec, registry_spec
 from ..tools.runtime import Runtime
-from ..tools.settings import Settings
+from ..tools.settings import Recording, Settings
 from ..tools.tasks.model import Task
 from .agents.base import AgentSpec, ServerFactory
 from .agents.command import check_sandbox
@@ -82,10 +84,13 @@ class Harness:
         judge: bool = False,
         executor: str = "local",
         executor_args: dict[str, Any] | None = None,
+        record: Sequence[Recording] | None = None,
     ) -> RunReport:
         """A new run of every task with every agent (by ``executor`` with ``executor_args``); then consensus graphs and the report.
 
         ``run.json`` records each agent's registry entry (kind, typed arguments, origin) and the executor's.
+        ``record`` (default ``settings.record``) names what every browser episode records into its folder
+        besides the trajectory: ``har`` (``network.har``) and ``trace`` (``trace.zip``, for ``playwright show-trace``).
         """
         specs = [AgentSpec.parse(a) for a in agents]
         if not specs:
@@ -106,6 +111,8 @@ class Harness:
         plan = RunSpec(
             run_id=run_id or new_run_id(), task_ids=[t.id for t in tasks], agents=specs, max_steps=max_steps,
             timeout_s=timeout_s, concurrency=concurrency, seed=seed, judge=judge, entries=entries, executor=executor_spec,
+            record=list(dict.fromkeys(self.settings.record if record is None else record)),
+            created_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         )
         store = RunStore(self.workspace, plan.run_id)
         store.create(plan)
@@ -118,10 +125,16 @@ class Harness:
         return await self._go(store, spec, {i: self.tasks.load(i) for i in spec.task_ids}, progress)
 
     async def _go(self, store: RunStore, spec: RunSpec, tasks: dict[str, Task], progress: Progress | None, runner: Executor | None = None) -> RunReport:
+        """Run the remaining episodes with the run's recordings on (the runtime's settings carry them to every episode's
+        server, in-process, stdio or Ray), then finish the run; the runtime's own settings are restored afterwards."""
+        before = self.runtime.settings
+        if list(before.record) != list(spec.record):
+            self.runtime.settings = before.model_copy(update={"record": list(spec.record)})
         try:
             runner = runner or executors.create(spec.executor.name, spec.executor.args)
             await runner.run(spec, tasks, store, self.runtime, progress, self.server_factory)
         finally:
+            self.runtime.settings = before
             if self._owns_runtime:
                 await self.runtime.aclose()
         return finish_run(store, tasks, self.workspace)

@@ -20,10 +20,11 @@ from pydantic import BaseModel, Field, ValidationError
 from ..tools.errors import InputError, NotFoundError
 from ..tools.evaluate.model import EpisodeResult
 from ..tools.registry import RegistrySpec
+from ..tools.settings import Recording
 from ..tools.workspace import Workspace, append_jsonl, atomic_write_json
 from .agents.base import AgentSpec
 
-__all__ = ["RunSpec", "RunStore", "new_run_id"]
+__all__ = ["RunOverview", "RunSpec", "RunStore", "list_runs", "new_run_id"]
 
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
 
@@ -48,6 +49,8 @@ class RunSpec(BaseModel):
         default_factory=dict, description="Each agent, by its name in the run, as the registry entry that builds it: kind, typed arguments, origin."
     )
     executor: RegistrySpec = Field(default_factory=lambda: RegistrySpec(kind="executor", name="local"), description="The executor that runs the episodes.")
+    record: list[Recording] = Field(default_factory=list, description="What each browser episode records besides its trajectory: a HAR file, a Playwright trace.")
+    created_at: str | None = Field(None, description="When the run was planned (UTC, ISO 8601); None for runs made before it was recorded.")
 
     def pairs(self) -> list[tuple[str, str]]:
         """(task_id, agent name) for every episode of the run, in a stable order."""
@@ -110,3 +113,45 @@ class RunStore:
         """The trajectory file an episode left in ``folder`` (the newest, if a server made several)."""
         files = sorted(folder.glob("*/trajectory.jsonl"), key=lambda p: (p.stat().st_mtime, str(p)))
         return files[-1] if files else None
+
+
+class RunOverview(BaseModel):
+    """One run at a glance, as ``taskloom runs`` lists it."""
+
+    run_id: str
+    created_at: str = Field(description="When the run was planned (UTC, ISO 8601; the plan file's time for older runs).")
+    agents: list[str]
+    tasks: int
+    planned: int = Field(description="Episodes the run plans: tasks × agents.")
+    episodes: int = Field(description="Episodes finished so far.")
+    successes: int
+    success_rate: float | None = Field(None, description="successes / episodes; None before any episode finished.")
+    executor: str = "local"
+    record: list[str] = Field(default_factory=list)
+
+    @classmethod
+    def of(cls, store: RunStore) -> RunOverview:
+        """The overview of a stored run (raises NotFoundError when it has no plan)."""
+        spec = store.spec()
+        results = store.results()
+        done, ok = len(results), sum(1 for r in results if r.success)
+        stamp = spec.created_at or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(store.spec_path.stat().st_mtime))
+        return cls(
+            run_id=spec.run_id, created_at=stamp, agents=[a.name for a in spec.agents], tasks=len(spec.task_ids), planned=len(spec.pairs()),
+            episodes=done, successes=ok, success_rate=round(ok / done, 4) if done else None, executor=spec.executor.name, record=list(spec.record),
+        )
+
+
+def list_runs(workspace: Workspace) -> list[RunOverview]:
+    """Every run of the workspace (folders of ``runs/`` holding a readable ``run.json``), newest first."""
+    found: list[RunOverview] = []
+    if not workspace.runs.is_dir():
+        return found
+    for folder in workspace.runs.iterdir():
+        if not (folder / "run.json").is_file() or not _RUN_ID.fullmatch(folder.name):
+            continue
+        try:
+            found.append(RunOverview.of(RunStore(workspace, folder.name)))
+        except (OSError, ValidationError, ValueError):
+            continue  # a plan written by something else, or damaged: not a run this version can list
+    return sorted(found, key=lambda r: (r.created_at, r.run_id), reverse=True)

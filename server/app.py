@@ -34,12 +34,14 @@ INSTRUCTIONS = """Taskloom turns documents and websites into knowledge graphs (n
 paragraphs, tables and cells, figures, captions, formulas, references, entities, chunks; web pages and
 their elements) and lets agents act in a real browser with every action recorded.
 Graphs: graph_ingest_document(path) or graph_list, then graph_search / graph_node / graph_neighbors /
-graph_path / graph_sample_subgraph. Browser: env_start(url), browser_snapshot, browser_click(element, ref), …,
+graph_path / graph_sample_subgraph. Browser: env_start(url), browser_snapshot, browser_click(target), …,
 env_close. Resources: taskloom://graphs, taskloom://graphs/{graph_id}, taskloom://graphs/{graph_id}/nodes/{node_id}."""
 
 AGENT_INSTRUCTIONS = """You are being evaluated on a task. Call env_start (with the task_id you were given,
-or a url) to get the instruction and what you see first. Web tasks: act with browser_* tools, referring to
-elements by the [ref=eN] values of the latest snapshot; take a new browser_snapshot when the page changes.
+or a url) to get the instruction and what you see first. Web tasks: act with browser_* tools, naming
+elements by target = the [ref=eN] value of the latest snapshot; take a new browser_snapshot when the page changes.
+Tabs the page opens are listed under "### Open tabs" (switch with browser_tabs); a dialog is shown under
+"### Modal state" and waits for browser_handle_dialog.
 Document tasks: find the answer with doc_search and doc_read. When done, call env_answer with your answer
 (if the task asks for one), then env_close."""
 
@@ -108,7 +110,8 @@ def build_server(
         desktop_mcp.register(desktop_server, desktops, owner=env_mcp.owner_check(episodes))
     env_server, browser_server, doc_server = _sub("env"), _sub("browser"), _sub("doc")
     env_mcp.register_env(env_server, episodes, desktops, reveal_paths=profile == "full", bound=bound)
-    env_mcp.register_browser(browser_server, episodes)
+    # agents upload only from the folders the user allowed, never from the workspace (it holds the tasks' gold)
+    env_mcp.register_browser(browser_server, episodes, roots if profile == "full" else Roots(settings.allow_roots) if settings.allow_roots else None)
     env_mcp.register_doc(doc_server, episodes)
     server.mount(env_server, namespace="env")
     server.mount(browser_server, namespace="browser")

@@ -13,9 +13,10 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 
 from .errors import InputError
 
-__all__ = ["Settings", "load_settings"]
+__all__ = ["Recording", "Settings", "load_settings"]
 
 EmbedderName = Literal["minilm", "hashing"]
+Recording = Literal["har", "trace"]
 
 
 class Settings(BaseSettings):
@@ -48,6 +49,11 @@ class Settings(BaseSettings):
     max_pages: int = Field(2000, ge=1, description="Documents with more pages are refused.")
     chromium: str | None = Field(None, description="Chromium binary; default: `chromium` on PATH (Debian's package).")
     record_screenshots: bool = Field(False, description="Save a screenshot after every recorded browser or desktop action (opt-in: they cost about one action each).")
+    record: list[Recording] = Field(
+        default_factory=list,
+        description="What every browser episode records into its folder besides the trajectory: 'har' (network.har) and/or 'trace' "
+        "(trace.zip, screenshots + DOM snapshots, opens with `playwright show-trace`). Opt-in: both cost time and disk.",
+    )
     max_episodes: int = Field(16, ge=1, le=256, description="Open browser episodes at once.")
     crawl_delay: float = Field(0.2, ge=0.0, le=30.0, description="Politeness delay between page loads of one crawl, seconds.")
     page_timeout: float = Field(15.0, ge=1.0, le=300.0, description="Per-page load timeout of a crawl, seconds.")

@@ -100,20 +100,20 @@ def choose(kind: str, value: str, snapshot: str) -> tuple[str, dict[str, Any]] |
     if kind == "type":
         boxes = sorted((e for e in items if e["role"] in TEXT_BOXES), key=lambda e: TEXT_BOXES.index(e["role"]))
         if boxes:
-            return "browser_type", {"element": boxes[0]["name"] or boxes[0]["role"], "ref": boxes[0]["ref"], "text": value, "submit": True}
+            return "browser_type", {"element": boxes[0]["name"] or boxes[0]["role"], "target": boxes[0]["ref"], "text": value, "submit": True}
         return None
     if kind == "select":
         for e in items:
             if e["role"] == "combobox" and any(o.lower() == wanted for o in e["options"]):
                 option = next(o for o in e["options"] if o.lower() == wanted)
-                return "browser_select_option", {"element": e["name"] or "drop-down", "ref": e["ref"], "values": [option]}
+                return "browser_select_option", {"element": e["name"] or "drop-down", "target": e["ref"], "values": [option]}
         return None
     clickable = [e for e in items if e["role"] in CLICKABLE and words(e["name"])]
     key = words(value)
     for match in (lambda n: n == key, lambda n: key in n, lambda n: n in key):  # exact, then either name containing the other
         hits = [e for e in clickable if match(words(e["name"]))]
         if hits:
-            return "browser_click", {"element": f"{hits[0]['name']} {hits[0]['role']}", "ref": hits[0]["ref"]}
+            return "browser_click", {"element": f"{hits[0]['name']} {hits[0]['role']}", "target": hits[0]["ref"]}
     return None
 
 

@@ -390,27 +390,27 @@ class ExplorerAgent:
         links = [(e, t) for e in elements for t in [target(e)] if t]
         if self.explore > 0 and links and rng.random() < self.explore:
             e, _ = links[int(rng.integers(len(links)))]
-            return "browser_click", {"element": e.name or e.role, "ref": e.ref}
+            return "browser_click", {"element": e.name or e.role, "target": e.ref}
         _, record = find_answer(snapshot, goal) if goal.mode == "answer" else (None, next((r for _, _, r in _holding(page_records(snapshot), goal)), None))
         complete = record is not None and all(_has(record.text(), w) for w in goal.weak)
         if record is not None and record.listing and (complete or not any(_NEXT.match(e.name.strip()) for e, _ in links)):
             # the row holding the tokens (every capitalised word too, unless there is no next page to look on): open its detail
             for node in record.links:
                 if node.url and not node.url.startswith(("#", "javascript:")) and urljoin(url, node.url).split("#")[0] not in visited:
-                    return "browser_click", {"element": node.name or "link", "ref": node.ref}
+                    return "browser_click", {"element": node.name or "link", "target": node.ref}
         if goal.strong and not _page_holds(snapshot, goal):
             for e in elements:
                 search_like = e.role == "searchbox" or (e.role == "textbox" and words(e.name) & {"search", "find", "filter", "look"})
                 if search_like and (e.name, goal.strong[0]) not in typed:
                     typed.add((e.name, goal.strong[0]))
-                    return "browser_type", {"element": e.name or e.role, "ref": e.ref, "text": goal.strong[0], "submit": True}
+                    return "browser_type", {"element": e.name or e.role, "target": e.ref, "text": goal.strong[0], "submit": True}
         scored = [(3.0 * sum(_has(e.name, t) for t in goal.strong) + len(words(e.name, _QUESTION_STOP) & goal.wanted), i, e) for i, (e, _) in enumerate(links)]
         listing = any(r.listing for r in page_records(snapshot))
         if listing and (goal.strong or goal.weak) and not any(s >= 3.0 for s, _, _ in scored):  # a listing without the record: page on
             # (links sharing words on a listing are mostly its sort links)
             nexts = sorted((e for _, _, e in scored if _NEXT.match(e.name.strip())), key=lambda e: e.name.strip() in ("»", ">>"))  # "last" after "next"
             if nexts:
-                return "browser_click", {"element": nexts[0].name, "ref": nexts[0].ref}
+                return "browser_click", {"element": nexts[0].name, "target": nexts[0].ref}
         best = max((s for s, _, _ in scored), default=0.0)
         if not goal.strong and goal.mode == "open":  # nothing identifies the page: follow words while a link beats the page itself
             heading = max((len(words(n.content(), _QUESTION_STOP) & goal.wanted) for r in parse_tree(snapshot) for n in r.walk() if n.role == "heading"), default=0)
@@ -423,7 +423,7 @@ class ExplorerAgent:
         if not pool:
             return None
         e = pool[int(rng.integers(len(pool)))] if best > 0 else pool[0]
-        return "browser_click", {"element": e.name or e.role, "ref": e.ref}
+        return "browser_click", {"element": e.name or e.role, "target": e.ref}
 
     def _done_opening(self, goal: Goal, snapshot: str) -> bool:
         """An open goal is reached on a page holding the tokens that is not a listing (or shows them in one non-listing record)."""
@@ -469,16 +469,16 @@ class ExplorerAgent:
             if e.role in _TEXT:
                 for value in quoted:
                     if value.lower() not in names and (e.role, value) not in used:
-                        out.append((2.0 + len(words(e.name) & wanted), "browser_type", {"element": e.name or e.role, "ref": e.ref, "text": value, "submit": True}, (e.role, value)))
+                        out.append((2.0 + len(words(e.name) & wanted), "browser_type", {"element": e.name or e.role, "target": e.ref, "text": value, "submit": True}, (e.role, value)))
             elif e.role == "combobox":
                 for option in e.options:
                     if any(option.lower() == q.lower() for q in quoted) and ("option", option) not in used:
-                        out.append((3.0, "browser_select_option", {"element": e.name or "select", "ref": e.ref, "values": [option]}, ("option", option)))
+                        out.append((3.0, "browser_select_option", {"element": e.name or "select", "target": e.ref, "values": [option]}, ("option", option)))
             elif key not in used and e.name:
                 exact = any(e.name.lower() == q.lower() for q in quoted)
                 overlap = len(words(e.name) & wanted) / max(len(words(e.name)), 1)
                 score = 3.0 * exact + overlap
-                out.append((score, "browser_click", {"element": e.name, "ref": e.ref}, key))
+                out.append((score, "browser_click", {"element": e.name, "target": e.ref}, key))
         return out
 
     async def _web(self, client: Client[Any], instruction: str, snapshot: str, max_steps: int, rng: np.random.Generator) -> None:

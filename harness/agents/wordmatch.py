@@ -65,7 +65,7 @@ class WordMatchAgent:
                 break
             role, name, ref = choice
             clicked.add((role, name))
-            result = await client.call_tool("browser_click", {"element": name, "ref": ref}, raise_on_error=False)
+            result = await client.call_tool("browser_click", {"element": name, "target": ref}, raise_on_error=False)
             last = name
             if not result.is_error:
                 snapshot = str(structured(result).get("snapshot") or snapshot)

@@ -13,13 +13,13 @@ import typer
 from pydantic import BaseModel, ValidationError
 from pydantic_settings import SettingsError
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ...tools.errors import TaskloomError
 from ...tools.security.disk import disk_full
 from ...tools.security.roots import Roots
 from ...tools.settings import Settings, load_settings
 from .lazy import LazyGroup
+from .progress import ProgressUpdate, progress_lines, rich_bar
 
 __all__ = ["app", "state", "settings", "roots", "progress_bar", "quiet_agent_errors", "ProgressUpdate", "errors", "run", "echo_json", "console"]
 
@@ -43,8 +43,12 @@ def _root(
     allow_root: list[Path] = typer.Option(
         [], "--allow-root", help="A folder (besides the workspace) whose files may be read or written; repeatable. Also TASKLOOM_ALLOW_ROOTS (JSON list)."
     ),
+    quiet: bool = typer.Option(
+        False, "--quiet", "-q", envvar="TASKLOOM_QUIET", help="No progress on stderr (a bar on a terminal, plain lines every few seconds otherwise)."
+    ),
 ) -> None:
     state["overrides"] = {"workspace": workspace, "embedder": embedder, "allow_roots": allow_root or None}
+    state["quiet"] = quiet
 
 
 def settings() -> Settings:
@@ -54,20 +58,22 @@ def settings() -> Settings:
     raise AssertionError("unreachable")
 
 
-ProgressUpdate = Callable[[float, "float | None", str], None]
-
-
 @contextmanager
 def progress_bar(label: str, total: float | None = None) -> Iterator[ProgressUpdate]:
-    """A transient progress bar on stderr (the one every command uses); yields ``update(done, total, description)``."""
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with Progress(*columns, console=console, transient=True) as bar:
-        handle = bar.add_task(label, total=total)
+    """Progress on stderr (the one every command uses); yields ``update(done, total, description)``.
 
-        def update(done: float, total: float | None, description: str) -> None:
-            bar.update(handle, completed=done, total=total, description=description)
-
-        yield update
+    A transient bar when stderr is a terminal; otherwise plain lines (the first update, then
+    at most one every few seconds, then a final line: see :mod:`.progress`); nothing with
+    ``--quiet``. ``label`` names the work, e.g. ``ingest lmer.pdf``.
+    """
+    if state.get("quiet"):
+        yield lambda done, total, description: None
+    elif console.is_terminal:
+        with rich_bar(label, total, console) as update:
+            yield update
+    else:
+        with progress_lines(label, total, console.file) as update:
+            yield update
 
 
 def quiet_agent_errors() -> None:

@@ -27,10 +27,11 @@ def crawl(
     service = runtime.graphs
 
     async def go() -> object:
-        with progress_bar("crawling", max_pages) as update:
+        with progress_bar(f"crawl {start_url}", max_pages) as update:
 
             def progress(done: float, total: float, message: str) -> None:
-                update(done, total, message.split(" ")[0])
+                word = message.split(" ")[0]
+                update(done, total, {"crawled": "pages crawled", "embedded": "nodes embedded"}.get(word, word))
 
             return await service.ingest_website(start_url, max_pages, max_depth, allow or None, contexts, name, progress)
 

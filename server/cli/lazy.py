@@ -49,6 +49,7 @@ COMMANDS: dict[str, LazyCommand] = {
     ),
     "run": LazyCommand("run", "run_agents", "Run agents on tasks, each episode in its own browser context; evaluate, build consensus graphs, write the report."),
     "report": LazyCommand("run", "report", "Rebuild a run's consensus graphs and its HTML report; print the summary."),
+    "runs": LazyCommand("runs", "app", "List the workspace's runs and show one."),
     "gc": LazyCommand(
         "gc", "gc", "Find and remove debris (orphan vectors, index folders and screenshots, unfinished writes, stale locks); print a JSON report."
     ),

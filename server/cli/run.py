@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import get_args
 
 import anyio
 import typer
@@ -15,6 +16,7 @@ from ...harness.service import Harness
 from ...tools.errors import InputError
 from ...tools.evaluate.model import EpisodeResult
 from ...tools.evaluate.summary import terminal_summary
+from ...tools.settings import Recording
 from ...tools.tasks.model import TaskKind
 from .common import console, echo_json, progress_bar, quiet_agent_errors, roots, run, settings
 
@@ -46,6 +48,9 @@ def run_agents(
     executor: str | None = typer.Option(None, "--executor", help="Where episodes run: local (this process) or ray (a Ray cluster, an optional extra: see README, Running on Ray); default local."),
     address: str | None = typer.Option(None, "--address", help="--executor ray: the cluster, auto, ray://host:port or host:port (default: a new local Ray)."),
     workers: int | None = typer.Option(None, "--workers", min=1, help="--executor ray: worker slots, each with its own browser (default: one per cluster CPU)."),
+    record: str | None = typer.Option(
+        None, "--record", help="What each browser episode also records into its folder: har (network.har), trace (trace.zip for `playwright show-trace`), or har,trace."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the run report as JSON."),
 ) -> None:
     """Run agents on tasks, each episode in its own browser context; evaluate, build consensus graphs, write the report."""
@@ -56,21 +61,33 @@ def run_agents(
         run(_refuse, f"{' and '.join('--' + k for k in options)} only apply to --executor ray")
     if executor == "ray":
         _need_ray()
+    recordings = None if record is None else run(_recordings, record)
+    if resume and recordings is not None:
+        run(_refuse, "--resume continues a run with the recordings its run.json records; leave out --record")
     harness = run(lambda: Harness(settings(), build_server))
     quiet_agent_errors()
-    with progress_bar("episodes") as update:
+    with progress_bar(f"run {resume}" if resume else "run") as update:
 
         def progress(result: EpisodeResult, done: int, total: int) -> None:
             mark = "ok" if result.success else result.status if result.status != "finished" else "fail"
-            update(done, total, f"{result.agent} on {result.task_id}: {mark}")
+            update(done, total, f"episodes, last: {result.agent} on {result.task_id} {mark}")
 
         if resume:
             report = run(anyio.run, lambda: harness.resume(resume, progress))
         else:
             tasks_path = None if tasks_file is None else run(lambda: roots(harness.settings).readable_file(tasks_file, "--tasks"))
             chosen = run(harness.select, task or None, kind, tasks_path)
-            report = run(anyio.run, lambda: harness.run(chosen, agent, concurrency, max_steps, timeout, seed, run_id, progress, judge, executor or "local", options))
+            report = run(anyio.run, lambda: harness.run(chosen, agent, concurrency, max_steps, timeout, seed, run_id, progress, judge, executor or "local", options, record=recordings))
     _show(report, as_json)
+
+
+def _recordings(text: str) -> list[Recording]:
+    """``har``, ``trace`` or ``har,trace`` as a list; anything else refused with the choices."""
+    chosen = [part.strip().lower() for part in text.split(",") if part.strip()]
+    wrong = [part for part in chosen if part not in get_args(Recording)]
+    if wrong or not chosen:
+        raise InputError(f"--record {text!r}: name har, trace or har,trace (got {', '.join(wrong) or 'nothing'})")
+    return [r for r in get_args(Recording) if r in chosen]
 
 
 def _refuse(message: str) -> None:

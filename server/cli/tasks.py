@@ -9,7 +9,7 @@ import typer
 
 from ...tools.generate.compose.composer import ComposeMode
 from ...tools.tasks.model import Difficulty, TaskKind
-from .common import echo_json, roots, run, settings
+from .common import echo_json, progress_bar, roots, run, settings
 
 if TYPE_CHECKING:
     from ...harness.ray_generation import RayReplayer
@@ -50,7 +50,8 @@ def generate(
     async def go() -> Any:
         return await service.generate(graph_id, count, type_ or None, difficulty, seed, not no_llm, not no_verify, replay=replayer)
 
-    result = run(runtime.run, go)
+    with progress_bar(f"generate {graph_id}"):
+        result = run(runtime.run, go)
     echo_json(result if replayer is None else {**result.model_dump(mode="json"), "executor": replayer.summary()})
 
 
@@ -95,7 +96,9 @@ def compose(
     async def go() -> Any:
         return await service.compose(graph_id, mode, count, levels, retries, capability, seed, not no_llm)
 
-    echo_json(run(runtime.run, go))
+    with progress_bar(f"compose {graph_id} ({mode})"):
+        result = run(runtime.run, go)
+    echo_json(result)
 
 
 @app.command("list")
@@ -112,15 +115,38 @@ def get(task_id: str) -> None:
 
 @app.command()
 def export(
-    output: Path | None = typer.Option(None, "--output", "-o"),
+    output: Path | None = typer.Option(None, "--output", "-o", help="Text formats: the file to write (default: stdout)."),
+    out_dir: Path | None = typer.Option(None, "--out", help="Directory formats (harbor): the folder to write one task directory per task into."),
     kind: TaskKind | None = typer.Option(None, "--kind"),
-    fmt: str = typer.Option("jsonl", "--format", help="jsonl (full tasks) or inspect (inspect-ai Samples)."),
-    overwrite: bool = typer.Option(False, "--overwrite", help="Replace the output file if it exists."),
+    fmt: str = typer.Option("jsonl", "--format", help="jsonl (full tasks), inspect (inspect-ai Samples) or harbor (Harbor task directories, with --out)."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace the output file, or existing task folders, if they exist."),
+    agent_timeout: float = typer.Option(600.0, "--agent-timeout", min=1.0, help="harbor: seconds an agent may work on a task (task.toml)."),
 ) -> None:
-    """Export tasks as JSON Lines (stdout, or a file with -o)."""
-    target = None if output is None else run(lambda: roots(settings()).writable_file(output, "--output", overwrite))
-    text = run(_service().export, target, kind, fmt)
-    if target is None:
+    """Export tasks as JSON Lines (stdout, or a file with -o), or as Harbor task directories (--format harbor --out DIR)."""
+    from ...tools.tasks.formats import ExportContext, export_directory, is_directory_format
+
+    if run(is_directory_format, fmt):
+        if out_dir is None or output is not None:
+            run(_refuse, f"--format {fmt} writes a folder: give --out DIR (not -o)")
+        assert out_dir is not None
+        runtime = _runtime()
+        target = run(lambda: roots(runtime.settings).resolve(out_dir, "--out"))
+        documents = {m.id: Path(m.sources[0]) for m in run(runtime.graphs.list_graphs) if m.kind == "document" and m.sources}
+        tasks = run(runtime.tasks.list, kind)
+        context = ExportContext(documents=documents, overwrite=overwrite, agent_timeout_s=agent_timeout)
+        echo_json(run(export_directory, fmt, tasks, target, context))
+        return
+    if out_dir is not None:
+        run(_refuse, f"--format {fmt} writes text: give -o FILE (--out is for folder formats such as harbor)")
+    target_file = None if output is None else run(lambda: roots(settings()).writable_file(output, "--output", overwrite))
+    text = run(_service().export, target_file, kind, fmt)
+    if target_file is None:
         typer.echo(text, nl=False)
     else:
-        typer.echo(str(target))
+        typer.echo(str(target_file))
+
+
+def _refuse(message: str) -> None:
+    from ...tools.errors import InputError
+
+    raise InputError(message)

@@ -41,6 +41,14 @@ BROWSER_TOOLS = {
     "browser_wait_for",
     "browser_scroll",
     "browser_take_screenshot",
+    "browser_drag",
+    "browser_fill_form",
+    "browser_tabs",
+    "browser_handle_dialog",
+    "browser_file_upload",
+    "browser_console_messages",
+    "browser_network_requests",
+    "browser_resize",
 }
 DOC_TOOLS = {"doc_search", "doc_read"}
 GRAPH_TOOLS = {

@@ -140,21 +140,35 @@ DESCRIBE_JS = r"""
 
 #: Init script: note in the page's own world when it asks for a cross-document navigation (Navigation API
 #: ``navigate`` event: links, forms, ``location`` assignments), so an action that sets one off without
-#: Playwright waiting for it (``select_option``, a key press on the page) is known to have done so.
+#: Playwright waiting for it (``select_option``, a key press on the page) is known to have done so; and when
+#: it opens a new tab or window (``window.open``, a link or form with a target, a modifier or middle click on a
+#: link), so the new tab is waited for and listed before the page is observed.
 NAVIGATION_WATCH_JS = """(() => {
-  if (!window.navigation || window.__taskloomNavigation) return;
-  window.__taskloomNavigation = {pending: false};
-  navigation.addEventListener('navigate', (e) => {
-    if (!e.destination.sameDocument && !e.downloadRequest) window.__taskloomNavigation.pending = true;
-  });
+  if (window.__taskloomNavigation) return;
+  const watch = window.__taskloomNavigation = {pending: false, popup: false};
+  if (window.navigation) {
+    navigation.addEventListener('navigate', (e) => {
+      if (!e.destination.sameDocument && !e.downloadRequest) watch.pending = true;
+    });
+  }
+  const opener = window.open;
+  window.open = function (...args) { watch.popup = true; return opener.apply(this, args); };
+  const elsewhere = (target) => !!target && !['_self', '_parent', '_top'].includes(target.toLowerCase());
+  const onLink = (e, modified) => {
+    const link = e.target instanceof Element ? e.target.closest('a[href], area[href]') : null;
+    if (link && (elsewhere(link.target) || modified)) watch.popup = true;
+  };
+  document.addEventListener('click', (e) => onLink(e, e.ctrlKey || e.metaKey || e.shiftKey), true);
+  document.addEventListener('auxclick', (e) => onLink(e, e.button === 1), true);
+  document.addEventListener('submit', (e) => { if (e.target instanceof HTMLFormElement && elsewhere(e.target.target)) watch.popup = true; }, true);
 })()"""
 
-#: ``() => bool``: whether the page asked for a navigation since the last call (and forget it).
+#: ``() => {navigation, popup}``: whether the page asked for a navigation, or opened a tab, since the last call (and forget it).
 NAVIGATION_PENDING_JS = """() => {
   const watch = window.__taskloomNavigation;
-  const pending = !!(watch && watch.pending);
-  if (watch) watch.pending = false;
-  return pending;
+  const found = {navigation: !!(watch && watch.pending), popup: !!(watch && watch.popup)};
+  if (watch) { watch.pending = false; watch.popup = false; }
+  return found;
 }"""
 
 

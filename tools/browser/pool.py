@@ -13,6 +13,7 @@ import contextlib
 import os
 import shutil
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Literal
 from urllib.parse import urljoin, urlparse
 
@@ -200,9 +201,12 @@ class BrowserPool:
             return self._browser
 
     async def new_context(
-        self, fence: OriginFence | None = None, viewport: tuple[int, int] = (1280, 800), interception: Interception = "route"
+        self, fence: OriginFence | None = None, viewport: tuple[int, int] = (1280, 800), interception: Interception = "route",
+        record_har: Path | None = None,
     ) -> GuardedContext:
         """A fresh, isolated context; with a ``fence``, requests outside its origins are aborted.
+
+        With ``record_har`` the context's network traffic is written there as a HAR file when the context closes.
 
         ``interception="route"`` (the default) fences every page through Playwright's routing;
         ``"devtools"`` fences pages made with :meth:`GuardedContext.new_page` through their own
@@ -210,7 +214,10 @@ class BrowserPool:
         (see :mod:`.devtools_fence`: for crawling, not for agents).
         """
         browser = await self.browser()
-        context = await browser.new_context(viewport={"width": viewport[0], "height": viewport[1]}, service_workers="block")
+        context = await browser.new_context(
+            viewport={"width": viewport[0], "height": viewport[1]}, service_workers="block",
+            record_har_path=record_har, record_har_content="embed" if record_har is not None else None,
+        )
         guarded = GuardedContext(context=context, fence=fence, interception=interception)
         if fence is not None and interception == "route":
             await context.route("**/*", lambda route: _guard(guarded, route))

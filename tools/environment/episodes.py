@@ -1,9 +1,12 @@
 """Browser episodes: one isolated context each, every action recorded, failures told to the agent.
 
-Actions are shaped like Playwright MCP's tools (snapshot refs ``[ref=eN]``,
-``element`` + ``ref`` arguments), so agents that know Playwright MCP work unchanged.
-A failed action (stale ref, element gone, timeout, blocked domain) is recorded with
-its error and raised as :class:`ActionFailed`; the episode stays usable.
+Actions are shaped like Playwright MCP's tools (snapshot refs ``[ref=eN]``; an element is
+named by ``target``, a ref or a unique selector, with an optional ``element``
+description), so agents that know Playwright MCP work unchanged. A failed action (stale
+ref, element gone, timeout, blocked domain, a dialog in the way) is recorded with its
+error and raised as :class:`ActionFailed`; the episode stays usable. The episode's tabs,
+held dialogs and file choosers, and each tab's console and network log live in
+:mod:`.tabs`, :mod:`.modal` and :mod:`.page_log`.
 """
 
 from __future__ import annotations
@@ -13,35 +16,32 @@ import contextlib
 import re
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any, Literal
+from pathlib import Path
+from typing import Any, Literal, NoReturn
 
 from playwright.async_api import Error as PlaywrightError
-from playwright.async_api import Frame, Locator, Page, Request
-from pydantic import BaseModel, Field
+from playwright.async_api import Locator, Page
+from pydantic import AliasChoices, BaseModel, Field
 
+from ..browser import GuardedContext
+from ..browser.dom import DESCRIBE_JS, NAVIGATION_PENDING_JS, draw_marks
 from ..errors import InputError, TaskloomError
 from ..tasks.model import SuccessCriterion, Task
-from ..browser import GuardedContext
 from .canonical import canonical
-from ..browser.dom import DESCRIBE_JS, NAVIGATION_PENDING_JS, draw_marks
+from .locate import ActionFailed, aria, explain, find, title_of, until_dialog
+from .modal import Modal
+from .page_log import ConsoleLevel, ConsoleMessages, NetworkRequests
 from .protocols import SuccessChecker
+from .snapshot_view import View, truncate
+from .tabs import Tab, TabInfo, Tabs
+from .traffic import Traffic
 from .trajectory import Recorder, Target
 
-__all__ = ["ActionFailed", "Observation", "BrowserEpisode"]
+__all__ = ["ActionFailed", "BrowserEpisode", "FormField", "Modifier", "Observation"]
 
-# Playwright numbers refs e1, e2… on a tab's first page and f1e1, f2e7… after it navigates.
-_REF = re.compile(r"^(?:f\d+)?e\d+$")
-#: ``(els) => {count, info}``: how many elements a selector matched and DESCRIBE_JS of the first, in one call.
-_FIND_JS = f"(els) => ({{count: els.length, info: els.length ? ({DESCRIBE_JS})(els[0]) : null}})"
-#: How Playwright says a ref names nothing: no such element, or a ref from a snapshot of an earlier page.
-_MISSING = re.compile(r"Failed to find element matching selector|Invalid frame in aria-ref selector")
-#: After an action that started requests: how long none must be open before the page is observed, and the most to wait (s).
-SETTLE_QUIET, SETTLE_LIMIT = 0.05, 3.0
 _INTERACTIVE = re.compile(r"^\s*- (link|button|textbox|searchbox|combobox|checkbox|radio|tab|menuitem|option|switch|slider|spinbutton)\b.*\[ref=((?:f\d+)?e\d+)\]", re.M)
-
-
-class ActionFailed(TaskloomError):
-    """An action could not be carried out; the message says why and what to try."""
+Modifier = Literal["Alt", "Control", "ControlOrMeta", "Meta", "Shift"]
+Button = Literal["left", "right", "middle"]
 
 
 class Observation(BaseModel):
@@ -52,137 +52,174 @@ class Observation(BaseModel):
     url: str
     title: str
     snapshot: str | None = Field(None, description="Accessibility snapshot; act on elements by their [ref=eN].")
+    tabs: list[TabInfo] | None = Field(None, description="The open tabs, when more than one is open (or after browser_tabs).")
+    modal: str | None = Field(None, description="A dialog or file chooser waiting for browser_handle_dialog or browser_file_upload.")
 
 
-class Traffic:
-    """The requests a page starts during an action, so the page is observed once they are done.
+class FormField(BaseModel):
+    """One field of browser_fill_form, as Playwright MCP shapes it."""
 
-    Pages that fetch their data after a navigation (or on a click) render it after the
-    request ends; observing at ``domcontentloaded`` would show them half drawn. An action
-    that started no request (a tab switch, typing) waits for nothing.
-    """
+    name: str = Field(description="Human-readable field name.")
+    type: Literal["textbox", "checkbox", "radio", "combobox", "slider"] = Field(description="Type of the field.")
+    target: str = Field(
+        description="Exact target field reference from the page snapshot, or a unique element selector; 'ref' is accepted too.",
+        validation_alias=AliasChoices("target", "ref"),
+    )
+    value: str = Field(description="Value to fill in. A checkbox or radio takes 'true' or 'false'; a combobox the text of the option.")
 
-    def __init__(self, page: Page) -> None:
-        self.page = page
-        self.started = 0
-        self.open: set[Request] = set()
-        self.watching = False
-        self.navigations = self.navigations_before = 0  # main-frame documents committed: in all, and before the action
-        page.on("request", self._start)
-        page.on("requestfinished", self._end)
-        page.on("requestfailed", self._end)
-        page.on("framenavigated", self._navigated)
 
-    def _start(self, request: Request) -> None:
-        if self.watching:
-            self.started += 1
-            self.open.add(request)
-
-    def _end(self, request: Request) -> None:
-        self.open.discard(request)
-
-    def _navigated(self, frame: Frame) -> None:
-        if frame.parent_frame is None:
-            self.navigations += 1
-
-    def watch(self) -> None:
-        """Count from now: requests in flight before the action (a long poll) are not waited for."""
-        self.started, self.open, self.watching = 0, set(), True
-        self.navigations_before = self.navigations
-
-    async def committed(self, limit: float = SETTLE_LIMIT) -> None:
-        """Wait (at most ``limit`` s) until the main frame has committed a document since :meth:`watch`."""
-        deadline = time.monotonic() + limit
-        while self.navigations == self.navigations_before and time.monotonic() < deadline:
-            await asyncio.sleep(0.01)
-
-    async def settle(self, quiet: float = SETTLE_QUIET, limit: float = SETTLE_LIMIT) -> None:
-        """If the action started requests: wait until none has been open for ``quiet`` seconds (at most ``limit``)."""
-        deadline, calm_since = time.monotonic() + limit, None
-        while self.started:
-            now = time.monotonic()
-            if self.open:
-                calm_since = None
-            elif calm_since is None:
-                calm_since = now
-            elif now - calm_since >= quiet:
-                return
-            if now >= deadline:
-                return
-            await asyncio.sleep(0.01)
+def _given(**fields: Any) -> dict[str, Any]:
+    """Arguments as the agent gave them: the ones left out (None) are not recorded."""
+    return {k: v for k, v in fields.items() if v is not None}
 
 
 class BrowserEpisode:
-    """One agent's session in its own browser context."""
+    """One agent's session in its own browser context (one or more tabs)."""
 
     def __init__(self, episode_id: str, guarded: GuardedContext, page: Page, recorder: Recorder, checker: SuccessChecker, screenshots: bool = False) -> None:
         self.id = episode_id
         self.guarded = guarded
-        self.page = page
+        self.tabs = Tabs(guarded, page)
         self.recorder = recorder
         self.checker = checker
         self.screenshots = screenshots
         self.closed = False
         self.task: Task | None = None  # the full task, server side only: final-state checks at close
         self.watch: list[SuccessCriterion] = []  # state checks probed after every action (composite tasks' subtasks)
-        self.traffic = Traffic(page)
+
+    @property
+    def page(self) -> Page:
+        """The current tab's page."""
+        return self.tabs.current.page
+
+    @property
+    def traffic(self) -> Traffic:
+        return self.tabs.current.traffic
+
+    @property
+    def modal(self) -> Modal:
+        return self.tabs.current.modal
 
     # -- observation ------------------------------------------------------------------
 
-    async def snapshot(self) -> Observation:
-        """The page's accessibility snapshot (refs ``[ref=eN]``); recorded as an action."""
-        return await self._act("snapshot", {}, canonical("snapshot"), None, None, snapshot_after=True)
+    async def snapshot(self, target: str | None = None, depth: int | None = None, max_chars: int | None = None, boxes: bool = False) -> Observation:
+        """The page's accessibility snapshot (refs ``[ref=eN]``), whole or of one element, cut to ``max_chars``; recorded as an action."""
+        args = _given(target=target, depth=depth, maxChars=max_chars, boxes=boxes or None)
+        if target is None:
+            return await self._act("snapshot", args, canonical("snapshot"), None, None, view=View(None, depth, boxes, max_chars))
+        if (why := self.modal.blocking()) is not None:
+            return await self._fail("snapshot", args, canonical("snapshot"), Target(ref=target), why)
+        try:
+            loc, found = await find(self.page, target)
+        except (ActionFailed, PlaywrightError) as exc:
+            error = str(exc) if isinstance(exc, ActionFailed) else explain(exc)
+            return await self._fail("snapshot", args, canonical("snapshot"), Target(ref=target), error)
+        return await self._act("snapshot", args, canonical("snapshot", element=found.name or found.role), found, None, view=View(loc, depth, boxes, max_chars))
 
-    async def observe(self) -> Observation:
-        """URL, title and snapshot, without recording (for tool responses)."""
-        url = self.page.url  # read first, as the agent is told where the action left it
-        title, snapshot = await asyncio.gather(self.page.title(), self._aria())  # both in flight at once: one round trip
-        return Observation(url=url, title=title, snapshot=snapshot)
+    async def observe(self, view: View = View()) -> Observation:
+        """URL, title, tabs, modal state and snapshot, without recording (for tool responses)."""
+        tab = self.tabs.current
+        url = tab.page.url  # read first, as the agent is told where the action left it
+        await self.tabs.settle_new()
+        infos = await self.tabs.infos() if len(self.tabs.tabs) > 1 else None
+        if tab.modal.dialog is not None:
+            title, snapshot = await title_of(tab.page), None
+        else:  # both in flight at once: one round trip
+            title, snapshot = await asyncio.gather(title_of(tab.page), until_dialog(tab, aria(tab.page, view)))
+        modal = tab.modal.describe()
+        parts = [self.tabs.describe(infos)] if infos else []
+        if modal:
+            parts.append(modal)
+        if snapshot is not None:
+            parts.append(truncate(snapshot, view.max_chars))
+        elif tab.modal.dialog is not None:
+            parts.append("(the page is paused by the dialog; handle it to see the page again)")
+        return Observation(url=url, title=title, snapshot="\n\n".join(parts), tabs=infos, modal=modal)
 
-    async def screenshot(self, marks: bool = False, full_page: bool = False) -> bytes:
-        """A PNG of the viewport (or full page); with ``marks``, interactive elements boxed and labelled by ref."""
-        png: bytes = await self.page.screenshot(full_page=full_page)
-        if marks:
-            snapshot = await self._aria()
-            boxes = []
-            for _, ref in _INTERACTIVE.findall(snapshot):
-                box = await self.page.locator(f"aria-ref={ref}").bounding_box()
-                if box:
-                    boxes.append((ref, (box["x"], box["y"], box["x"] + box["width"], box["y"] + box["height"])))
-            png = draw_marks(png, boxes)
+    async def screenshot(self, marks: bool = False, full_page: bool = False, target: str | None = None, element: str | None = None, kind: Literal["png", "jpeg"] = "png") -> bytes:
+        """A PNG (or JPEG) of the viewport, the full page or one element; with ``marks``, interactive elements boxed and labelled by ref."""
+        self._check_open()
+        args = _given(marks=marks or None, full_page=full_page or None, target=target, element=element, type=None if kind == "png" else kind)
+        form = canonical("screenshot", marks="yes" if marks else None, element=element)
+        if (why := self.modal.blocking()) is not None:
+            await self._fail("take_screenshot", args, form, None, why)
+        if target is not None and (marks or full_page):
+            await self._fail("take_screenshot", args, form, None, "a screenshot of one element (target) cannot also be full-page or marked; pass only target, or leave it out")
+        try:
+            if target is not None:
+                loc, _ = await find(self.page, target)
+                image: bytes = await loc.screenshot(type=kind)
+            else:
+                image = await self.page.screenshot(full_page=full_page, type=kind)
+            if marks:
+                image = await self._marked(image)
+        except ActionFailed as exc:
+            await self._fail("take_screenshot", args, form, None, str(exc))
+        except PlaywrightError as exc:
+            await self._fail("take_screenshot", args, form, None, explain(exc))
         path, relative = self.recorder.screenshot_path("marks" if marks else "screen")
-        path.write_bytes(png)
-        self.recorder.action(
-            name="take_screenshot",
-            args={"marks": marks, "full_page": full_page},
-            canonical=canonical("screenshot", marks="yes" if marks else None),
-            url_before=self.page.url,
-            url_after=self.page.url,
-            t_start=time.time(),
-            t_end=time.time(),
-            screenshot=relative,
-        )
-        return png
+        path = path.with_suffix(".jpeg") if kind == "jpeg" else path
+        relative = relative[:-4] + ".jpeg" if kind == "jpeg" else relative
+        path.write_bytes(image)
+        now = time.time()
+        self.recorder.action(name="take_screenshot", args=args, canonical=form, url_before=self.page.url, url_after=self.page.url, t_start=now, t_end=now, screenshot=relative)
+        return image
 
-    # -- actions ------------------------------------------------------------------------
+    async def _marked(self, png: bytes) -> bytes:
+        snapshot = await aria(self.page)
+        boxes = []
+        for _, ref in _INTERACTIVE.findall(snapshot):
+            box = await self.page.locator(f"aria-ref={ref}").bounding_box()
+            if box:
+                boxes.append((ref, (box["x"], box["y"], box["x"] + box["width"], box["y"] + box["height"])))
+        return draw_marks(png, boxes)
 
-    async def click(self, element: str, ref: str, double: bool = False, button: Literal["left", "right", "middle"] = "left") -> Observation:
+    async def console_messages(self, level: ConsoleLevel = "info", all: bool = False) -> ConsoleMessages:  # noqa: A002 - Playwright MCP's name
+        """The current tab's console messages (recorded as a look, like a snapshot)."""
+        found = self.tabs.current.log.console_messages(level, all)
+        self._look("console_messages", _given(level=level, all=all or None), canonical("console", level=level))
+        return found
+
+    async def network_requests(self, static: bool = False, filter: str | None = None) -> NetworkRequests:  # noqa: A002 - Playwright MCP's name
+        """The current page's network requests (recorded as a look)."""
+        self._check_open()
+        args, form = _given(static=static or None, filter=filter), canonical("network", filter=filter)
+        try:
+            found = self.tabs.current.log.network_requests(static, filter)
+        except InputError as exc:
+            await self._fail("network_requests", args, form, None, str(exc))
+        self._look("network_requests", args, form)
+        return found
+
+    def _look(self, name: str, args: dict[str, Any], form: str) -> None:
+        self._check_open()
+        self.recorder.check_limit()
+        now = time.time()
+        self.recorder.action(name=name, args=args, canonical=form, url_before=self.page.url, url_after=self.page.url, t_start=now, t_end=now)
+
+    # -- element actions --------------------------------------------------------------
+
+    async def click(self, element: str | None, target: str, double: bool = False, button: Button = "left", modifiers: list[Modifier] | None = None) -> Observation:
+        keys = list(modifiers) if modifiers else None
+
         async def run(loc: Locator) -> None:
-            await (loc.dblclick(button=button) if double else loc.click(button=button))
+            await (loc.dblclick(button=button, modifiers=keys) if double else loc.click(button=button, modifiers=keys))
 
-        return await self._element_action("double_click" if double else "click", {"element": element, "ref": ref, "button": button}, ref, run)
+        args = _given(element=element, target=target, button=button, modifiers=keys)
+        return await self._element_action("double_click" if double else "click", args, target, run)
 
-    async def type(self, element: str, ref: str, text: str, submit: bool = False) -> Observation:
+    async def type(self, element: str | None, target: str, text: str, submit: bool = False, slowly: bool = False) -> Observation:
         async def run(loc: Locator) -> None:
-            await loc.fill(text)
+            await (loc.press_sequentially(text) if slowly else loc.fill(text))
             if submit:
                 await loc.press("Enter")
 
-        return await self._element_action("type", {"element": element, "ref": ref, "text": text, "submit": submit}, ref, run, typed=text)
+        args = _given(element=element, target=target, text=text, submit=submit, slowly=slowly or None)
+        return await self._element_action("type", args, target, run, typed=text)
 
-    async def select_option(self, element: str, ref: str, values: list[str]) -> Observation:
+    async def select_option(self, element: str | None, target: str, values: list[str]) -> Observation:
         if not values:
-            raise InputError("values is empty; pass the option label(s) or value(s) to select")
+            await self._fail("select_option", _given(element=element, target=target, values=values), canonical("select", element=element), Target(ref=target), "values is empty; pass the option label(s) or value(s) to select")
 
         async def run(loc: Locator) -> None:
             options: list[dict[str, str]] = await loc.evaluate("(s) => Array.from(s.options || []).map(o => ({label: o.label || o.text, value: o.value}))")
@@ -194,14 +231,58 @@ class BrowserEpisode:
                 chosen.append(match)
             await loc.select_option(chosen)
 
-        return await self._element_action("select_option", {"element": element, "ref": ref, "values": values}, ref, run, option=", ".join(values))
+        return await self._element_action("select_option", _given(element=element, target=target, values=values), target, run, option=", ".join(values))
 
-    async def hover(self, element: str, ref: str) -> Observation:
-        return await self._element_action("hover", {"element": element, "ref": ref}, ref, lambda loc: loc.hover())
+    async def hover(self, element: str | None, target: str) -> Observation:
+        return await self._element_action("hover", _given(element=element, target=target), target, lambda loc: loc.hover())
+
+    async def set_checked(self, element: str | None, target: str, checked: bool) -> Observation:
+        """Check or uncheck a checkbox or radio button (browser_fill_form's checkbox and radio fields)."""
+        return await self._element_action("set_checked", _given(element=element, target=target, checked=checked), target, lambda loc: loc.set_checked(checked))
+
+    async def fill_form(self, fields: list[FormField]) -> Observation:
+        """Fill several fields in order, each recorded as its own action (type, select_option or set_checked)."""
+        given = {"fields": [f.model_dump() for f in fields]}
+        if not fields:
+            await self._fail("fill_form", given, canonical("fill_form"), None, "fields is empty; pass the fields to fill, e.g. [{name, type: 'textbox', target: 'e12', value}]")
+        for field in fields:
+            if field.type in ("checkbox", "radio") and field.value not in ("true", "false"):
+                await self._fail("fill_form", given, canonical("fill_form"), None, f"field {field.name!r} is a {field.type}: its value must be 'true' or 'false', not {field.value!r}")
+        observation: Observation | None = None
+        done: list[str] = []
+        for field in fields:
+            if field.type in ("textbox", "slider"):
+                observation = await self.type(field.name, field.target, field.value)
+            elif field.type == "combobox":
+                observation = await self.select_option(field.name, field.target, [field.value])
+            else:
+                observation = await self.set_checked(field.name, field.target, field.value == "true")
+            done.append(observation.action or "")
+        assert observation is not None
+        observation.action = "; ".join(done)
+        return observation
+
+    async def drag(self, start_element: str | None, start_target: str, end_element: str | None, end_target: str) -> Observation:
+        """Drag one element onto another."""
+        args = _given(startElement=start_element, startTarget=start_target, endElement=end_element, endTarget=end_target)
+        self._check_open()
+        self.recorder.check_limit()
+        if (why := self.modal.blocking()) is not None:
+            return await self._fail("drag", args, canonical("drag", element=start_element), Target(ref=start_target), why)
+        try:
+            source, start = await find(self.page, start_target)
+            goal, end = await find(self.page, end_target)
+        except (ActionFailed, PlaywrightError) as exc:
+            error = str(exc) if isinstance(exc, ActionFailed) else explain(exc)
+            return await self._fail("drag", args, canonical("drag", element=start_element), Target(ref=start_target), error)
+        form = canonical("drag", text=start.name or start.text or start_element, to=end.name or end.text or end_element)
+        return await self._act("drag", args, form, start, lambda: source.drag_to(goal))
+
+    # -- page, tab and dialog actions -------------------------------------------------
 
     async def press_key(self, key: str) -> Observation:
         if not key.strip():
-            raise InputError("key is empty; pass a key name such as 'Enter', 'ArrowDown' or 'Control+a'")
+            await self._fail("press_key", {"key": key}, canonical("press", key=key), None, "key is empty; pass a key name such as 'Enter', 'ArrowDown' or 'Control+a'")
         return await self._act("press_key", {"key": key}, canonical("press", key=key), None, lambda: self.page.keyboard.press(key))
 
     async def navigate(self, url: str) -> Observation:
@@ -215,10 +296,12 @@ class BrowserEpisode:
         return await self._act("navigate_back", {}, canonical("go_back"), None, lambda: self.page.go_back(wait_until="domcontentloaded"))
 
     async def wait_for(self, seconds: float | None = None, text: str | None = None, text_gone: str | None = None) -> Observation:
+        args = {"seconds": seconds, "text": text, "text_gone": text_gone}
+        form = canonical("wait", text=text, text_gone=text_gone, seconds=seconds)
         if seconds is None and text is None and text_gone is None:
-            raise InputError("pass seconds, text or text_gone")
+            await self._fail("wait_for", args, form, None, "pass time (seconds), text or textGone")
         if seconds is not None and not 0 <= seconds <= 30:
-            raise InputError("seconds must be between 0 and 30")
+            await self._fail("wait_for", args, form, None, "time must be between 0 and 30 seconds")
 
         async def run() -> None:
             if seconds:
@@ -232,14 +315,116 @@ class BrowserEpisode:
                 what = f"text {text!r} did not appear" if text else f"text {text_gone!r} did not disappear"
                 raise ActionFailed(f"{what} within 10 s; take a browser_snapshot to see the page") from None
 
-        args = {"seconds": seconds, "text": text, "text_gone": text_gone}
-        return await self._act("wait_for", args, canonical("wait", text=text, text_gone=text_gone, seconds=seconds), None, run)
+        return await self._act("wait_for", args, form, None, run)
 
     async def scroll(self, direction: Literal["up", "down"] = "down", amount: int = 600) -> Observation:
         delta = amount if direction == "down" else -amount
         return await self._act("scroll", {"direction": direction, "amount": amount}, canonical("scroll", direction=direction), None, lambda: self.page.mouse.wheel(0, delta))
 
+    async def resize(self, width: int, height: int) -> Observation:
+        """Resize the viewport of the current tab."""
+        size = {"width": width, "height": height}
+
+        async def run() -> None:
+            await self.page.set_viewport_size(size)  # type: ignore[arg-type]
+            # the page hears of it (a resize event) at its next rendering: let two frames pass so what it redraws is observed
+            await self.page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
+
+        return await self._act("resize", size, canonical("resize", width=width, height=height), None, run)
+
+    async def tab_action(self, action: Literal["list", "new", "close", "select"], index: int | None = None, url: str | None = None) -> Observation:
+        """List, open, close or select a tab; the observation lists the tabs (and, unless listing, shows the current one)."""
+        args = _given(action=action, index=index, url=url)
+        form = canonical("tabs", action=action, index=index)
+        run: Callable[[], Awaitable[Any]] | None = None
+        if action == "select":
+            if index is None:
+                await self._fail("tabs", args, form, None, "action 'select' needs index: the tab's position from browser_tabs action 'list'")
+            run = self._select(index)
+        elif action == "close":
+            run = self._close_tab(index)
+        elif action == "new":
+            if url is not None and not (url.startswith(("http://", "https://")) and self.guarded.allows(url)):
+                return await self._fail("tabs", args, form, None, f"{url!r} is not an http(s) URL inside this episode's allowed domains (origins {self.guarded.describe()})")
+            run = self._new_tab(url)
+        elif index is not None or url is not None:
+            await self._fail("tabs", args, form, None, "action 'list' takes no index or url")
+        observation = await self._act("tabs", args, form, None, run, land=False, allow_modal=True, look=action == "list")
+        observation.tabs = await self.tabs.infos()
+        return observation
+
+    def _select(self, index: int) -> Callable[[], Awaitable[None]]:
+        async def run() -> None:
+            self.tabs.select(index)
+            await self.tabs.front()
+
+        return run
+
+    def _close_tab(self, index: int | None) -> Callable[[], Awaitable[None]]:
+        async def run() -> None:
+            await self.tabs.close(index)
+            await self.tabs.front()
+
+        return run
+
+    def _new_tab(self, url: str | None) -> Callable[[], Awaitable[None]]:
+        async def run() -> None:
+            tab = await self.tabs.new()
+            if url is not None:
+                await tab.page.goto(url, wait_until="domcontentloaded")
+
+        return run
+
+    async def handle_dialog(self, accept: bool, prompt_text: str | None = None) -> Observation:
+        """Accept or dismiss the dialog the current tab holds; the action it interrupted then finishes."""
+        tab = self.tabs.current
+        args = _given(accept=accept, promptText=prompt_text)
+        if tab.modal.dialog is None:
+            return await self._fail("handle_dialog", args, canonical("dialog", accept="yes" if accept else "no"), None, "no dialog is open on the current tab; there is nothing to handle")
+        dialog = tab.modal.take_dialog()
+        assert dialog is not None
+        form = canonical("dialog", kind=dialog.type, message=dialog.message, accept="yes" if accept else "no", text=prompt_text)
+
+        async def run() -> None:
+            await (dialog.accept(prompt_text) if accept and prompt_text is not None else dialog.accept() if accept else dialog.dismiss())
+            pending, tab.modal.pending = tab.modal.pending, None
+            if pending is not None:
+                try:
+                    await asyncio.wait_for(asyncio.shield(pending), 10.0)
+                except TimeoutError:
+                    raise ActionFailed("the dialog was handled but the action it interrupted did not finish within 10 s; take a browser_snapshot") from None
+
+        return await self._act("handle_dialog", args, form, None, run, allow_modal=True)
+
+    async def file_upload(self, paths: list[str] | None, resolve: Callable[[str], Path]) -> Observation:
+        """Give the held file chooser ``paths`` (each checked by ``resolve``: allowed roots only), or cancel it when None."""
+        tab = self.tabs.current
+        args = _given(paths=paths)
+        form = canonical("upload", files=", ".join(Path(p).name for p in paths) if paths else None)
+        if tab.modal.chooser is None:
+            return await self._fail("file_upload", args, form, None, "no file chooser is open; click the page's file input or upload button first, then call browser_file_upload")
+        try:
+            files = [resolve(p) for p in paths or []]
+        except InputError as exc:
+            return await self._fail("file_upload", args, form, None, str(exc))
+        chooser = tab.modal.take_chooser()
+        assert chooser is not None
+        target = None
+        with contextlib.suppress(PlaywrightError):  # the input may be gone already; the upload below reports what matters
+            info = await chooser.element.evaluate(DESCRIBE_JS)
+            target = Target(role=info["role"] or info["tag"], name=info["name"] or None, selector=info["selector"])
+
+        async def run() -> None:
+            if files:
+                await chooser.set_files(files)
+
+        return await self._act("file_upload", args, form, target, run)
+
     # -- machinery --------------------------------------------------------------------
+
+    def _check_open(self) -> None:
+        if self.closed:
+            raise InputError(f"episode {self.id} is closed; call env_start for a new one")
 
     async def _capture(self, path: Any) -> bool:
         """Screenshot to ``path``; a page caught mid-navigation is retried once after it loads."""
@@ -255,81 +440,59 @@ class BrowserEpisode:
                         return False
         return False
 
-    async def _aria(self) -> str:
-        snapshot: str = await self.page.locator("body").aria_snapshot(mode="ai")
-        return snapshot
-
-    async def _find(self, ref: str) -> tuple[Locator, Target]:
-        """The element ``ref`` names and its description, found and described in one page call.
-
-        ``ref`` is a snapshot ref (``e12``) or, for gold-step replay, ``css=<selector>``, which
-        must match exactly one element.
-        """
-        if ref.startswith("css="):  # gold-step replay acts by selector through the same recorded path
-            loc = self.page.locator(ref[4:])
-            with contextlib.suppress(PlaywrightError):  # pages that render after load need a moment; the count below reports a miss
-                await loc.first.wait_for(state="attached", timeout=5_000)
-            found: dict[str, Any] = await loc.evaluate_all(_FIND_JS)
-            if found["count"] != 1:
-                raise ActionFailed(f"selector {ref[4:]!r} matches {found['count']} elements, not exactly one")
-            info = found["info"]
-        else:
-            if not _REF.match(ref or ""):
-                raise InputError(f"ref {ref!r} is not a snapshot ref; use the [ref=eN] value from browser_snapshot, e.g. 'e12'")
-            loc = self.page.locator(f"aria-ref={ref}")
-            try:  # one round trip that neither waits nor retries: a missing element fails at once
-                info = await self.page.eval_on_selector(f"aria-ref={ref}", DESCRIBE_JS)
-            except PlaywrightError as exc:
-                if not _MISSING.search(str(exc)):
-                    raise
-                raise ActionFailed(f"ref {ref} is not on the page any more (the page changed); call browser_snapshot for fresh refs") from None
-        return loc, Target(role=info["role"] or info["tag"], name=info["name"] or None, text=info["text"][:200] or None, selector=info["selector"], ref=ref)
-
-    async def _element_action(self, name: str, args: dict[str, Any], ref: str, run: Callable[[Locator], Awaitable[Any]], **canon: str) -> Observation:
+    async def _element_action(self, name: str, args: dict[str, Any], target: str, run: Callable[[Locator], Awaitable[Any]], **canon: str) -> Observation:
+        self._check_open()
         self.recorder.check_limit()
+        if (why := self.modal.blocking()) is not None:
+            return await self._fail(name, args, canonical(name, element=args.get("element")), Target(ref=target), why)
         try:
-            loc, target = await self._find(ref)
+            loc, found = await find(self.page, target)
         except ActionFailed as exc:
-            return await self._fail(name, args, canonical(name, element=args.get("element")), Target(ref=ref), str(exc))
+            return await self._fail(name, args, canonical(name, element=args.get("element")), Target(ref=target), str(exc))
         except PlaywrightError as exc:
-            return await self._fail(name, args, canonical(name, element=args.get("element")), Target(ref=ref), _explain(exc))
-        text = target.name or target.text or args.get("element")
+            return await self._fail(name, args, canonical(name, element=args.get("element")), Target(ref=target), explain(exc))
+        text = found.name or found.text or args.get("element")
         if name in ("type", "select_option"):
             form = canonical("type" if name == "type" else "select", text=canon.get("typed"), option=canon.get("option"), element=text)
+        elif name == "set_checked":
+            form = canonical("check" if args["checked"] else "uncheck", text=text, element=found.role)
         else:
-            form = canonical(name.replace("double_click", "dblclick"), text=text, element=target.role)
-        return await self._act(name, args, form, target, lambda: run(loc))
+            form = canonical(name.replace("double_click", "dblclick"), text=text, element=found.role)
+        return await self._act(name, args, form, found, lambda: run(loc))
 
-    async def _fail(self, name: str, args: dict[str, Any], form: str, target: Target | None, error: str) -> Observation:
+    async def _fail(self, name: str, args: dict[str, Any], form: str, target: Target | None, error: str) -> NoReturn:
         now = time.time()
         holds = await self._probe()
         self.recorder.action(name=name, args=args, canonical=form, target=target, url_before=self.page.url, url_after=self.page.url, t_start=now, t_end=now, error=error, holds=holds)
         raise ActionFailed(error)
 
     async def _probe(self) -> list[str] | None:
-        """Which watched state checks hold now (None when nothing is watched)."""
-        if not self.watch:
+        """Which watched state checks hold now (None when nothing is watched, or while a dialog pauses the page)."""
+        if not self.watch or self.modal.dialog is not None:
             return None
         try:
             return await self.checker.probe(self.page, self.watch)
         except PlaywrightError:
             return []  # the page is mid-navigation; nothing is counted as holding
 
-    async def _land(self) -> None:
+    async def _land(self, tab: Tab, opened: int) -> None:
         """Let what an action set off finish before the page is observed.
 
-        A navigation the page asked for (even one Playwright does not wait for, as after
-        ``select_option``) is waited for until its document is parsed; then the requests the
-        action started until none has been open for a moment.
+        A tab the page opened (the ``opened``-th and later) is waited for until it is listed;
+        a navigation the page asked for (even one Playwright does not wait for, as after
+        ``select_option``) until its document is parsed; then the requests the action
+        started until none has been open for a moment.
         """
         try:
-            asked = bool(await self.page.evaluate(NAVIGATION_PENDING_JS))
+            asked: dict[str, bool] = await tab.page.evaluate(NAVIGATION_PENDING_JS)
         except PlaywrightError:  # the document went away under the call: a navigation is under way
-            asked = True
-        if asked:
-            await self.traffic.committed()
-            await self.page.wait_for_load_state("domcontentloaded", timeout=5_000)
-        await self.traffic.settle()
+            asked = {"navigation": True, "popup": False}
+        if asked["popup"]:
+            await self.tabs.opened_since(opened)
+        if asked["navigation"]:
+            await tab.traffic.committed()
+            await tab.page.wait_for_load_state("domcontentloaded", timeout=5_000)
+        await tab.traffic.settle()
 
     async def _act(
         self,
@@ -338,33 +501,54 @@ class BrowserEpisode:
         form: str,
         target: Target | None,
         run: Callable[[], Awaitable[Any]] | None,
-        snapshot_after: bool = True,
+        *,
+        land: bool = True,
+        allow_modal: bool = False,
+        look: bool = False,
+        view: View = View(),
     ) -> Observation:
-        """Run one action, record it (with its error, if any), and observe the page after it."""
-        if self.closed:
-            raise InputError(f"episode {self.id} is closed; call env_start for a new one")
+        """Run one action, record it (with its error, if any), and observe the page after it.
+
+        An action a dialog interrupts (a click that calls ``confirm()``) is recorded as done;
+        the observation shows the dialog, and the action finishes once it is handled.
+        ``look`` observes without a snapshot (browser_tabs list).
+        """
+        self._check_open()
         self.recorder.check_limit()
-        url_before, t_start = self.page.url, time.time()
+        tab = self.tabs.current
+        if not allow_modal and (why := tab.modal.blocking()) is not None:
+            return await self._fail(name, args, form, target, why)
+        url_before, t_start = tab.page.url, time.time()
         error: str | None = None
         if run is not None:
-            self.traffic.watch()
-            try:
+            tab.traffic.watch()
+            opened = self.tabs.opened
+
+            async def whole() -> bool:
                 await run()
-                await self.page.wait_for_load_state("domcontentloaded", timeout=5_000)
-                await self._land()
-            except ActionFailed as exc:
+                if land:
+                    await tab.page.wait_for_load_state("domcontentloaded", timeout=5_000)
+                    await self._land(tab, opened)
+                return True
+
+            try:
+                await until_dialog(tab, whole(), keep=True)
+            except TaskloomError as exc:  # ActionFailed, or an InputError found only now (no such tab)
                 error = str(exc)
             except PlaywrightError as exc:
-                error = _explain(exc)
+                error = explain(exc)
             finally:
-                self.traffic.watching = False
-            if error is None:
-                error = await self.guarded.refuse_outside(self.page, url_before)
-            if error is None and self.page.url.startswith("chrome-error://"):
-                error = "the page could not be loaded: it is outside this episode's allowed domains or unreachable; went back"
-                await self.guarded.restore(self.page, url_before)
+                tab.traffic.watching = False
+            now = self.tabs.current
+            back_to = url_before if now is tab else None
+            if error is None and now.modal.dialog is None:
+                error = await self.guarded.refuse_outside(now.page, back_to)
+                if error is None and now.page.url.startswith("chrome-error://"):
+                    error = "the page could not be loaded: it is outside this episode's allowed domains or unreachable; went back"
+                    await self.guarded.restore(now.page, back_to)
+        paused = self.modal.dialog is not None
         relative = None
-        if self.screenshots and error is None and name != "snapshot":
+        if self.screenshots and error is None and name != "snapshot" and not paused and not look:
             path, relative = self.recorder.screenshot_path(name)
             relative = relative if await self._capture(path) else None
         t_end = time.time()
@@ -379,19 +563,12 @@ class BrowserEpisode:
         # The record is written (and fsynced) in a thread while the page is observed; both finish before the agent hears back.
         written = asyncio.ensure_future(asyncio.to_thread(self.recorder.action, **fields))
         try:
-            observation = await self.observe() if snapshot_after else Observation(url=self.page.url, title=await self.page.title())
+            if look:
+                observation = Observation(url=self.page.url, title=await title_of(self.page))
+            else:
+                observation = await self.observe(view)
         finally:
             await written
         observation.action = form
         return observation
-
-
-def _explain(exc: PlaywrightError) -> str:
-    """A one-line, agent-readable reason for a Playwright failure."""
-    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-    if "Timeout" in type(exc).__name__ or "Timeout" in text:
-        return f"timed out: {text}; the element may be hidden or disabled — take a new browser_snapshot"
-    if "net::ERR_BLOCKED_BY_CLIENT" in text:
-        return f"blocked: {text}; the URL is outside this episode's allowed domains"
-    return text
 

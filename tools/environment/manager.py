@@ -13,8 +13,10 @@ import asyncio
 import json
 import re
 import secrets
+from collections.abc import Sequence
 from pathlib import Path
 
+from playwright.async_api import BrowserContext
 from playwright.async_api import Error as PlaywrightError
 from pydantic import BaseModel, Field, ValidationError
 
@@ -28,7 +30,10 @@ from .episodes import BrowserEpisode
 from .protocols import DocumentSource, SuccessChecker
 from .trajectory import CloseStatus, EpisodeRecord, Recorder, load_trajectory
 
-__all__ = ["EpisodeManager", "PublicTask", "StartedEpisode"]
+__all__ = ["EpisodeManager", "HAR_FILE", "PublicTask", "StartedEpisode", "TRACE_FILE"]
+
+#: File names of an episode's recordings in its folder (beside ``trajectory.jsonl``).
+HAR_FILE, TRACE_FILE = "network.har", "trace.zip"
 
 _TASK_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
 
@@ -62,7 +67,10 @@ class EpisodeManager:
     watched states after every action), and the ``documents`` source document
     episodes read through (None: this manager opens no document episodes). With
     ``screenshots`` every successful browser action also saves a viewport PNG (opt-in:
-    nothing that evaluates or reports reads them).
+    nothing that evaluates or reports reads them). ``record`` adds per-episode recordings to
+    the episode's folder: ``har`` (``network.har``, written when the context closes) and
+    ``trace`` (``trace.zip``, a Playwright trace with screenshots and DOM snapshots that
+    ``playwright show-trace`` opens).
     """
 
     def __init__(
@@ -73,6 +81,7 @@ class EpisodeManager:
         *,
         checker: SuccessChecker,
         screenshots: bool = False,
+        record: Sequence[str] = (),
         max_episodes: int = 16,
         documents: DocumentSource | None = None,
     ) -> None:
@@ -82,6 +91,7 @@ class EpisodeManager:
         self.root = root
         self.tasks = tasks
         self.screenshots = screenshots
+        self.record = frozenset(record)
         self.max_episodes = max_episodes
         self.episodes: dict[str, BrowserEpisode] = {}
         self.documents: dict[str, DocumentEpisode] = {}
@@ -133,9 +143,11 @@ class EpisodeManager:
             if len(self.episodes) >= self.max_episodes:
                 raise InputError(f"{self.max_episodes} episodes are open; close one with env_close first")
             episode_id = f"ep-{secrets.token_hex(6)}"
-            guarded = await self.pool.new_context(fence=fence)
+            guarded = await self.pool.new_context(fence=fence, record_har=self._har_path(episode_id))
+            if "trace" in self.record:
+                await guarded.context.tracing.start(name=episode_id, title=task_id or start, screenshots=True, snapshots=True)
             page = await guarded.context.new_page()
-            await page.add_init_script(NAVIGATION_WATCH_JS)  # so an action knows when it set off a navigation
+            await guarded.context.add_init_script(NAVIGATION_WATCH_JS)  # every tab: an action knows when it set off a navigation
             page.set_default_timeout(5_000)
             page.set_default_navigation_timeout(15_000)
             header = EpisodeRecord(episode_id=episode_id, env="browser", task_id=task_id, agent=agent, model=model, start_url=start)
@@ -258,6 +270,7 @@ class EpisodeManager:
         if episode is None:
             raise NotFoundError(f"no open episode {episode_id!r}")
         checks, final_url, final_text = None, None, None
+        await episode.tabs.dismiss_all()  # a held dialog pauses the page: let it go before the final state is read
         if not episode.page.is_closed():
             try:
                 final_url = episode.page.url
@@ -267,9 +280,28 @@ class EpisodeManager:
             except PlaywrightError as exc:
                 reason = f"{reason + '; ' if reason else ''}final-state check failed: {str(exc).splitlines()[0]}"
         episode.closed = True
+        reason = await self._stop_trace(episode_id, episode.guarded.context, reason)
         episode.recorder.close(status=status, reason=reason, checks=checks, final_url=final_url, final_text=final_text)
-        await episode.guarded.context.close()
+        await episode.guarded.context.close()  # writes the HAR file, when recorded
         return episode.recorder.path
+
+    def _har_path(self, episode_id: str) -> Path | None:
+        """Where an episode's HAR file goes (its folder, made now), or None when HAR is not recorded."""
+        if "har" not in self.record:
+            return None
+        folder = self.root / episode_id
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder / HAR_FILE
+
+    async def _stop_trace(self, episode_id: str, context: BrowserContext, reason: str | None) -> str | None:
+        """Write a traced episode's ``trace.zip``; a trace that cannot be written is noted in the close reason."""
+        if "trace" not in self.record:
+            return reason
+        try:
+            await context.tracing.stop(path=self.root / episode_id / TRACE_FILE)
+        except PlaywrightError as exc:
+            return f"{reason + '; ' if reason else ''}trace not saved: {str(exc).splitlines()[0]}"
+        return reason
 
     async def close_all(self) -> None:
         """Close every open episode (server shutdown); final states are still checked."""

@@ -1,13 +1,13 @@
-"""The browser environment as MCP tools: ``env_*`` (episode lifecycle) and ``browser_*`` (Playwright-MCP-shaped actions).
+"""The environments as MCP tools: ``env_*`` (episode lifecycle), ``doc_*`` (document tasks) and ``browser_*``.
 
-Two thin sub-servers, mounted by the server under the ``env`` and ``browser``
-namespaces. Every tool accepts an optional ``episode_id``; without it the episode
-bound to the caller's MCP session is used.
+Thin sub-servers, mounted by the server under the ``env``, ``browser`` and ``doc``
+namespaces; the ``browser_*`` tools (Playwright MCP's names and argument shapes) are
+in :mod:`.browser_mcp`. Every tool accepts an optional ``episode_id``; without it the
+episode bound to the caller's MCP session (:func:`.session.binding`) is used.
 """
 
 from __future__ import annotations
 
-import hashlib
 import secrets
 from collections.abc import Callable
 from typing import Annotated, Literal
@@ -16,43 +16,23 @@ import anyio.to_thread
 
 from fastmcp import Context, FastMCP
 from fastmcp.server.dependencies import get_context
-from fastmcp.utilities.types import Image
 from pydantic import BaseModel, Field
 
 from ..errors import InputError
 from .desktop import DesktopEpisodes
 from .documents import DocHit, DocNode
-from .episodes import Observation
+from .browser_mcp import LOOK, EpisodeId, register_browser
 from .manager import EpisodeManager, StartedEpisode
+from .session import binding
 
 __all__ = ["Bound", "owner_check", "register_env", "register_browser", "register_doc"]
 
-EpisodeId = Annotated[str | None, Field(description="Episode to act in; default: the one this session started.")]
-Element = Annotated[str, Field(description="Human-readable description of the element, e.g. 'Search button'.")]
-Ref = Annotated[str, Field(description="The element's ref from the latest browser_snapshot, e.g. 'e12'.")]
-ACTION = {"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False, "openWorldHint": False}
-LOOK = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False}
-
-
-def binding(ctx: Context) -> str | None:
-    """What an episode started from this request is bound to.
-
-    Over stdio and in memory a server process serves one client, so episodes bind to
-    the process. Over HTTP they bind to the ``mcp-session-id`` when the client has one;
-    sessionless HTTP requests (protocol 2026-07-28) bind to their bearer token when they
-    carry one (the harness serves each command agent's episode behind a token of its
-    own), else must pass ``episode_id``. The key is
-    also the episode's owner: another key naming it by id is refused (sessionless
-    requests share the key None, so they reach each other's episodes by id).
-    """
-    if ctx.transport in ("sse", "streamable-http"):
-        request = ctx.request_context.request if ctx.request_context is not None else None
-        session = request.headers.get("mcp-session-id") if request is not None else None
-        if session:
-            return f"http:{session}"
-        bearer = request.headers.get("authorization") if request is not None else None  # sessionless: the token is the caller
-        return f"bearer:{hashlib.sha256(bearer.encode()).hexdigest()[:32]}" if bearer else None
-    return "process"
+#: env_start opens a live website (or a desktop session) in a fresh episode.
+START = {"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False, "openWorldHint": True}
+#: env_answer records the answer (a later call records another); nothing outside the server changes.
+RECORD = {"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False, "openWorldHint": False}
+#: env_close ends the episode for good.
+END = {"readOnlyHint": False, "destructiveHint": True, "idempotentHint": False, "openWorldHint": False}
 
 
 def owner_check(episodes: EpisodeManager) -> Callable[[str], None]:
@@ -111,7 +91,7 @@ def register_env(
         found = latest.get(key) if key else None
         return found or episodes.resolve(None, key)
 
-    @mcp.tool(annotations=ACTION)
+    @mcp.tool(title="Start an episode", annotations=START)
     async def start(
         ctx: Context,
         url: Annotated[str | None, Field(description="Page to open (http/https).")] = None,
@@ -151,7 +131,7 @@ def register_env(
             latest[key] = started.episode_id
         return started if reveal_paths else started.model_copy(update={"trajectory": None})
 
-    @mcp.tool(annotations=ACTION)
+    @mcp.tool(title="Give the answer", annotations=RECORD)
     async def answer(
         ctx: Context,
         answer: Annotated[str, Field(description="Your final answer to the task.")],
@@ -163,7 +143,7 @@ def register_env(
         recorder.answer(answer)
         return Answered(episode_id=found, answer=answer)
 
-    @mcp.tool(annotations=ACTION)
+    @mcp.tool(title="End the episode", annotations=END)
     async def close(ctx: Context, episode_id: EpisodeId = None) -> Closed:
         """End the episode: close its browser context (or document or desktop session) and finish its record."""
         found = chosen(ctx, episode_id)
@@ -176,110 +156,10 @@ def register_env(
         return Closed(episode_id=found, trajectory=str(path) if reveal_paths else None)
 
 
-def register_browser(mcp: FastMCP, episodes: EpisodeManager) -> None:
-    """Add the Playwright-MCP-shaped tools (seen as ``browser_snapshot``, ``browser_click``, …)."""
-
-    @mcp.tool(annotations=LOOK)
-    async def snapshot(ctx: Context, episode_id: EpisodeId = None) -> Observation:
-        """Capture the accessibility snapshot of the current page; act on elements by their [ref=eN]."""
-        return await episodes.get(episode_id, binding(ctx)).snapshot()
-
-    @mcp.tool(annotations=ACTION)
-    async def click(
-        ctx: Context,
-        element: Element,
-        ref: Ref,
-        doubleClick: Annotated[bool, Field(description="Double-click instead.")] = False,
-        button: Literal["left", "right", "middle"] = "left",
-        episode_id: EpisodeId = None,
-    ) -> Observation:
-        """Click an element."""
-        return await episodes.get(episode_id, binding(ctx)).click(element, ref, doubleClick, button)
-
-    @mcp.tool(annotations=ACTION)
-    async def type(
-        ctx: Context,
-        element: Element,
-        ref: Ref,
-        text: Annotated[str, Field(description="Text to type into the element (replaces its content).")],
-        submit: Annotated[bool, Field(description="Press Enter afterwards.")] = False,
-        episode_id: EpisodeId = None,
-    ) -> Observation:
-        """Type text into an editable element."""
-        return await episodes.get(episode_id, binding(ctx)).type(element, ref, text, submit)
-
-    @mcp.tool(annotations=ACTION)
-    async def select_option(
-        ctx: Context,
-        element: Element,
-        ref: Ref,
-        values: Annotated[list[str], Field(description="Option labels (or values) to select.")],
-        episode_id: EpisodeId = None,
-    ) -> Observation:
-        """Select option(s) in a dropdown."""
-        return await episodes.get(episode_id, binding(ctx)).select_option(element, ref, values)
-
-    @mcp.tool(annotations=ACTION)
-    async def hover(ctx: Context, element: Element, ref: Ref, episode_id: EpisodeId = None) -> Observation:
-        """Hover over an element."""
-        return await episodes.get(episode_id, binding(ctx)).hover(element, ref)
-
-    @mcp.tool(annotations=ACTION)
-    async def press_key(
-        ctx: Context,
-        key: Annotated[str, Field(description="Key name, e.g. 'Enter', 'ArrowLeft', 'a', 'Control+a'.")],
-        episode_id: EpisodeId = None,
-    ) -> Observation:
-        """Press a key on the keyboard."""
-        return await episodes.get(episode_id, binding(ctx)).press_key(key)
-
-    @mcp.tool(annotations=ACTION)
-    async def navigate(ctx: Context, url: Annotated[str, Field(description="URL to open.")], episode_id: EpisodeId = None) -> Observation:
-        """Navigate to a URL (within the episode's allowed domains)."""
-        return await episodes.get(episode_id, binding(ctx)).navigate(url)
-
-    @mcp.tool(annotations=ACTION)
-    async def navigate_back(ctx: Context, episode_id: EpisodeId = None) -> Observation:
-        """Go back to the previous page."""
-        return await episodes.get(episode_id, binding(ctx)).navigate_back()
-
-    @mcp.tool(annotations=ACTION)
-    async def wait_for(
-        ctx: Context,
-        time: Annotated[float | None, Field(description="Seconds to wait (at most 30).")] = None,
-        text: Annotated[str | None, Field(description="Wait until this text appears.")] = None,
-        textGone: Annotated[str | None, Field(description="Wait until this text disappears.")] = None,
-        episode_id: EpisodeId = None,
-    ) -> Observation:
-        """Wait for text to appear or disappear, or for some time."""
-        return await episodes.get(episode_id, binding(ctx)).wait_for(time, text, textGone)
-
-    @mcp.tool(annotations=ACTION)
-    async def scroll(
-        ctx: Context,
-        direction: Literal["up", "down"] = "down",
-        amount: Annotated[int, Field(ge=1, le=5000, description="Pixels.")] = 600,
-        episode_id: EpisodeId = None,
-    ) -> Observation:
-        """Scroll the page."""
-        return await episodes.get(episode_id, binding(ctx)).scroll(direction, amount)
-
-    @mcp.tool(annotations=LOOK)
-    async def take_screenshot(
-        ctx: Context,
-        marks: Annotated[bool, Field(description="Draw set-of-marks: boxes labelled with snapshot refs.")] = False,
-        fullPage: bool = False,
-        episode_id: EpisodeId = None,
-    ) -> Image:
-        """Take a screenshot of the page (PNG), optionally with set-of-marks labels."""
-        png = await episodes.get(episode_id, binding(ctx)).screenshot(marks, fullPage)
-        return Image(data=png, format="png")
-
-
 def register_doc(mcp: FastMCP, episodes: EpisodeManager) -> None:
     """Add ``search`` and ``read`` (seen as ``doc_search``, ``doc_read``) for document tasks."""
 
-    @mcp.tool(annotations=LOOK)
+    @mcp.tool(title="Search the document", annotations=LOOK)
     async def search(
         ctx: Context,
         query: Annotated[str, Field(description="What to look for, in a few words.")],
@@ -290,7 +170,7 @@ def register_doc(mcp: FastMCP, episodes: EpisodeManager) -> None:
         episode = episodes.get_document(episode_id, binding(ctx))
         return await anyio.to_thread.run_sync(lambda: episode.search(query, k))
 
-    @mcp.tool(annotations=LOOK)
+    @mcp.tool(title="Read part of the document", annotations=LOOK)
     async def read(
         ctx: Context,
         node_id: Annotated[str, Field(description="A node id from doc_search or from another doc_read result.")],

@@ -29,8 +29,9 @@ from ..environment.trajectory import ActionRecord, CriterionResult
 from ..errors import InputError
 from ..graph.web.crawl import normalize_url
 from ..tasks.model import SuccessCriterion, criterion_key
+from .model import CriterionVerdict
 
-__all__ = ["Checker", "CriterionResult", "check_criteria", "action_satisfies", "probe_state", "page_matches", "query_matches", "answer_visible", "answer_shown"]
+__all__ = ["Checker", "CriterionResult", "check_criteria", "describe", "verdicts", "action_satisfies", "probe_state", "page_matches", "query_matches", "answer_visible", "answer_shown"]
 
 
 def _norm(text: str | None) -> str:
@@ -354,6 +355,40 @@ async def answer_visible(page: Page, answer: str, kind: str = "text", grace_s: f
     if not ok and grace_s > 0 and await _navigated(page, grace_s):
         ok = answer_shown(str(await page.locator("body").inner_text()), answer, kind)
     return ok, f"answer {answer!r} {'is' if ok else 'is not'} shown on {page.url}"
+
+
+_EXPECTED = {
+    "url_matches": "URL matches /{value}/",
+    "page_is": "on page {value}",
+    "query_has": "URL has the path and query of {value}",
+    "text_present": "text {quoted} {where}",
+    "text_absent": "no text {quoted} {where}",
+    "items": "a list in the main content shows exactly {value}",
+    "stored": "web storage holds {quoted}",
+    "action_performed": "the action {value} was performed",
+    "clicked": "a click on {quoted}",
+    "typed": "{quoted} was typed",
+}
+
+
+def describe(criterion: SuccessCriterion) -> str:
+    """What a criterion expects, in words.
+
+    >>> describe(SuccessCriterion(kind="text_present", value="Dream", scope="main"))
+    "text 'Dream' in the main content"
+    >>> describe(SuccessCriterion(kind="element_state", value="#agree", state="checked"))
+    '#agree is checked'
+    """
+    if criterion.kind == "element_state":
+        return f"{criterion.value} is {criterion.state or 'visible'}"
+    where = "in the main content" if criterion.scope == "main" else "on the page"
+    words = " (whole words)" if criterion.whole_words and criterion.kind.startswith("text_") else ""
+    return _EXPECTED[criterion.kind].format(value=criterion.value, quoted=repr(criterion.value), where=where) + words
+
+
+def verdicts(checks: list[CriterionResult]) -> list[CriterionVerdict]:
+    """Criterion results as expected-vs-observed verdicts (what a result and the report keep)."""
+    return [CriterionVerdict(kind=c.criterion.kind, expected=describe(c.criterion), observed=c.observed, ok=c.ok) for c in checks]
 
 
 class Checker:

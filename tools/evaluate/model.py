@@ -6,9 +6,18 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-__all__ = ["EpisodeStatus", "EpisodeResult"]
+__all__ = ["CriterionVerdict", "EpisodeStatus", "EpisodeResult"]
 
 EpisodeStatus = Literal["finished", "failed", "timeout", "crashed"]
+
+
+class CriterionVerdict(BaseModel):
+    """One success criterion as checked on an episode's final state: what was expected beside what was observed."""
+
+    kind: str = Field(description="The criterion's kind: url_matches, page_is, text_present, element_state, clicked, …")
+    expected: str = Field(description="What the criterion asks for, in words (e.g. text 'Dream' on the page).")
+    observed: str = Field(description="What the checker saw (the final URL, whether the text was found, the element's state, …).")
+    ok: bool
 
 
 class EpisodeResult(BaseModel):
@@ -34,3 +43,5 @@ class EpisodeResult(BaseModel):
     steps: int = Field(0, description="Actions taken.")
     duration_s: float = 0.0
     tokens: int = Field(0, description="LLM tokens the agent used, when known.")
+    criteria: list[CriterionVerdict] = Field(default_factory=list, description="Web and composite tasks: every success criterion's verdict at close.")
+    final_url: str | None = Field(None, description="Browser episodes: the page the episode ended on.")

@@ -2,8 +2,13 @@
 
 The HTML has no external reference (inline CSS, JS and SVG; it works offline from ``file://``):
 the run header, the per-agent table, success by kind / type / difficulty / level with inline bar
-charts, the agent × type matrix, CR/LC per agent, then one section per task with its instruction,
-per-agent outcomes, an interactive drawing of its consensus graph and its analysis tables.
+charts, the agent × type matrix, CR/LC per agent; filters (agent, outcome, family, level, in a
+little inline JS); one line per episode that opens on why it ended so (every criterion expected
+beside observed, the answer beside the gold, the final URL, the steps with thumbnails, links to the
+trajectory, HAR and trace: see :mod:`.report_episodes`); a task index by instruction; then one
+section per task with its instruction, per-agent outcomes, an interactive drawing of its consensus
+graph and its analysis tables. Only episode files (screenshots, trajectories, recordings) are
+linked, relative to the report's folder.
 
 Choices made here:
 
@@ -36,7 +41,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from ..errors import InputError
 from ..workspace import atomic_write_json, atomic_write_text
 from .model import EpisodeResult
-from .summary import STATUSES, ReportSummary, TaskInfo, build_summary, num, pct
+from .report_episodes import EpisodeView, episode_views
+from .summary import STATUSES, ReportSummary, TaskInfo, build_summary, num, pct, task_infos
 
 __all__ = [
     "DrawingNode",
@@ -50,6 +56,7 @@ __all__ = [
     "analysis_rows",
     "render_html",
     "render_report",
+    "task_anchors",
 ]
 
 NodeKind = Literal["start", "action", "success", "failure"]
@@ -290,10 +297,35 @@ def _asset(name: str, closing: str) -> str:
     return text
 
 
+def task_anchors(report: ReportSummary) -> dict[str, str]:
+    """Each task's section anchor in the page (``task-1``, … in the summary's task order)."""
+    return {row.task_id: f"task-{i}" for i, row in enumerate(report.tasks, start=1)}
+
+
+def _level_key(level: str) -> tuple[int, str]:
+    return (int(level), "") if level.isdigit() else (1 << 30, level)
+
+
+def _filters(report: ReportSummary, episodes: Sequence[EpisodeView]) -> dict[str, list[str]]:
+    """The choices of each filter: agents, families and levels present (outcomes are fixed)."""
+    families = {e.family for e in episodes} | {row.family for row in report.tasks if row.family}
+    levels = {str(e.level) for e in episodes if e.level is not None} | {str(row.level) for row in report.tasks if row.level is not None}
+    return {"agent": sorted({e.agent for e in episodes}), "family": sorted(families), "level": sorted(levels, key=_level_key)}
+
+
 def render_html(
-    report: ReportSummary, consensus: Mapping[str, Drawing | Mapping[str, Any]], analyses: Mapping[str, Mapping[str, Any]] | None = None
+    report: ReportSummary,
+    consensus: Mapping[str, Drawing | Mapping[str, Any]],
+    analyses: Mapping[str, Mapping[str, Any]] | None = None,
+    episodes: Sequence[EpisodeView] = (),
 ) -> str:
-    """The self-contained HTML page for a report summary, its consensus drawings and analyses."""
+    """The self-contained HTML page for a report summary, its consensus drawings and analyses, and its episodes' details.
+
+    Episode details link (relatively) to the run's files: trajectories, screenshots, HAR files and traces.
+    """
+    by_task: dict[str, list[EpisodeView]] = {}
+    for episode in episodes:
+        by_task.setdefault(episode.task_id, []).append(episode)
     sections = []
     for i, row in enumerate(report.tasks, start=1):
         graph = None
@@ -305,7 +337,12 @@ def render_html(
                 raise InputError(f"consensus graph of task {row.task_id!r} is not in the drawing format: {exc}") from exc
             graph = {"id": f"graph-{i}", "json": _script_json(layout.model_dump(mode="json", by_alias=True)), "nodes": len(layout.nodes), "edges": len(layout.edges)}
         analysis = (analyses or {}).get(row.task_id)
-        sections.append({"anchor": f"task-{i}", "row": row, "graph": graph, "analysis": analysis_rows(analysis) if analysis else []})
+        mine = by_task.get(row.task_id, [])
+        sections.append({
+            "anchor": f"task-{i}", "row": row, "graph": graph, "analysis": analysis_rows(analysis) if analysis else [],
+            "pairs": json.dumps([[e.agent, e.outcome] for e in mine], ensure_ascii=False),
+            "episodes": {a: [e for e in mine if e.agent == a] for a in dict.fromkeys(e.agent for e in mine)},
+        })
     summary = report.summary
     score_names = sorted({name for a in summary.per_agent for name in a.scores})
     types = [g.group for g in summary.by_type]
@@ -320,6 +357,8 @@ def render_html(
         types=types,
         matrix=matrix,
         breakdowns=[("Kind", summary.by_kind), ("Task type", summary.by_type), ("Difficulty", summary.by_difficulty), ("Level (chained)", summary.by_level)],
+        episodes=episodes,
+        filters=_filters(report, episodes),
         css=_asset("report.css", "</style"),
         js=_asset("report.js", "</script"),
     )
@@ -337,8 +376,8 @@ def render_report(
 ) -> ReportPaths:
     """Write ``report.html`` and ``summary.json`` for a run into ``out_dir`` (atomically) and return their paths."""
     report = build_summary(run_id, results, tasks, sorted(consensus), generated_at)
-    html = render_html(report, consensus, analyses)
     out = Path(out_dir)
+    html = render_html(report, consensus, analyses, episode_views(results, task_infos(tasks), task_anchors(report), out))
     paths = ReportPaths(html=out / "report.html", summary=out / "summary.json")
     atomic_write_json(paths.summary, report.model_dump(mode="json"))
     atomic_write_text(paths.html, html)

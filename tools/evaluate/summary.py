@@ -43,6 +43,7 @@ __all__ = [
     "TaskRow",
     "ReportSummary",
     "summarize",
+    "task_infos",
     "task_rows",
     "build_summary",
     "terminal_summary",
@@ -212,6 +213,8 @@ class TaskInfo(BaseModel):
     kind: str | None = None
     difficulty: str | None = None
     level: int | None = None
+    family: str | None = Field(None, description="The task's family (the generator that made it), for grouping and filtering.")
+    gold_answer: str | None = Field(None, description="The gold answer, shown beside each agent's (the report is for the benchmark team).")
 
 
 class TaskAgentRow(BaseModel):
@@ -237,6 +240,7 @@ class TaskRow(BaseModel):
     type: str | None = None
     difficulty: str | None = None
     level: int | None = None
+    family: str | None = None
     instruction: str = ""
     n: int = 0
     successes: int = 0
@@ -275,14 +279,20 @@ def _episode_key(r: EpisodeResult) -> tuple[str, str, str, str]:
     return r.task_id, r.agent, r.trajectory or "", r.model_dump_json()
 
 
-def task_rows(results: Sequence[EpisodeResult], tasks: Mapping[str, TaskInfo | Mapping[str, Any]], extra_ids: Sequence[str] = ()) -> list[TaskRow]:
-    """One row per task (those with results, those in ``tasks`` and ``extra_ids``), sorted by id."""
+def task_infos(tasks: Mapping[str, TaskInfo | Mapping[str, Any]]) -> dict[str, TaskInfo]:
+    """Task infos by id, validated (an InputError names a malformed one)."""
     infos: dict[str, TaskInfo] = {}
     for tid, t in tasks.items():
         try:
             infos[tid] = t if isinstance(t, TaskInfo) else TaskInfo.model_validate(t)
         except ValidationError as exc:
             raise InputError(f"task info of {tid!r} is malformed (expected instruction, type, kind, difficulty, level): {exc}") from exc
+    return infos
+
+
+def task_rows(results: Sequence[EpisodeResult], tasks: Mapping[str, TaskInfo | Mapping[str, Any]], extra_ids: Sequence[str] = ()) -> list[TaskRow]:
+    """One row per task (those with results, those in ``tasks`` and ``extra_ids``), sorted by id."""
+    infos = task_infos(tasks)
     by_task: dict[str, list[EpisodeResult]] = {}
     for r in sorted(results, key=_episode_key):
         by_task.setdefault(r.task_id, []).append(r)
@@ -302,6 +312,7 @@ def task_rows(results: Sequence[EpisodeResult], tasks: Mapping[str, TaskInfo | M
                 type=info.type or (first.task_type if first else None),
                 difficulty=info.difficulty or (first.difficulty if first else None),
                 level=info.level if info.level is not None else (first.level if first else None),
+                family=info.family,
                 instruction=info.instruction,
                 n=len(rs),
                 successes=wins,

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Literal
 
 from fastmcp import Context, FastMCP
 from pydantic import BaseModel, Field
 
+from ..errors import InputError
 from ..security.mcp import within_roots
 from ..security.roots import Roots
+from ..tasks.harbor import write_harbor_tasks
 from ..tasks.model import Task
 from .document.draft import Draft, Submission, Verdict
 from .compose.composer import ComposeResult
@@ -31,11 +34,12 @@ class TaskSummary(BaseModel):
 
 
 class Exported(BaseModel):
-    """Tasks exported as JSON Lines: written to ``path``, or inline in ``content``."""
+    """Tasks exported: text written to ``path`` or inline in ``content``; a folder format (harbor) written under ``path``."""
 
     count: int
     path: str | None = None
     content: str | None = None
+    skipped: dict[str, str] = Field(default_factory=dict, description="Folder formats: task id → why it was not written.")
 
 
 def register(mcp: FastMCP, tasks: TaskService, roots: Roots) -> None:
@@ -130,10 +134,20 @@ def register(mcp: FastMCP, tasks: TaskService, roots: Roots) -> None:
         ctx: Context,
         path: Annotated[str | None, Field(description="Write the JSONL here (inside the allowed roots) instead of returning it.")] = None,
         kind: Annotated[Literal["document", "web", "composite"] | None, Field(description="Only tasks of this kind.")] = None,
-        format: Annotated[Literal["jsonl", "inspect"], Field(description="jsonl: full tasks; inspect: inspect-ai Samples (id, input, target, metadata).")] = "jsonl",
-        overwrite: Annotated[bool, Field(description="Replace the file at path if it exists.")] = False,
+        format: Annotated[
+            Literal["jsonl", "inspect", "harbor"],
+            Field(description="jsonl: full tasks; inspect: inspect-ai Samples (id, input, target, metadata); harbor: Harbor task directories under path (a folder)."),
+        ] = "jsonl",
+        overwrite: Annotated[bool, Field(description="Replace the file at path (harbor: the task folders) if it exists.")] = False,
     ) -> Exported:
-        """Export tasks as JSON Lines: full tasks, or inspect-ai Samples. Gold included: for evaluators, not agents."""
+        """Export tasks as JSON Lines (full tasks, or inspect-ai Samples) or as Harbor task directories. Gold included: for evaluators, not agents."""
+        if format == "harbor":
+            if path is None:
+                raise InputError("format harbor writes a folder: give path (a folder inside the allowed roots)")
+            folder = await within_roots(ctx, roots, lambda r: r.resolve(path, "path"))
+            documents = {m.id: Path(m.sources[0]) for m in tasks.graphs.list_graphs() if m.kind == "document" and m.sources}
+            report = write_harbor_tasks(tasks.list(kind), folder, documents, overwrite)
+            return Exported(count=len(report.written), path=report.out, skipped=report.skipped)
         target = None if path is None else await within_roots(ctx, roots, lambda r: r.writable_file(path, "path", overwrite))
         text = tasks.export(target, kind, format)
         count = text.count("\n")

@@ -19,7 +19,7 @@ from ..errors import InputError
 from ..graph.service import GraphService
 from ..llm.client import LLM, NoneLLM
 from ..registry import RegistrySpec
-from ..tasks.formats import ExportFormat, exporters
+from ..tasks.formats import ExportFormat, export_text
 from ..tasks.model import Task
 from ..tasks.store import TaskStore
 from ..workspace import atomic_write_text
@@ -174,7 +174,7 @@ class TaskService:
 
     def export(self, path: Path | None = None, kind: str | None = None, fmt: ExportFormat | str = "jsonl") -> str:
         """Tasks in a registered export format (``jsonl``: full tasks; ``inspect``: inspect-ai Samples; plugins' own), written to ``path`` when given."""
-        text: str = exporters.get(fmt).factory(self.list(kind))
+        text = export_text(fmt, self.list(kind))
         if path is not None:
             atomic_write_text(Path(path), text)
         return text

@@ -7,12 +7,15 @@ the ``graph`` namespace, so ``ingest_document`` is seen as ``graph_ingest_docume
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Annotated, Any, Literal
 
 import anyio
 import anyio.from_thread
 from fastmcp import Context, FastMCP
-from pydantic import BaseModel, Field
+from fastmcp.tools import ToolResult
+from mcp.types import TextContent
+from pydantic import BaseModel, Field, TypeAdapter
 
 from ..security.mcp import within_roots
 from ..security.roots import Roots, check_path_text
@@ -70,10 +73,21 @@ class ExportResult(BaseModel):
     chars: int
 
 
+def _wrapped_list_schema(item: type[BaseModel]) -> dict[str, Any]:
+    """The output schema fastmcp gives a tool returning ``list[item]``: ``{"result": [...]}``, definitions at the root."""
+    schema = TypeAdapter(list[item]).json_schema()  # type: ignore[valid-type]
+    defs = schema.pop("$defs", None)
+    wrapped: dict[str, Any] = {"type": "object", "properties": {"result": schema}, "required": ["result"], "x-fastmcp-wrap-result": True}
+    return {**wrapped, "$defs": defs} if defs else wrapped
+
+
+_LIST_SCHEMA = _wrapped_list_schema(GraphSummary)
+
+
 def register(mcp: FastMCP, service: GraphService, roots: Roots) -> None:
     """Add the graph tools to ``mcp``; paths are confined to ``roots`` (plus the client's advertised roots)."""
 
-    @mcp.tool(annotations={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False})
+    @mcp.tool(annotations={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": True, "openWorldHint": True})  # path or http(s) URL
     async def ingest_document(
         path: Annotated[str, Field(description="Path of a PDF, HTML, Markdown or text file on the server's machine, or its http(s) URL.")],
         ctx: Context,
@@ -121,10 +135,10 @@ def register(mcp: FastMCP, service: GraphService, roots: Roots) -> None:
         await asyncio.gather(*pending)
         return result
 
-    @mcp.tool(name="list", annotations=READ_ONLY)
-    def list_graphs() -> list[GraphSummary]:
+    @mcp.tool(name="list", annotations=READ_ONLY, output_schema=_LIST_SCHEMA)
+    def list_graphs() -> ToolResult:
         """List the graphs in the workspace, oldest first."""
-        return [
+        graphs = [
             GraphSummary(
                 graph_id=m.id,
                 name=m.name,
@@ -136,6 +150,10 @@ def register(mcp: FastMCP, service: GraphService, roots: Roots) -> None:
             )
             for m in service.list_graphs()
         ]
+        data = [g.model_dump(mode="json") for g in graphs]
+        # an empty list would otherwise come back as no content at all: a text-only client must still read an answer
+        text = json.dumps(data, ensure_ascii=False) if data else "[] (no graphs yet: ingest a document with graph_ingest_document or a website with graph_ingest_website)"
+        return ToolResult(content=[TextContent(type="text", text=text)], structured_content={"result": data})
 
     @mcp.tool(annotations=READ_ONLY)
     def stats(graph_id: GraphId) -> dict[str, Any]:

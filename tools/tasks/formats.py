@@ -1,7 +1,13 @@
 """Tasks in other harnesses' formats: the export format registry (``@exporter("jsonl")``).
 
-An exporter turns a list of tasks into the exported text; another package adds one
-through the ``taskloom.exporters`` entry point group.
+Two kinds of exporter share one registry. A text exporter (``@exporter(name)``) turns a
+list of tasks into the exported text: ``(tasks) -> str``. A directory exporter
+(``@exporter(name, output="directory")``) writes a folder tree:
+``(tasks, out, context) -> BaseModel`` (a report of what it wrote), where ``context``
+(:class:`ExportContext`) carries what tasks alone do not hold (the source documents).
+:func:`export_text` and :func:`export_directory` call either kind by name and refuse the
+other with a message saying how to use it. Another package adds a format through the
+``taskloom.exporters`` entry point group.
 
 ``jsonl``: one full task per line.
 
@@ -12,30 +18,78 @@ empty for web and composite tasks, whose success is machine-checked) and ``metad
 the success criteria and gold steps, for a scorer to use). Load it with
 ``inspect_ai.dataset.json_dataset(path)``. Like every export this holds gold data: it
 is for the evaluator's side, never for the agent under test.
+
+``harbor`` (a directory): one Harbor task directory per task (see :mod:`.harbor`), with
+the gold only under ``tests/`` and ``solution/``, which Harbor hides from the agent.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, Literal, TypeVar
 
+from pydantic import BaseModel, Field
+
+from ..errors import InputError
 from ..registry import Registry
+from .harbor import write_harbor_tasks
 from .model import Task
 
-__all__ = ["ExportFormat", "to_inspect_sample", "exporters", "exporter", "export_jsonl", "export_inspect"]
+__all__ = [
+    "ExportFormat",
+    "ExportContext",
+    "to_inspect_sample",
+    "exporters",
+    "exporter",
+    "is_directory_format",
+    "export_text",
+    "export_directory",
+    "export_jsonl",
+    "export_inspect",
+    "export_harbor",
+]
 
-ExportFormat = Literal["jsonl", "inspect"]  # the built-in formats (the MCP tool's choices); plugins add more
-Exporter = Callable[[Sequence[Task]], str]
-F = TypeVar("F", bound=Exporter)
+ExportFormat = Literal["jsonl", "inspect", "harbor"]  # the built-in formats (the MCP tool's choices); plugins add more
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class ExportContext(BaseModel):
+    """What a directory exporter needs besides the tasks."""
+
+    documents: dict[str, Path] = Field(default_factory=dict, description="Document graph id → its source file (copied into task environments).")
+    overwrite: bool = Field(False, description="Replace task folders that already exist.")
+    agent_timeout_s: float = Field(600.0, gt=0, description="Seconds an agent may work on one task (where the format records it).")
 
 #: Export formats by name: ``export(tasks) -> text``.
 exporters: Registry[str] = Registry("exporter", modules=("taskloom.tools.tasks.formats",), label="export format")
 
 
-def exporter(name: str) -> Callable[[F], F]:
-    """Register an export format ``(tasks) -> text`` under ``name``."""
-    return exporters.register(name)
+def exporter(name: str, output: Literal["text", "directory"] = "text") -> Callable[[F], F]:
+    """Register an export format under ``name``: ``(tasks) -> text``, or ``(tasks, out, context) -> report`` for ``output="directory"``."""
+    return exporters.register(name, output=output)
+
+
+def is_directory_format(name: str) -> bool:
+    """True when the format ``name`` writes a folder tree rather than text."""
+    return bool(exporters.get(name).meta.get("output") == "directory")
+
+
+def export_text(name: str, tasks: Sequence[Task]) -> str:
+    """The tasks as text in format ``name``; a directory format is refused with how to use it."""
+    if is_directory_format(name):
+        raise InputError(f"export format {name!r} writes a folder, not text; give an output folder (--out DIR, or out_dir in tasks_export)")
+    text: str = exporters.get(name).factory(tasks)
+    return text
+
+
+def export_directory(name: str, tasks: Sequence[Task], out: Path, context: ExportContext | None = None) -> BaseModel:
+    """Write the tasks under ``out`` in directory format ``name``; return its report. A text format is refused."""
+    if not is_directory_format(name):
+        raise InputError(f"export format {name!r} writes text, not a folder; give an output file (-o FILE) instead of a folder")
+    report: BaseModel = exporters.get(name).factory(tasks, out, context or ExportContext())
+    return report
 
 
 def _lines(rows: Sequence[dict[str, Any]]) -> str:
@@ -52,6 +106,12 @@ def export_jsonl(tasks: Sequence[Task]) -> str:
 def export_inspect(tasks: Sequence[Task]) -> str:
     """inspect-ai Samples (id, input, target, metadata), one per line, for ``json_dataset``."""
     return _lines([to_inspect_sample(t) for t in tasks])
+
+
+@exporter("harbor", output="directory")
+def export_harbor(tasks: Sequence[Task], out: Path, context: ExportContext) -> BaseModel:
+    """Harbor task directories (instruction.md, task.toml, environment/, tests/, solution/), one per task."""
+    return write_harbor_tasks(tasks, out, context.documents, context.overwrite, context.agent_timeout_s)
 
 
 def to_inspect_sample(task: Task) -> dict[str, Any]:

@@ -330,7 +330,8 @@ async def test_full_episode_is_acted_and_recorded(site: Site, settings: Settings
     assert (targets[5].role, targets[5].name, targets[5].selector) == ("button", "Request a loan", "#request-loan")
     assert (targets[6].role, targets[6].name, targets[6].selector) == ("textbox", "Library card number", "#loan-card")
     assert (targets[9].role, targets[9].selector) == ("link", "#result-link-b23")
-    assert trajectory.actions[1].args == {"element": "Search box", "ref": trajectory.actions[1].target.ref, "text": "sea", "submit": True}
+    # recorded under Playwright MCP's current name (target), whichever name the agent used
+    assert trajectory.actions[1].args == {"element": "Search box", "target": trajectory.actions[1].target.ref, "text": "sea", "submit": True}
     assert trajectory.actions[2].args["values"] == ["Nature"]
     assert all(
         a.target is None
@@ -448,7 +449,7 @@ async def test_stale_refs_fail_readably_and_the_episode_goes_on(server: Any, sit
     assert actions[1].screenshot is None
     assert actions[3].error == stale and actions[3].target is not None and actions[3].target.ref == stale_ref
     assert actions[3].url_before == actions[3].url_after == base + "genres.html"
-    assert actions[3].args == {"element": "Search box", "ref": stale_ref, "text": "sea", "submit": False}
+    assert actions[3].args == {"element": "Search box", "target": stale_ref, "text": "sea", "submit": False}
 
 
 @pytest.mark.anyio
@@ -650,3 +651,44 @@ async def test_task_start_shows_instruction_but_no_gold(server: Any, site: Site,
     trajectory = _trajectory(settings, closed.structured_content["episode_id"])
     assert trajectory.episode.task_id == "web-sea-nature"
     assert trajectory.episode.start_url == site.base + "search.html?q=sea"
+
+
+@pytest.mark.anyio
+async def test_failed_actions_go_to_the_trajectory_not_to_stderr(server: Any, site: Site, settings: Settings, capfd: pytest.CaptureFixture[str]) -> None:
+    """A stale ref is the agent's business: it reads the message and the trajectory keeps it; the server's stderr stays quiet."""
+    async with Client(server) as client:
+        await act(client, "env_start", url=site.base + "index.html")
+        capfd.readouterr()
+        message = await refused(client, "browser_click", target="e99999")
+        tab = await refused(client, "browser_tabs", action="select", index=3)
+        closed = await act(client, "env_close")
+    err = capfd.readouterr().err
+    assert "e99999" not in err and "no tab 3" not in err and "Error calling tool" not in err, err
+    errors = [a.error for a in _trajectory(settings, closed["episode_id"]).actions if a.error]
+    assert errors == [message, tab]
+
+
+@pytest.mark.anyio
+async def test_older_argument_names_are_still_accepted(server: Any, site: Site, settings: Settings) -> None:
+    """Agents written for Playwright MCP before 0.0.70 pass ref (startRef/endRef, ref in form fields): still understood, recorded as target."""
+    async with Client(server) as client:
+        started = await act(client, "env_start", url=site.base + "book.html?id=b02")
+        dialog = await act(client, "browser_click", element="Request a loan", ref=ref_of(started["snapshot"], "button", "Request a loan"))
+        snap = dialog["snapshot"]
+        filled = await act(
+            client,
+            "browser_fill_form",
+            fields=[
+                {"name": "Your name", "type": "textbox", "ref": ref_of(snap, "textbox", "Your name"), "value": "Ada Finch"},
+                {"name": "Card", "type": "textbox", "ref": ref_of(snap, "textbox", "Library card number"), "value": "12345678"},
+                {"name": "Branch", "type": "combobox", "ref": ref_of(snap, "combobox", "Pickup branch"), "value": "Northgate"},
+            ],
+        )
+        done = await act(client, "browser_click", target=ref_of(filled["snapshot"], "button", "Submit request"))
+        assert "Loan requested: Salt on the Stairwell — pick up at Northgate" in done["snapshot"]
+        both = await client.call_tool("browser_click", {"target": "e1", "ref": "e1", "bogus": 1}, raise_on_error=False)
+        assert both.is_error
+        closed = await act(client, "env_close")
+    actions = _trajectory(settings, closed["episode_id"]).actions
+    assert [a.name for a in actions] == ["navigate", "click", "type", "type", "select_option", "click"]
+    assert all("ref" not in a.args for a in actions) and all("target" in a.args for a in actions[1:])

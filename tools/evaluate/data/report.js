@@ -177,3 +177,57 @@
 
   Array.prototype.forEach.call(document.querySelectorAll(".graph[data-src]"), draw);
 })();
+
+/* Filters (agent, outcome, family, level) over the episode list, the task index and the task sections,
+   and opening the episode a link points at (#ep-N). Reads only data-* attributes; writes only textContent. */
+(function () {
+  "use strict";
+  var bar = document.getElementById("filters");
+  if (!bar) { return; }
+  var selects = Array.prototype.slice.call(bar.querySelectorAll("select[data-filter]"));
+  var count = document.getElementById("filter-count");
+
+  function wanted() {
+    var f = {};
+    selects.forEach(function (s) { f[s.getAttribute("data-filter")] = s.value; });
+    return f;
+  }
+
+  function outcomeOk(want, got) { return !want || want === got || (want === "unsuccessful" && got !== "success"); }
+
+  function placeOk(f, el) {
+    return (!f.family || el.getAttribute("data-family") === f.family) && (!f.level || el.getAttribute("data-level") === f.level);
+  }
+
+  function apply() {
+    var f = wanted(), shown = 0, total = 0;
+    Array.prototype.forEach.call(document.querySelectorAll("details.episode"), function (el) {
+      var ok = (!f.agent || el.getAttribute("data-agent") === f.agent) && outcomeOk(f.outcome, el.getAttribute("data-outcome")) && placeOk(f, el);
+      el.hidden = !ok;
+      total += 1;
+      shown += ok ? 1 : 0;
+    });
+    Array.prototype.forEach.call(document.querySelectorAll(".task-entry, section.task"), function (el) {
+      var pairs = [];
+      try { pairs = JSON.parse(el.getAttribute("data-episodes") || "[]"); } catch (e) { pairs = []; }
+      var some = (!f.agent && !f.outcome) || pairs.some(function (p) { return (!f.agent || p[0] === f.agent) && outcomeOk(f.outcome, p[1]); });
+      el.hidden = !(some && placeOk(f, el));
+    });
+    if (count) { count.textContent = shown + " of " + total + " episodes shown"; }
+  }
+
+  function openTarget() {
+    var id = decodeURIComponent(location.hash.slice(1));
+    var el = id ? document.getElementById(id) : null;
+    if (el && el.matches("details.episode")) {
+      el.hidden = false;
+      el.open = true;
+      el.scrollIntoView();
+    }
+  }
+
+  selects.forEach(function (s) { s.addEventListener("change", apply); });
+  window.addEventListener("hashchange", openTarget);
+  apply();
+  openTarget();
+})();

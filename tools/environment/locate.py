@@ -1,0 +1,120 @@
+"""Finding what an action acts on, and reading the page safely: targets, snapshots, dialogs, titles, errors.
+
+A target is a snapshot ref (``e12``, ``f1e7``) or a selector that must match exactly
+one element, as Playwright MCP's ``target`` argument is. A JavaScript dialog pauses the
+page's scripts, so page calls are raced against one opening (:func:`until_dialog`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import re
+from collections.abc import Awaitable
+from typing import Any
+
+from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import Locator, Page
+
+from ..browser.dom import DESCRIBE_JS
+from ..errors import InputError, TaskloomError
+from .snapshot_view import View
+from .tabs import Tab
+from .trajectory import Target
+
+__all__ = ["REF", "ActionFailed", "aria", "explain", "find", "title_of", "until_dialog"]
+
+# Playwright numbers refs e1, e2… on a tab's first page and f1e1, f2e7… after it navigates.
+REF = re.compile(r"^(?:f\d+)?e\d+$")
+#: ``(els) => {count, info}``: how many elements a selector matched and DESCRIBE_JS of the first, in one call.
+_FIND_JS = f"(els) => ({{count: els.length, info: els.length ? ({DESCRIBE_JS})(els[0]) : null}})"
+#: How Playwright says a ref names nothing: no such element, or a ref from a snapshot of an earlier page.
+_MISSING = re.compile(r"Failed to find element matching selector|Invalid frame in aria-ref selector")
+
+
+class ActionFailed(TaskloomError):
+    """An action could not be carried out; the message says why and what to try."""
+
+
+async def aria(page: Page, view: View = View()) -> str:
+    """The AI snapshot of the page, or of the part ``view`` asks for; refs stay those of the whole page."""
+    if not view.partial:
+        snapshot: str = await page.locator("body").aria_snapshot(mode="ai")
+        return snapshot
+    part: str = await (view.scope or page.locator("body")).aria_snapshot(mode="ai", depth=view.depth, boxes=view.boxes or None)
+    await page.locator("body").aria_snapshot(mode="ai")  # a partial snapshot forgets the refs outside it: renew them
+    return part
+
+
+async def until_dialog(tab: Tab, work: Awaitable[Any], keep: bool = False) -> Any:
+    """``work``'s result, or None when a dialog opens first and pauses the page.
+
+    ``work`` then goes on in the background: with ``keep`` as the tab's pending action
+    (browser_handle_dialog waits for it), else forgotten.
+    """
+    job = asyncio.ensure_future(work)
+    if tab.modal.dialog is not None:  # already paused (tab actions work regardless): nothing to race
+        return await job
+    opened = asyncio.ensure_future(tab.modal.appeared.wait())
+    try:
+        await asyncio.wait({job, opened}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        opened.cancel()
+    if job.done():
+        return job.result()
+    if keep:
+        tab.modal.pending = job
+    else:
+        job.add_done_callback(lambda j: j.cancelled() or j.exception())  # its outcome no longer matters
+    return None
+
+
+async def find(page: Page, target: str) -> tuple[Locator, Target]:
+    """The element ``target`` names and its description, found and described in one page call.
+
+    ``target`` is a snapshot ref (``e12``) or a selector (``#search``, ``css=…``,
+    ``role=button[name="Go"]``; gold-step replay uses ``css=``), which must match
+    exactly one element.
+    """
+    if not REF.match(target or ""):
+        if not (target or "").strip():
+            raise InputError("target is empty; pass the element's ref from browser_snapshot, e.g. 'e12'")
+        loc = page.locator(target)
+        try:
+            if target.startswith("css="):  # gold-step replay: pages that render after load need a moment; the count reports a miss
+                with contextlib.suppress(PlaywrightError):
+                    await loc.first.wait_for(state="attached", timeout=5_000)
+            found: dict[str, Any] = await loc.evaluate_all(_FIND_JS)
+        except PlaywrightError as exc:
+            raise ActionFailed(f"target {target!r} is neither a snapshot ref nor a valid selector ({explain(exc)}); use the [ref=eN] value from browser_snapshot, e.g. 'e12'") from None
+        if found["count"] != 1:
+            what = target[4:] if target.startswith("css=") else target
+            raise ActionFailed(f"selector {what!r} matches {found['count']} elements, not exactly one; use the [ref=eN] value from browser_snapshot, e.g. 'e12'")
+        info = found["info"]
+    else:
+        loc = page.locator(f"aria-ref={target}")
+        try:  # one round trip that neither waits nor retries: a missing element fails at once
+            info = await page.eval_on_selector(f"aria-ref={target}", DESCRIBE_JS)
+        except PlaywrightError as exc:
+            if not _MISSING.search(str(exc)):
+                raise
+            raise ActionFailed(f"ref {target} is not on the page any more (the page changed); call browser_snapshot for fresh refs") from None
+    return loc, Target(role=info["role"] or info["tag"], name=info["name"] or None, text=info["text"][:200] or None, selector=info["selector"], ref=target)
+
+
+async def title_of(page: Page) -> str:
+    """The page's title; empty when it cannot be read in time (a page closing or paused)."""
+    try:
+        return await asyncio.wait_for(page.title(), 2.0)
+    except (PlaywrightError, TimeoutError):
+        return ""
+
+
+def explain(exc: PlaywrightError) -> str:
+    """A one-line, agent-readable reason for a Playwright failure."""
+    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    if "Timeout" in type(exc).__name__ or "Timeout" in text:
+        return f"timed out: {text}; the element may be hidden or disabled — take a new browser_snapshot"
+    if "net::ERR_BLOCKED_BY_CLIENT" in text:
+        return f"blocked: {text}; the URL is outside this episode's allowed domains"
+    return text

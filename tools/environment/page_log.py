@@ -1,0 +1,158 @@
+"""What a page said and fetched while the episode ran: console messages and network requests, bounded.
+
+Each tab of an episode keeps its own log from the moment it joined the episode, so
+nothing from another episode (another browser context) or from before the episode
+can show up. Entries carry the number of the document they belong to (main-frame
+navigations of the tab), so a tool can return only what the current page did.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from typing import Literal
+
+from playwright.async_api import ConsoleMessage, Error as PlaywrightError, Page, Request, Response
+from pydantic import BaseModel, Field
+
+from ..errors import InputError
+
+__all__ = [
+    "ConsoleEntry",
+    "ConsoleLevel",
+    "ConsoleMessages",
+    "NetworkRequests",
+    "PageLog",
+    "RequestEntry",
+]
+
+#: Most console messages and requests kept per tab (the oldest are dropped first).
+MAX_ENTRIES = 500
+ConsoleLevel = Literal["error", "warning", "info", "debug"]
+_RANK = {"error": 0, "warning": 1, "info": 2, "debug": 3}
+#: Playwright's console message types mapped onto the four levels agents filter by.
+_LEVEL = {"error": "error", "assert": "error", "warning": "warning", "debug": "debug", "trace": "debug", "verbose": "debug"}
+_STATIC = {"image", "stylesheet", "script", "font", "media", "manifest", "texttrack", "other"}
+
+
+class ConsoleEntry(BaseModel):
+    """One console message (or uncaught page error)."""
+
+    level: ConsoleLevel
+    text: str
+    url: str | None = Field(None, description="Script location that logged it, when known.")
+    document: int = Field(description="Which document of the tab logged it (1 = the first page loaded in the tab).")
+
+
+class RequestEntry(BaseModel):
+    """One network request of the tab and how it ended."""
+
+    index: int = Field(description="1-based position among the tab's requests.")
+    method: str
+    url: str
+    resource_type: str = Field(description="Playwright's resource type: document, fetch, xhr, script, image, …")
+    status: int | None = Field(None, description="HTTP status; None while pending or when the request failed.")
+    failure: str | None = Field(None, description="Why the request failed (e.g. blocked: outside the allowed domains).")
+    document: int = Field(description="Which document of the tab made it.")
+
+
+class ConsoleMessages(BaseModel):
+    """What browser_console_messages returns."""
+
+    total: int = Field(description="Messages of the current page (or of the whole tab with all=true), any level.")
+    errors: int
+    warnings: int
+    messages: list[ConsoleEntry] = Field(description="The messages at the level asked for or more severe, oldest first.")
+
+
+class NetworkRequests(BaseModel):
+    """What browser_network_requests returns."""
+
+    requests: list[RequestEntry] = Field(description="Requests of the current page, oldest first.")
+    omitted_static: int = Field(0, description="Successful static resources (images, scripts, styles, fonts) left out; pass static=true to see them.")
+
+
+class PageLog:
+    """Console messages and requests of one tab, from the moment it joined the episode."""
+
+    def __init__(self, page: Page) -> None:
+        self.console: deque[ConsoleEntry] = deque(maxlen=MAX_ENTRIES)
+        self.requests: deque[RequestEntry] = deque(maxlen=MAX_ENTRIES)
+        self._by_request: dict[Request, RequestEntry] = {}
+        self.document = 1
+        self._count = 0
+        page.on("console", self._console)
+        page.on("pageerror", self._page_error)
+        page.on("request", self._request)
+        page.on("response", self._response)
+        page.on("requestfailed", self._failed)
+        page.on("framenavigated", lambda frame: self._navigated(frame.parent_frame is None))
+
+    def _navigated(self, main: bool) -> None:
+        if main:
+            self.document += 1
+
+    def _console(self, message: ConsoleMessage) -> None:
+        location = message.location or {}
+        level = _LEVEL.get(message.type, "info")
+        self.console.append(ConsoleEntry(level=level, text=message.text[:2000], url=location.get("url") or None, document=self.document))  # type: ignore[arg-type]
+
+    def _page_error(self, error: PlaywrightError) -> None:
+        self.console.append(ConsoleEntry(level="error", text=f"uncaught: {str(error)[:2000]}", document=self.document))
+
+    def _request(self, request: Request) -> None:
+        self._count += 1
+        document = self.document + 1 if _opens_document(request) else self.document  # committed once it loads
+        entry = RequestEntry(index=self._count, method=request.method, url=request.url, resource_type=request.resource_type, document=document)
+        if len(self.requests) == self.requests.maxlen:
+            self._by_request = {r: e for r, e in self._by_request.items() if e is not self.requests[0]}
+        self.requests.append(entry)
+        self._by_request[request] = entry
+
+    def _response(self, response: Response) -> None:
+        entry = self._by_request.pop(response.request, None)
+        if entry is not None:
+            entry.status = response.status
+
+    def _failed(self, request: Request) -> None:
+        entry = self._by_request.pop(request, None)
+        if entry is not None:
+            failure = request.failure or "failed"
+            entry.failure = "blocked: outside this episode's allowed domains" if "ERR_BLOCKED_BY_CLIENT" in failure else failure
+
+    def console_messages(self, level: ConsoleLevel = "info", all: bool = False) -> ConsoleMessages:  # noqa: A002 - Playwright MCP's name
+        """Messages of the current document (or all of the tab's), at ``level`` or more severe."""
+        pool = [m for m in self.console if all or m.document == self.document]
+        return ConsoleMessages(
+            total=len(pool),
+            errors=sum(m.level == "error" for m in pool),
+            warnings=sum(m.level == "warning" for m in pool),
+            messages=[m for m in pool if _RANK[m.level] <= _RANK[level]],
+        )
+
+    def network_requests(self, static: bool = False, filter: str | None = None) -> NetworkRequests:  # noqa: A002 - Playwright MCP's name
+        """Requests since the current document started loading (its own request included)."""
+        pattern = None
+        if filter:
+            try:
+                pattern = re.compile(filter)
+            except re.error as exc:
+                raise InputError(f"filter {filter!r} is not a regular expression ({exc}); pass e.g. '/api/'") from None
+        pool = [r for r in self.requests if r.document == self.document]
+        kept, omitted = [], 0
+        for entry in pool:
+            if pattern is not None and not pattern.search(entry.url):
+                continue
+            if not static and entry.resource_type in _STATIC and entry.failure is None and entry.status is not None and entry.status < 400:
+                omitted += 1
+                continue
+            kept.append(entry)
+        return NetworkRequests(requests=kept, omitted_static=omitted)
+
+
+def _opens_document(request: Request) -> bool:
+    """Whether ``request`` loads a new document into the tab's main frame."""
+    try:
+        return request.is_navigation_request() and request.frame.parent_frame is None
+    except PlaywrightError:  # a request without a frame (a service worker's)
+        return False
