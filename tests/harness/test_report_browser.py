@@ -6,6 +6,8 @@ file and a trace) is rendered; Chromium opens ``report.html`` from ``file://``.
 
 from __future__ import annotations
 
+import os
+
 import asyncio
 import sys
 from collections.abc import Iterator
@@ -78,6 +80,10 @@ def test_filter_to_failures_open_one_and_see_the_failed_criterion(finished: tupl
             links = {failed.locator("a.file").nth(i).get_attribute("data-kind"): failed.locator("a.file").nth(i).evaluate("a => a.href") for i in range(3)}
             assert set(links) == {"trajectory", "HAR", "trace"}
             assert all(Path(unquote(urlparse(href).path)).is_file() for href in links.values())
+            shot = Path(os.environ.get("TASKLOOM_REPORT_SHOT") or report.html.with_name("failure-view.png"))
+            failed.scroll_into_view_if_needed()
+            page.screenshot(path=str(shot), full_page=False)  # the failure view as a person sees it (TASKLOOM_REPORT_SHOT: where)
+            assert shot.stat().st_size > 10_000
             page.select_option("select[data-filter=outcome]", "")
             page.select_option("select[data-filter=family]", "web-find")
             assert [e.get_attribute("data-task-id") for e in page.locator("details.episode:visible").all()] == ["passing"]
