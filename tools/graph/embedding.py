@@ -63,7 +63,7 @@ DERIVED_TYPES = frozenset({NodeType.CHUNK})
 #: 0.1 and 0.2 beat 0 on every number, 0.3 does worse; BM25 indexes section titles with chunks too).
 SECTION_WEIGHT = 0.2
 #: Inputs per embedder call (for progress reports; the embedder batches inside).
-_SLICE = 256
+_SLICE = 1024
 _CACHE_FILE = "embeddings.sqlite3"
 #: The cache writes nothing on a disk with less free space than this: it must never take the last of it.
 _CACHE_MIN_FREE = 64 * 1024 * 1024
@@ -286,13 +286,14 @@ def _derivations(kg: KnowledgeGraph, nodes: Sequence[Node]) -> dict[int, list[tu
 
     Members must be embedded nodes of other types (a chunk's paragraphs and lists).
     """
+    data = kg.g.nodes
     has_text = {n.id for n in nodes if n.type not in DERIVED_TYPES}
     out: dict[int, list[tuple[str, Span]]] = {}
     for i, node in enumerate(nodes):
         members = node.attrs.get("members") if node.type in DERIVED_TYPES else None
         if not members or not all(m in has_text for m in members):
             continue
-        spans = _overlaps(node.text, [kg.node(m).text for m in members])
+        spans = _overlaps(node.text, [data[m]["text"] for m in members])
         if any(b > a for a, b in spans):
             out[i] = [(m, span) for m, span in zip(members, spans) if span[1] > span[0]]
     return out
@@ -345,6 +346,8 @@ class InputPlan(NamedTuple):
     spans: list[list[Span]]
     inputs: list[str]
     rows: list[list[int]]
+    norms: dict[str, str]
+    """Node id → the text its vector is made from (:func:`_norm`), for the nodes and the members of derived ones."""
 
 
 def _exact(node: Node) -> bool:
@@ -355,23 +358,26 @@ def plan_inputs(kg: KnowledgeGraph, types: Iterable[NodeType], splitter: Splitte
     """The nodes of ``types`` with text, the distinct texts their vectors need, and those texts' distinct pieces."""
     nodes = [n for n in kg.nodes(*types) if n.text.strip()]
     derived = _derivations(kg, nodes)
+    norms = {n.id: _norm(n.text) for n in nodes}
     texts: dict[str, int] = {}
     for i, node in enumerate(nodes):
         if i not in derived:
-            texts.setdefault(_norm(node.text), len(texts))
+            texts.setdefault(norms[node.id], len(texts))
     for parts in derived.values():
         for member, _ in parts:
-            texts.setdefault(_norm(kg.node(member).text), len(texts))
+            if member not in norms:
+                norms[member] = _norm(kg.g.nodes[member]["text"])
+            texts.setdefault(norms[member], len(texts))
     distinct = list(texts)
     spans = splitter.spans(distinct) if splitter else [[(0, len(t))] for t in distinct]
     if splitter is not None and EXACT_MAX_TOKENS:
-        exact = {_norm(n.text) for n in nodes if _exact(n)} - {_norm(n.text) for n in nodes if not _exact(n)}
+        exact = {norms[n.id] for n in nodes if _exact(n)} - {norms[n.id] for n in nodes if not _exact(n)}
         which = [texts[t] for t in exact if t in texts]
         for i, head in zip(which, splitter.spans([distinct[i] for i in which], head=EXACT_MAX_TOKENS)):
             spans[i] = head
     inputs: dict[str, int] = {}
     rows = [[inputs.setdefault(text[a:b], len(inputs)) for a, b in text_spans] for text, text_spans in zip(distinct, spans)]
-    return InputPlan(nodes, derived, texts, spans, list(inputs), rows)
+    return InputPlan(nodes, derived, texts, spans, list(inputs), rows, norms)
 
 
 def embed_nodes(
@@ -413,14 +419,18 @@ def embed_nodes(
     for i, node in enumerate(plan.nodes):
         parts = plan.derived.get(i)
         if parts is None:
-            matrix[i] = text_vector(plan.texts[_norm(node.text)])
+            matrix[i] = text_vector(plan.texts[plan.norms[node.id]])
             continue
         total = np.zeros(embedder.dim, dtype=np.float64)
         for member, within in parts:
-            t = plan.texts[_norm(kg.node(member).text)]
+            t = plan.texts[plan.norms[member]]
             total += (within[1] - within[0]) * _mean(vectors[plan.rows[t]], plan.spans[t], within)
         section = str(node.attrs.get("section", ""))
-        title = plan.texts.get(_norm(kg.node(section).text)) if section in kg else None
+        title = None
+        if section in kg:
+            if section not in plan.norms:
+                plan.norms[section] = _norm(kg.g.nodes[section]["text"])
+            title = plan.texts.get(plan.norms[section])
         if title is not None and SECTION_WEIGHT:
             total = (1 - SECTION_WEIGHT) * _unit(total) + SECTION_WEIGHT * text_vector(title)
         matrix[i] = _unit(total)
@@ -456,11 +466,12 @@ def embed_graph(
         link_similar(kg, [nodes[i].id for i in similar], matrix[similar], settings.similarity_threshold, settings.similarity_top_k)
     done.seconds["link"] = time.perf_counter() - clock
     clock = time.perf_counter()
-    vectors.delete(kg.id)
     if nodes:
         split = splitter_for(embedder)
         variant = f"{embedder.variant}; inputs of at most {split.max_tokens} word pieces" if split else embedder.variant
-        vectors.upsert(kg.id, [n.id for n in nodes], matrix, None, [n.type.value for n in nodes], embedder.name, variant)
+        vectors.replace(kg.id, [n.id for n in nodes], matrix, [n.type.value for n in nodes], embedder.name, variant)
+    else:
+        vectors.delete(kg.id)
     done.seconds["store"] = time.perf_counter() - clock
     kg.meta.embedder, kg.meta.embedding_dim = embedder.name, embedder.dim
     if report is not None:

@@ -41,6 +41,9 @@ __all__ = ["VectorStore", "VectorStoreUnavailable", "CollectionInfo", "collectio
 log = logging.getLogger(__name__)
 
 DEFAULT_MAX_BATCH = 5000
+#: Largest difference per component between a vector written and the one Chroma gives back for it
+#: (a cosine collection stores vectors re-normalised: a unit vector comes back a few 1e-8 off).
+_SAME_VECTOR = 1e-6
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{1,61}[A-Za-z0-9]$")
 _UUID_RE = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _WORKSPACE_ID_FILE = "workspace-id"
@@ -296,6 +299,7 @@ class VectorStore:
         if len(set(ids)) != n:
             raise InputError("upsert ids must be unique")
         col = self._collection(graph_id)
+        created = col is None
         if col is None:
             meta: dict[str, Any] = {"workspace": self.prefix.rstrip("_")} if self.remote else {}
             col = self.client.get_or_create_collection(
@@ -312,15 +316,69 @@ class VectorStore:
             )
         self._check(col, graph_id, dim, embedder_name)
         step = self.max_batch_size()
+        write = col.add if created else col.upsert  # a new collection holds none of the ids: add skips the look-up
         for lo in range(0, n, step):
             hi = min(lo + step, n)
-            col.upsert(
+            write(
                 ids=[str(i) for i in ids[lo:hi]],
                 embeddings=mat[lo:hi],
                 documents=None if texts is None else [str(t) for t in texts[lo:hi]],
                 metadatas=[{"type": str(t)} for t in node_types[lo:hi]],
             )
         return n
+
+    @_reaching
+    def replace(
+        self,
+        graph_id: str,
+        ids: Sequence[str],
+        embeddings: np.ndarray,
+        node_types: Sequence[str],
+        embedder_name: str,
+        embedder_variant: str | None,
+    ) -> int:
+        """Make the collection of ``graph_id`` hold exactly these vectors (no documents); return how many were written.
+
+        A collection that already holds them — the same ids and node types, from the same
+        embedder and variant, and the same vectors as Chroma stores them (re-normalised for
+        cosine, which moves a last bit: compared to within :data:`_SAME_VECTOR`), as when an
+        unchanged document is ingested again — is kept as it is (0 written): reading the
+        vectors back costs a fraction of rebuilding the index. Otherwise the collection is
+        dropped and written anew.
+        """
+        mat = _as_matrix(embeddings, "embeddings")
+        col = self._collection(graph_id)
+        if col is not None:
+            if self._holds(col, ids, mat, node_types, embedder_name, embedder_variant):
+                return 0
+            self.drop(col.name)
+        return self.upsert(graph_id, ids, mat, None, node_types, embedder_name, embedder_variant)
+
+    def _holds(
+        self, col: Collection, ids: Sequence[str], mat: np.ndarray, node_types: Sequence[str], embedder_name: str, embedder_variant: str | None
+    ) -> bool:
+        """Whether ``col`` holds exactly these ids, types and vectors, written by this embedder and variant."""
+        meta = col.metadata or {}
+        n, dim = mat.shape
+        if (meta.get("embedder"), meta.get("embedder_variant"), meta.get("dim")) != (embedder_name, embedder_variant or "", dim):
+            return False
+        wanted = [str(i) for i in ids]
+        row = {node_id: k for k, node_id in enumerate(wanted)}
+        if not (len(wanted) == n == len(node_types) == len(row)) or col.count() != n:
+            return False
+        step = self.max_batch_size()
+        for lo in range(0, n, step):
+            res = col.get(ids=wanted[lo : lo + step], include=["embeddings", "metadatas"])
+            got, embs, metas = res["ids"], res["embeddings"], res["metadatas"]
+            if len(got) != len(wanted[lo : lo + step]) or embs is None or metas is None:
+                return False
+            rows = [row[str(i)] for i in got]
+            stored = np.asarray(embs, dtype=np.float32).reshape(len(got), -1)
+            if stored.shape[1] != dim or not np.allclose(stored, mat[rows], rtol=0, atol=_SAME_VECTOR):
+                return False
+            if any((m or {}).get("type") != str(node_types[r]) for m, r in zip(metas, rows)):
+                return False
+        return True
 
     @_reaching
     def query(

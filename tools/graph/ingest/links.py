@@ -215,9 +215,11 @@ def join_reference_fragments(kg: KnowledgeGraph) -> int:
     merged = 0
     for run in _reference_runs(kg):
         nodes = [kg.node(node_id) for node_id in run]
+        edges = _left_edges(nodes)
+        head_indented = _head_indented(nodes, edges)
         head = nodes[0]
         for index in range(1, len(nodes)):
-            if _continues_entry(nodes, index, _head_indented(nodes)):
+            if _continues_entry(nodes, index, head_indented, edges):
                 _absorb(kg, head.id, nodes[index])
                 merged += 1
             elif nodes[index].type == NodeType.REFERENCE:
@@ -247,7 +249,16 @@ def _neighbour(kg: KnowledgeGraph, node_id: str, edge: EdgeType, incoming: bool)
     return next(((u if incoming else v) for u, v, k in edges if k == edge.value), None)
 
 
-def _indent(nodes: list[Node], index: int) -> float | None:
+def _left_edges(nodes: list[Node]) -> dict[int | None, list[float]]:
+    """The distinct left edges of the nodes on each page, in ascending order."""
+    edges: dict[int | None, set[float]] = {}
+    for n in nodes:
+        if n.source.bbox is not None:
+            edges.setdefault(n.source.page, set()).add(n.source.bbox[0])
+    return {page: sorted(xs) for page, xs in edges.items()}
+
+
+def _indent(nodes: list[Node], index: int, page_edges: dict[int | None, list[float]]) -> float | None:
     """How far a node starts right of its column's left margin on its page (None without geometry).
 
     Columns are the clusters of left edges more than 40pt apart; a page column tells
@@ -257,7 +268,7 @@ def _indent(nodes: list[Node], index: int) -> float | None:
     if node.source.bbox is None:
         return None
     x0 = node.source.bbox[0]
-    edges = sorted({n.source.bbox[0] for n in nodes if n.source.bbox is not None and n.source.page == node.source.page})
+    edges = page_edges[node.source.page]  # ``_left_edges(nodes)``
     margin = max(m for m in _column_margins(edges) if m <= x0 + 0.5)
     column = [e for e in edges if margin - 0.5 <= e <= margin + 40]
     if not any(e > margin + 2 for e in column):
@@ -274,13 +285,13 @@ def _column_margins(edges: list[float]) -> list[float]:
     return margins
 
 
-def _head_indented(nodes: list[Node]) -> bool:
+def _head_indented(nodes: list[Node], edges: dict[int | None, list[float]]) -> bool:
     """Whether entries open indented (first-line indent) rather than at the margin (hanging indent)."""
-    votes = [indent > 2 for i, n in enumerate(nodes) if looks_like_entry_start(n.text) and (indent := _indent(nodes, i)) is not None]
+    votes = [indent > 2 for i, n in enumerate(nodes) if looks_like_entry_start(n.text) and (indent := _indent(nodes, i, edges)) is not None]
     return votes.count(True) > votes.count(False)
 
 
-def _continues_entry(nodes: list[Node], index: int, head_indented: bool) -> bool:
+def _continues_entry(nodes: list[Node], index: int, head_indented: bool, edges: dict[int | None, list[float]]) -> bool:
     """Whether ``nodes[index]`` continues the entry before it."""
     node, before = nodes[index], nodes[index - 1]
     if _same_block(node, before):
@@ -289,7 +300,7 @@ def _continues_entry(nodes: list[Node], index: int, head_indented: bool) -> bool
     if numbered and node.type == NodeType.REFERENCE:
         return not _LABEL_RE.match(node.text)
     shared = index + 1 < len(nodes) and _same_block(node, nodes[index + 1])
-    indent = None if shared else _indent(nodes, index)
+    indent = None if shared else _indent(nodes, index, edges)
     if indent is not None:
         return (indent > 2) != head_indented
     if node.type != NodeType.REFERENCE:
@@ -353,10 +364,10 @@ def link_citations(kg: KnowledgeGraph) -> int:
             by_number[key.numeric] = ref.id
         if key.first and key.year:
             entries.setdefault(key.first, []).append((key, ref.id))
-    patterns = [(_citation_pattern(first), group) for first, group in entries.items()]
+    authors = _Authors(entries)
     added = 0
     for node in kg.nodes(NodeType.PARAGRAPH, NodeType.CAPTION, NodeType.FOOTNOTE, NodeType.LIST):
-        targets = _author_year_targets(node.text, patterns) + _numeric_targets(node.text, by_number)
+        targets = _author_year_targets(node.text, authors) + _numeric_targets(node.text, by_number)
         for target in dict.fromkeys(targets):
             if not kg.g.has_edge(node.id, target, key=EdgeType.CITES.value):
                 kg.add_edge(Edge(source=node.id, target=target, type=EdgeType.CITES))
@@ -369,10 +380,49 @@ def _citation_pattern(first: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![\w-]){re.escape(first)}(?![\w-])(?:\s+(?:Jr|Sr)\.?)?{_CITE_TAIL}(?:’s|'s)?\s*,?\s*[(\[]?\s*{_CITE_YEARS}(?![\w-])")
 
 
-def _author_year_targets(text: str, patterns: list[tuple[re.Pattern[str], list[tuple[RefKey, str]]]]) -> list[str]:
+class _Authors:
+    """The bibliography's first authors with their entries, and each one's citation pattern (compiled when first needed).
+
+    A citation pattern opens with the name verbatim, after neither a word character nor a
+    hyphen; a name that starts with a word character can only match where a text's word
+    (a run of word characters so placed) equals the name's first word. Texts are only
+    searched for the names they can hold, so the cost grows with the text, not with
+    texts × authors.
+    """
+
+    _WORD = re.compile(r"(?<![\w-])\w+")
+    _LEAD = re.compile(r"\w+")
+
+    def __init__(self, entries: dict[str, list[tuple[RefKey, str]]]) -> None:
+        self.entries = entries
+        self.order = {first: i for i, first in enumerate(entries)}
+        self.by_lead: dict[str, list[str]] = {}
+        self.unled: list[str] = []  # names opening with punctuation: searched by substring
+        for first in entries:
+            lead = self._LEAD.match(first)
+            if lead is None:
+                self.unled.append(first)
+            else:
+                self.by_lead.setdefault(lead.group(), []).append(first)
+        self._patterns: dict[str, re.Pattern[str]] = {}
+
+    def candidates(self, text: str) -> list[str]:
+        """The first authors whose citation pattern may match in ``text``, in bibliography order."""
+        found = [first for word in set(self._WORD.findall(text)) for first in self.by_lead.get(word, ())]
+        found += [first for first in self.unled if first in text]
+        return sorted(found, key=self.order.__getitem__)
+
+    def pattern(self, first: str) -> re.Pattern[str]:
+        if first not in self._patterns:
+            self._patterns[first] = _citation_pattern(first)
+        return self._patterns[first]
+
+
+def _author_year_targets(text: str, authors: _Authors) -> list[str]:
     """Entries cited author–year in ``text``."""
     targets: list[str] = []
-    for pattern, group in patterns:
+    for first in authors.candidates(text):
+        pattern, group = authors.pattern(first), authors.entries[first]
         for match in pattern.finditer(text):
             tail = match.group("tail") or ""
             if _is_coauthor(text[: match.start()], tail):

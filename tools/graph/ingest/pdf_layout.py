@@ -174,21 +174,26 @@ class _Outline:
 
     entries: list[tuple[int, str, int]]
     matched: set[int] = field(default_factory=set)
+    by_page: dict[int, list[int]] = field(default_factory=dict, init=False, repr=False)
+    depth: int = field(default=0, init=False)
+
+    def __post_init__(self) -> None:
+        for i, (_, _, page) in enumerate(self.entries):
+            self.by_page.setdefault(page, []).append(i)
+        self.depth = max((level for level, _, _ in self.entries), default=0)
 
     @classmethod
     def of(cls, outline: list[tuple[int, str, int]]) -> _Outline:
         return cls([(level, _norm(SECTION_NUMBER_RE.sub("", clean_title(title))), page) for level, title, page in outline])
 
-    @property
-    def depth(self) -> int:
-        return max((level for level, _, _ in self.entries), default=0)
-
     def match(self, block: TextBlock, exact_page: bool = False) -> int | None:
         """The first unmatched entry with the block's title on its page (±1 unless ``exact_page``)."""
         title = _norm(SECTION_NUMBER_RE.sub("", clean_title(block.text)))
         slack = 0 if exact_page else 1
-        for i, (_, norm, page) in enumerate(self.entries):
-            if i in self.matched or not norm or abs(page - block.page) > slack:
+        near = sorted(i for page in range(block.page - slack, block.page + slack + 1) for i in self.by_page.get(page, ()))
+        for i in near:  # the entries on the block's page ±slack, in outline order
+            _, norm, _ = self.entries[i]
+            if i in self.matched or not norm:
                 continue
             if title == norm or (len(norm) > 12 and title.startswith(norm)):
                 return i
@@ -316,21 +321,21 @@ def _make_heading(block: TextBlock, level: int, confirmed: bool) -> None:
 
 def _recover_outline_entries(book: _Outline, all_blocks: list[TextBlock], listings: Mapping[int, Listing]) -> None:
     """Outline entries no candidate matched: find their line among the short blocks of their page (that page first)."""
+    by_page: dict[int, list[tuple[int, TextBlock]]] = {}
+    for index, b in enumerate(all_blocks):
+        if len(b.lines) <= 3 and not in_listing(b, listings):
+            by_page.setdefault(b.page, []).append((index, b))
+    titles: dict[int, str] = {}
     for i, (level, norm, page) in enumerate(book.entries):
         if i in book.matched or not norm:
             continue
-        nearby = [
-            b
-            for b in all_blocks
-            if b.kind in ("paragraph", "heading", "code")
-            and not b.attrs.get("confirmed")
-            and abs(b.page - page) <= 1
-            and len(b.lines) <= 3
-            and not in_listing(b, listings)
-        ]
-        nearby.sort(key=lambda b: abs(b.page - page))
+        # the short blocks of the entry's page, then of the pages before and after, each in reading order
+        near = sorted((abs(b.page - page), index, b) for p in (page - 1, page, page + 1) for index, b in by_page.get(p, ()))
+        nearby = [b for _, _, b in near if b.kind in ("paragraph", "heading", "code") and not b.attrs.get("confirmed")]
         for block in nearby:
-            if _norm(SECTION_NUMBER_RE.sub("", clean_title(block.text))) == norm:
+            if id(block) not in titles:  # a block's text changes only when it becomes a confirmed heading, out of `nearby`
+                titles[id(block)] = _norm(SECTION_NUMBER_RE.sub("", clean_title(block.text)))
+            if titles[id(block)] == norm:
                 book.matched.add(i)
                 _make_heading(block, level, confirmed=True)
                 break

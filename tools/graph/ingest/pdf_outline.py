@@ -34,6 +34,8 @@ BBox = tuple[float, float, float, float]
 _LEADER = r"(?:\s*[.·…⋯∙]){2,}\s*|\s*[…⋯]\s*"
 _ARABIC_REFS = r"\d{1,4}(?:\s*[,–—-]\s*\d{1,4})*"
 _ROMAN = r"[ivxlcdm]{1,7}"
+_LEADER_CHARS = ".·…⋯∙"  # a leader holds at least one of these
+_ROMAN_DIGITS = "ivxlcdm"
 LEADER_ENTRY_RE = re.compile(rf"^(?P<title>.*?\w.*?)(?:{_LEADER})(?P<pages>{_ARABIC_REFS}|{_ROMAN})$")
 _PLAIN_REFS = r"\d{1,3}(?:\s*[,–—-]\s*\d{1,3})*"  # without leaders a four-digit number reads as a year
 PLAIN_ENTRY_RE = re.compile(rf"^(?P<title>.*?[^\W\d_].*?)\s+(?P<pages>{_PLAIN_REFS})$")
@@ -111,7 +113,10 @@ def entry_title(text: str) -> tuple[str, bool] | None:
     True
     """
     text = " ".join(text.split())
-    if m := LEADER_ENTRY_RE.match(text):
+    last = text[-1:]
+    if not (last.isdecimal() or last in _ROMAN_DIGITS):
+        return None  # both patterns end in a page number; this check spares their backtracking on prose
+    if any(c in text for c in _LEADER_CHARS) and (m := LEADER_ENTRY_RE.match(text)):
         return m.group("title").strip(), True
     if m := PLAIN_ENTRY_RE.match(text):
         return m.group("title").strip(), False

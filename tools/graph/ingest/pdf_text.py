@@ -6,6 +6,7 @@ and de-hyphenated, with dominant font size, boldness, monospace and maths shares
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -18,6 +19,7 @@ __all__ = ["LIGATURES", "union", "TextLine", "TextBlock", "page_text_blocks", "j
 BBox = tuple[float, float, float, float]
 
 _BOLD_FONT = re.compile(r"bold|demi|black|heavy|semibold|cmbx|cmb\d", re.I)
+_ITALIC_FONT = re.compile(r"italic|oblique|slant|cmti", re.I)
 _MONO_FONT = re.compile(r"mono|courier|cmtt|cmsltt|consol|typewriter", re.I)
 _MATH_FONT = re.compile(r"math|cmmi|cmsy|cmex|symbol|msbm|msam|rsfs|eufm", re.I)
 # Ligatures, and the private-use pieces of Adobe Symbol's tall delimiters (U+F8EB–U+F8FE): the top of a
@@ -111,6 +113,17 @@ def join_lines(lines: list[str]) -> str:
     return out
 
 
+@functools.lru_cache(maxsize=4096)
+def _font_traits(font: str) -> tuple[bool, bool, bool, bool]:
+    """Whether a font's name says bold, italic, monospaced, maths (a document uses few fonts: cached)."""
+    return (
+        bool(_BOLD_FONT.search(font)),
+        bool(_ITALIC_FONT.search(font)),
+        bool(_MONO_FONT.search(font)),
+        bool(_MATH_FONT.search(font)),
+    )
+
+
 def _line_record(spans: list[dict[str, Any]], bbox: BBox) -> TextLine | None:
     text = "".join(str(s["text"]) for s in spans).translate(LIGATURES)
     if not text.strip():
@@ -125,13 +138,14 @@ def _line_record(spans: list[dict[str, Any]], bbox: BBox) -> TextLine | None:
         flags = int(s["flags"])
         chars += n
         sizes[round(float(s["size"]), 1)] += n
-        if flags & 16 or _BOLD_FONT.search(font):
+        bold_font, italic_font, mono_font, math_font = _font_traits(font)
+        if flags & 16 or bold_font:
             bold_chars += n
-        if flags & 2 or re.search(r"italic|oblique|slant|cmti", font, re.I):
+        if flags & 2 or italic_font:
             italic_chars += n
-        if flags & 8 or _MONO_FONT.search(font):
+        if flags & 8 or mono_font:
             mono += n
-        if _MATH_FONT.search(font):
+        if math_font:
             math += n
     if not chars:
         return None
