@@ -37,7 +37,8 @@ OFFERED = {
     "env_start", "env_answer", "env_close", "doc_search", "doc_read", "browser_snapshot", "browser_click", "browser_type",
     "browser_select_option", "browser_hover", "browser_press_key", "browser_navigate", "browser_navigate_back",
     "browser_wait_for", "browser_scroll", "browser_tabs", "browser_handle_dialog", "browser_fill_form", "browser_file_upload",
-    "browser_drag", "browser_console_messages", "browser_network_requests", "browser_resize",
+    "browser_drag", "browser_drop", "browser_console_messages", "browser_network_requests", "browser_network_request",
+    "browser_resize",
 }  # the agent profile's tools without browser_take_screenshot
 
 

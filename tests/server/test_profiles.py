@@ -48,6 +48,8 @@ BROWSER_TOOLS = {
     "browser_file_upload",
     "browser_console_messages",
     "browser_network_requests",
+    "browser_network_request",
+    "browser_drop",
     "browser_resize",
 }
 DOC_TOOLS = {"doc_search", "doc_read"}

@@ -6,9 +6,10 @@ with an optional ``element`` description, as in Playwright MCP since 0.0.70; the
 an alias, so agents and prompts written for earlier versions work too. Left out on
 purpose: ``browser_evaluate`` and ``browser_run_code_unsafe`` (an agent under test could
 fake an end state with page JavaScript), ``browser_close`` (``env_close`` ends an
-episode), ``browser_install``, ``browser_drop`` and ``browser_network_request`` (not yet),
-``filename`` arguments (an agent under test writes no files on the server) and the opt-in
-capability groups (storage, network mocking, vision, pdf, devtools, testing). Added:
+episode), ``browser_install``, the ``part`` argument of ``browser_network_request`` (it
+returns the whole request, the response body only when it is text, cut to 4,000
+characters), ``filename`` arguments (an agent under test writes no files on the server)
+and the opt-in capability groups (storage, network mocking, vision, pdf, devtools, testing). Added:
 ``browser_scroll``, set-of-marks screenshots, ``maxChars`` on snapshots, and
 ``episode_id`` on every tool. Failures the episode recorded reach the agent as tool
 errors and stay off the server's stderr (:func:`recorded`).
@@ -31,7 +32,7 @@ from ..errors import InputError
 from ..security.roots import Roots
 from .episodes import ActionFailed, BrowserEpisode, FormField, Modifier, Observation
 from .manager import EpisodeManager
-from .page_log import ConsoleLevel, ConsoleMessages, NetworkRequests
+from .page_log import ConsoleLevel, ConsoleMessages, NetworkRequests, RequestDetail
 from .session import binding
 from .snapshot_view import MIN_CHARS
 
@@ -233,6 +234,11 @@ def register_browser(mcp: FastMCP, episodes: EpisodeManager, upload_roots: Roots
         """Handle the alert, confirm or prompt dialog the page opened (shown under '### Modal state')."""
         return await recorded(episode(ctx, episode_id).handle_dialog(accept, promptText))
 
+    def resolve(path: str) -> Path:
+        if upload_roots is None:
+            raise InputError("this server allows no file uploads; start it with --allow-root <folder> to upload files from that folder")
+        return upload_roots.readable_file(path, "paths")
+
     @mcp.tool(title="Upload files", annotations=ACT)
     async def file_upload(
         ctx: Context,
@@ -240,13 +246,19 @@ def register_browser(mcp: FastMCP, episodes: EpisodeManager, upload_roots: Roots
         episode_id: EpisodeId = None,
     ) -> Observation:
         """Upload one or multiple files into the file chooser the page opened (click its file input first)."""
-
-        def resolve(path: str) -> Path:
-            if upload_roots is None:
-                raise InputError("this server allows no file uploads; start it with --allow-root <folder> to upload files from that folder")
-            return upload_roots.readable_file(path, "paths")
-
         return await recorded(episode(ctx, episode_id).file_upload(paths, resolve))
+
+    @mcp.tool(title="Drop files or data onto an element", annotations=ACT)
+    async def drop(
+        ctx: Context,
+        target: Target,
+        element: Element = None,
+        paths: Annotated[list[str] | None, Field(description="The absolute paths of files to drop onto the element (inside the server's allowed folders).")] = None,
+        data: Annotated[dict[str, str] | None, Field(description="Data to drop, as a map of MIME type to string value (e.g. {\"text/plain\": \"hello\"}).")] = None,
+        episode_id: EpisodeId = None,
+    ) -> Observation:
+        """Drop files or MIME-typed data onto an element, as if dragged from outside the page. At least one of "paths" or "data" must be provided."""
+        return await recorded(episode(ctx, episode_id).drop(element, target, paths, data, resolve))
 
     @mcp.tool(title="Get console messages", annotations=LOOK)
     async def console_messages(
@@ -267,6 +279,15 @@ def register_browser(mcp: FastMCP, episodes: EpisodeManager, upload_roots: Roots
     ) -> NetworkRequests:
         """Returns the network requests of the current page since it loaded: method, URL, status."""
         return await recorded(episode(ctx, episode_id).network_requests(static, filter))
+
+    @mcp.tool(title="Show network request details", annotations=LOOK)
+    async def network_request(
+        ctx: Context,
+        index: Annotated[int, Field(ge=1, description="1-based index of the request, as printed by browser_network_requests.")],
+        episode_id: EpisodeId = None,
+    ) -> RequestDetail:
+        """Returns full details of one network request of the current tab: method, URL, status, headers, and the response body when it is small text."""
+        return await recorded(episode(ctx, episode_id).network_request(index))
 
     @mcp.tool(title="Take a screenshot", annotations=LOOK, output_schema=Screenshot.model_json_schema())
     async def take_screenshot(

@@ -30,7 +30,7 @@ from ..tasks.model import SuccessCriterion, Task
 from .canonical import canonical
 from .locate import ActionFailed, aria, explain, find, title_of, until_dialog
 from .modal import Modal
-from .page_log import ConsoleLevel, ConsoleMessages, NetworkRequests
+from .page_log import ConsoleLevel, ConsoleMessages, NetworkRequests, RequestDetail
 from .protocols import SuccessChecker
 from .snapshot_view import View, truncate
 from .tabs import Tab, TabInfo, Tabs
@@ -191,6 +191,17 @@ class BrowserEpisode:
         self._look("network_requests", args, form)
         return found
 
+    async def network_request(self, index: int) -> RequestDetail:
+        """One request of the current tab in full (recorded as a look)."""
+        self._check_open()
+        args, form = {"index": index}, canonical("network_request", index=index)
+        try:
+            found = await self.tabs.current.log.request_detail(index)
+        except (InputError, PlaywrightError) as exc:
+            await self._fail("network_request", args, form, None, str(exc) if isinstance(exc, InputError) else explain(exc))
+        self._look("network_request", args, form)
+        return found
+
     def _look(self, name: str, args: dict[str, Any], form: str) -> None:
         self._check_open()
         self.recorder.check_limit()
@@ -277,6 +288,20 @@ class BrowserEpisode:
             return await self._fail("drag", args, canonical("drag", element=start_element), Target(ref=start_target), error)
         form = canonical("drag", text=start.name or start.text or start_element, to=end.name or end.text or end_element)
         return await self._act("drag", args, form, start, lambda: source.drag_to(goal))
+
+    async def drop(self, element: str | None, target: str, paths: list[str] | None, data: dict[str, str] | None, resolve: Callable[[str], Path]) -> Observation:
+        """Drop files (each checked by ``resolve``: allowed roots only) and/or MIME-typed text onto an element, as if dragged in from outside."""
+        self._check_open()
+        args = _given(element=element, target=target, paths=paths, data=data)
+        form = canonical("drop", element=element, files=", ".join(Path(p).name for p in paths or []), data=", ".join(data or {}))
+        try:
+            if not paths and not data:
+                raise InputError("nothing to drop; pass paths (files) and/or data (MIME type to text, e.g. {'text/plain': 'hello'})")
+            files = [resolve(p) for p in paths or []]
+        except InputError as exc:
+            return await self._fail("drop", args, form, Target(ref=target), str(exc))
+        payload: Any = {"files": files or None, "data": data or None}
+        return await self._element_action("drop", args, target, lambda loc: loc.drop(payload), files=", ".join(f.name for f in files), data=", ".join(data or {}))
 
     # -- page, tab and dialog actions -------------------------------------------------
 
@@ -454,6 +479,8 @@ class BrowserEpisode:
         text = found.name or found.text or args.get("element")
         if name in ("type", "select_option"):
             form = canonical("type" if name == "type" else "select", text=canon.get("typed"), option=canon.get("option"), element=text)
+        elif name == "drop":
+            form = canonical("drop", text=text, element=found.role, files=canon.get("files"), data=canon.get("data"))
         elif name == "set_checked":
             form = canonical("check" if args["checked"] else "uncheck", text=text, element=found.role)
         else:

@@ -23,6 +23,7 @@ __all__ = [
     "ConsoleMessages",
     "NetworkRequests",
     "PageLog",
+    "RequestDetail",
     "RequestEntry",
 ]
 
@@ -33,6 +34,9 @@ _RANK = {"error": 0, "warning": 1, "info": 2, "debug": 3}
 #: Playwright's console message types mapped onto the four levels agents filter by.
 _LEVEL = {"error": "error", "assert": "error", "warning": "warning", "debug": "debug", "trace": "debug", "verbose": "debug"}
 _STATIC = {"image", "stylesheet", "script", "font", "media", "manifest", "texttrack", "other"}
+#: Longest response body browser_network_request returns (in characters).
+MAX_BODY = 4_000
+_TEXT_TYPES = ("text/", "json", "javascript", "xml", "x-www-form-urlencoded")
 
 
 class ConsoleEntry(BaseModel):
@@ -72,6 +76,16 @@ class NetworkRequests(BaseModel):
     omitted_static: int = Field(0, description="Successful static resources (images, scripts, styles, fonts) left out; pass static=true to see them.")
 
 
+class RequestDetail(BaseModel):
+    """What browser_network_request returns: one request of the current tab in full."""
+
+    request: RequestEntry
+    request_headers: dict[str, str]
+    response_headers: dict[str, str] | None = Field(None, description="None while pending or when the request failed.")
+    body: str | None = Field(None, description=f"The response body when it is text, cut to {MAX_BODY} characters; None otherwise.")
+    body_note: str | None = Field(None, description="Why the body is left out or cut, when it is.")
+
+
 class PageLog:
     """Console messages and requests of one tab, from the moment it joined the episode."""
 
@@ -79,6 +93,7 @@ class PageLog:
         self.console: deque[ConsoleEntry] = deque(maxlen=MAX_ENTRIES)
         self.requests: deque[RequestEntry] = deque(maxlen=MAX_ENTRIES)
         self._by_request: dict[Request, RequestEntry] = {}
+        self._by_index: dict[int, Request] = {}
         self.document = 1
         self._count = 0
         page.on("console", self._console)
@@ -106,8 +121,10 @@ class PageLog:
         entry = RequestEntry(index=self._count, method=request.method, url=request.url, resource_type=request.resource_type, document=document)
         if len(self.requests) == self.requests.maxlen:
             self._by_request = {r: e for r, e in self._by_request.items() if e is not self.requests[0]}
+            self._by_index.pop(self.requests[0].index, None)
         self.requests.append(entry)
         self._by_request[request] = entry
+        self._by_index[entry.index] = request
 
     def _response(self, response: Response) -> None:
         entry = self._by_request.pop(response.request, None)
@@ -148,6 +165,33 @@ class PageLog:
                 continue
             kept.append(entry)
         return NetworkRequests(requests=kept, omitted_static=omitted)
+
+    async def request_detail(self, index: int) -> RequestDetail:
+        """Request ``index`` (as browser_network_requests lists it) with its headers and, when small text, its response body."""
+        request = self._by_index.get(index)
+        entry = next((e for e in self.requests if e.index == index), None)
+        if request is None or entry is None:
+            known = f"{self.requests[0].index}..{self.requests[-1].index}" if self.requests else "none yet"
+            raise InputError(f"no request #{index} in this tab (kept: {known}); pass an index that browser_network_requests lists")
+        detail = RequestDetail(request=entry, request_headers=await request.all_headers())
+        response = await request.response() if entry.failure is None else None
+        if response is None:
+            detail.body_note = "no response" if entry.failure is None else f"request failed: {entry.failure}"
+            return detail
+        detail.response_headers = await response.all_headers()
+        kind = detail.response_headers.get("content-type", "")
+        if not any(t in kind for t in _TEXT_TYPES):
+            detail.body_note = f"body left out: not text ({kind or 'no content-type'})"
+            return detail
+        try:
+            text = (await response.body()).decode("utf-8", errors="replace")
+        except PlaywrightError:  # a redirect, or a body the browser no longer holds
+            detail.body_note = "body not available (a redirect, or the browser no longer holds it)"
+            return detail
+        detail.body = text[:MAX_BODY]
+        if len(text) > MAX_BODY:
+            detail.body_note = f"body cut to {MAX_BODY} of {len(text)} characters"
+        return detail
 
 
 def _opens_document(request: Request) -> bool:

@@ -4,8 +4,8 @@ Every call here uses ``target`` (never ``ref``) and leaves ``element`` out, as p
 written for Playwright MCP 0.0.70 and later do. The example site's bundled tasks are
 solved through the agent profile; a small playground page (served from a temporary
 folder on 127.0.0.1) covers what the site lacks: a ``target=_blank`` link, ``confirm``
-and ``prompt`` dialogs, a form of every field type, drag and drop, a file input, console
-output, a fetch, a resize readout and a long list.
+and ``prompt`` dialogs, a form of every field type, drag and drop, a drop zone for files
+and text, a file input, console output, a fetch, a resize readout and a long list.
 """
 
 from __future__ import annotations
@@ -52,6 +52,8 @@ PLAYGROUND = """<!doctype html>
 <p id="summary">no summary</p>
 <div id="card" draggable="true" ondragstart="event.dataTransfer.setData('text/plain', 'Card')">Card</div>
 <div id="zone" ondragover="event.preventDefault()" ondrop="event.preventDefault(); this.textContent = 'dropped ' + event.dataTransfer.getData('text/plain')">Drop here</div>
+<div id="dropzone" ondragover="event.preventDefault()" ondrop="event.preventDefault(); document.getElementById('dropped').textContent = 'got ' + [...event.dataTransfer.files].map(f => f.name).join(',') + ' + ' + event.dataTransfer.getData('text/plain')">Drop files here</div>
+<p id="dropped">nothing dropped</p>
 <label>Attachment <input type="file" id="file" onchange="document.getElementById('uploaded').textContent = 'uploaded ' + this.files[0].name"></label>
 <p id="uploaded">no upload</p>
 <p id="size">size unknown</p>
@@ -74,6 +76,7 @@ def playground(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     (folder / "index.html").write_text(PLAYGROUND.replace("ITEMS", items), encoding="utf-8")
     (folder / "second.html").write_text('<!doctype html><html><head><title>Second</title></head><body><h1>Second page</h1></body></html>', encoding="utf-8")
     (folder / "data.json").write_text('{"word": "pelican"}', encoding="utf-8")
+    (folder / "big.txt").write_text("x" * 5000, encoding="utf-8")
     (folder / "welcome.html").write_text("<!doctype html><title>Welcome</title><script>alert('Welcome aboard')</script><h1>Aboard</h1>", encoding="utf-8")
     with serve_static(folder) as site:
         yield site.url + "/"
@@ -323,6 +326,56 @@ async def test_console_and_network_logs_are_the_episodes_own(settings: Settings,
         theirs = await call(client, "browser_network_requests", episode_id=other["episode_id"])
         assert [r["url"] for r in theirs["requests"]] == [playground + "second.html"]
         assert (await call(client, "browser_console_messages", all=True, episode_id=other["episode_id"]))["total"] == 0
+
+
+@pytest.mark.anyio
+async def test_drop_files_and_text_from_the_allowed_roots(settings: Settings, playground: str, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+    inside = tmp_path / "drop.txt"
+    inside.write_text("dropped note", encoding="utf-8")
+    outside = tmp_path_factory.mktemp("elsewhere") / "secret.txt"
+    outside.write_text("not for agents", encoding="utf-8")
+    async with Client(build_server(settings, profile="agent")) as client:
+        await call(client, "env_start", url=playground + "index.html")
+        assert "nothing to drop" in await refused(client, "browser_drop", target="#dropzone")
+        assert "outside the allowed roots" in await refused(client, "browser_drop", target="#dropzone", paths=[str(outside)])
+        dropped = await call(client, "browser_drop", target="#dropzone", paths=[str(inside)], data={"text/plain": "hello"})
+        assert "got drop.txt + hello" in dropped["snapshot"]
+        text_only = await call(client, "browser_drop", target="#dropzone", data={"text/plain": "just text"})
+        assert "got + just text" in " ".join(text_only["snapshot"].split())
+        assert "did not accept the drop" in await refused(client, "browser_drop", target="#card", data={"text/plain": "no"})
+        done = await call(client, "env_close")
+    actions = load_trajectory(Path(settings.workspace).resolve() / "runs" / "episodes" / done["episode_id"] / "trajectory.jsonl").actions
+    drops = [(a.args.get("paths"), a.error is None) for a in actions if a.name == "drop"]
+    assert drops == [(None, False), ([str(outside)], False), ([str(inside)], True), (None, True), (None, False)]
+    landed = [a for a in actions if a.name == "drop" and a.error is None][0]
+    assert landed.target is not None and landed.target.selector == "#dropzone"
+    assert "drop.txt" in landed.canonical and "text/plain" in landed.canonical
+
+
+@pytest.mark.anyio
+async def test_one_network_request_in_full(settings: Settings, playground: str) -> None:
+    async with Client(build_server(settings, profile="agent")) as client:
+        await call(client, "env_start", url=playground + "index.html")
+        await call(client, "browser_wait_for", text="data pelican")
+        listed = (await call(client, "browser_network_requests", filter=r"data\.json$"))["requests"]
+        detail = await call(client, "browser_network_request", index=listed[0]["index"])
+        assert (detail["request"]["method"], detail["request"]["url"], detail["request"]["status"]) == ("GET", playground + "data.json", 200)
+        assert detail["request"]["resource_type"] == "fetch"
+        assert "json" in detail["response_headers"]["content-type"] and "user-agent" in detail["request_headers"]
+        assert detail["body"] == '{"word": "pelican"}' and detail["body_note"] is None
+        assert "no request #999" in await refused(client, "browser_network_request", index=999)
+
+        # a long text body is cut; another episode's index 1 is its own page, never this one's
+        await call(client, "browser_navigate", url=playground + "big.txt")
+        own = (await call(client, "browser_network_requests"))["requests"]
+        big = await call(client, "browser_network_request", index=own[0]["index"])
+        assert big["body"] == "x" * 4000 and "4000 of 5000" in big["body_note"]
+        other = await call(client, "env_start", url=playground + "second.html")
+        theirs = await call(client, "browser_network_request", index=1, episode_id=other["episode_id"])
+        assert theirs["request"]["url"] == playground + "second.html"
+        done = await call(client, "env_close", episode_id=other["episode_id"])
+    actions = load_trajectory(Path(settings.workspace).resolve() / "runs" / "episodes" / done["episode_id"] / "trajectory.jsonl").actions
+    assert [(a.name, a.args) for a in actions if a.name == "network_request"] == [("network_request", {"index": 1})]
 
 
 @pytest.mark.anyio

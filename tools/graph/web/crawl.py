@@ -71,6 +71,10 @@ OPENS_JS = "() => window.__taskloomOpens || 0"
 OPENED_JS = "() => window.__taskloomOpened || []"
 
 
+#: Loads of one URL a pending navigation may cut short before the crawl gives up on it.
+_LOAD_TRIES = 3
+
+
 class SiteUnreachable(TaskloomError):
     """The crawl's start page could not be loaded as a page of the site (refused, unresolvable, HTTP error, redirected away)."""
 
@@ -321,15 +325,19 @@ class _Crawl:
         """Load ``url`` and let it settle; its main response (None for same-document loads).
 
         A load cut short by a navigation still pending from the previous page (Chromium
-        committing the error page of a blocked redirect) is retried once.
+        committing the error page of a blocked redirect or meta refresh) is retried, at most
+        twice, once the page has gone quiet (the interrupting navigation can itself be cut
+        short by the retry, which Playwright reports the same way).
         """
-        try:
-            response = await page.goto(url, wait_until="load")
-        except PlaywrightError as exc:
-            if "interrupted by another navigation" not in str(exc):
-                raise
-            await page.wait_for_load_state("load")
-            response = await page.goto(url, wait_until="load")
+        for attempt in range(_LOAD_TRIES):
+            try:
+                response = await page.goto(url, wait_until="load")
+                break
+            except PlaywrightError as exc:
+                if "interrupted by another navigation" not in str(exc) or attempt == _LOAD_TRIES - 1:
+                    raise
+                await self._quiet(page)
+                await asyncio.sleep(0.05 * (attempt + 1))  # let a navigation that Chromium has queued but not started begin
         await _settle(page)
         return response
 
