@@ -9,21 +9,33 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Workspace", "atomic_write_text", "atomic_write_json", "append_jsonl"]
+__all__ = ["Workspace", "atomic_write_text", "atomic_write_chunks", "atomic_write_json", "append_jsonl"]
 
 SUBDIRS = ("graphs", "chroma", "tasks", "runs", "cache", "reports")
 
 
 def atomic_write_text(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` so readers see the old file or the new one, never a mix."""
+    atomic_write_chunks(path, [text])
+
+
+def atomic_write_chunks(path: Path, chunks: Iterable[str], buffer: int = 65536) -> None:
+    """Write the concatenated ``chunks`` atomically, joining at most ``buffer`` of them at a time (large files, small memory)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+            pieces: list[str] = []
+            for piece in chunks:
+                pieces.append(piece)
+                if len(pieces) >= buffer:
+                    fh.write("".join(pieces))
+                    pieces.clear()
+            fh.write("".join(pieces))
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)

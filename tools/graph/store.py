@@ -12,7 +12,6 @@ import json
 import logging
 import os
 import re
-import tempfile
 import threading
 import unicodedata
 from collections import OrderedDict
@@ -22,7 +21,7 @@ from typing import Any
 import networkx as nx
 
 from ..errors import InputError, NotFoundError, TaskloomError
-from ..workspace import Workspace
+from ..workspace import Workspace, atomic_write_chunks
 from .model import GraphMeta, KnowledgeGraph
 
 __all__ = ["GraphStore", "CorruptGraphError", "make_graph_id", "validate_graph_id", "GRAPH_ID_RE"]
@@ -113,23 +112,7 @@ def _write_json(path: Path, data: Any) -> None:
     ``json.dumps`` with an indent joins millions of small strings into one; a graph of
     2,400 pages took 300 MB more that way, at the end of an ingestion, when memory peaks.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            pieces: list[str] = []
-            for piece in json.JSONEncoder(ensure_ascii=False, indent=1, sort_keys=False).iterencode(data):
-                pieces.append(piece)
-                if len(pieces) >= 65536:
-                    fh.write("".join(pieces))
-                    pieces.clear()
-            fh.write("".join(pieces))
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write_chunks(path, json.JSONEncoder(ensure_ascii=False, indent=1, sort_keys=False).iterencode(data))
 
 
 def _probe_meta(path: Path) -> tuple[_FileKey, GraphMeta]:
