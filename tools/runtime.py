@@ -153,6 +153,7 @@ class Runtime:
             self.workspace.tasks,
             checker=self.checker,
             screenshots=self.screenshots if screenshots is None else screenshots,
+            snapshots=self.settings.snapshot_mode == "full",
             record=self.settings.record,
             max_episodes=self.settings.max_episodes,
             documents=self.documents,

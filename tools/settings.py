@@ -49,6 +49,11 @@ class Settings(BaseSettings):
     max_pages: int = Field(2000, ge=1, description="Documents with more pages are refused.")
     chromium: str | None = Field(None, description="Chromium binary; default: `chromium` on PATH (Debian's package).")
     record_screenshots: bool = Field(False, description="Save a screenshot after every recorded browser or desktop action (opt-in: they cost about one action each).")
+    snapshot_mode: Literal["full", "none"] = Field(
+        "full",
+        description="What a browser action answers with: the page's accessibility snapshot (full) or only URL, title, tabs and dialog "
+        "(none, as Playwright MCP's --snapshot-mode none; the agent calls browser_snapshot when it needs the page).",
+    )
     record: list[Recording] = Field(
         default_factory=list,
         description="What every browser episode records into its folder besides the trajectory: 'har' (network.har) and/or 'trace' "

@@ -41,6 +41,9 @@ def serve(
     model: str | None = typer.Option(None, "--model", help="Model name recorded in trajectories."),
     episodes_dir: Path | None = typer.Option(None, "--episodes-dir", help="Where trajectories are written (default: the workspace's runs/episodes)."),
     max_steps: int | None = typer.Option(None, "--max-steps", min=1, help="Actions allowed per episode (a harness step limit)."),
+    snapshot_mode: Literal["full", "none"] | None = typer.Option(
+        None, "--snapshot-mode", help="What browser actions answer with: full (the page's snapshot; default) or none (URL, title, tabs, dialog; call browser_snapshot)."
+    ),
 ) -> None:
     """Run the Taskloom MCP server: over stdio by default, or over streamable HTTP (at /mcp) with --http.
 
@@ -58,6 +61,8 @@ def serve(
     from ..app import build_server
 
     config = settings()
+    if snapshot_mode is not None:
+        config = config.model_copy(update={"snapshot_mode": snapshot_mode})
     bound = Bound(task_id=task, agent=agent, model=model, max_steps=max_steps)
     if not http:
         server = run(lambda: build_server(config, profile, enable_desktop, bound, episodes_dir))

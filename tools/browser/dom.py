@@ -163,10 +163,10 @@ NAVIGATION_WATCH_JS = """(() => {
   document.addEventListener('submit', (e) => { if (e.target instanceof HTMLFormElement && elsewhere(e.target.target)) watch.popup = true; }, true);
 })()"""
 
-#: ``() => {navigation, popup}``: whether the page asked for a navigation, or opened a tab, since the last call (and forget it).
+#: ``() => {navigation, popup, title}``: whether the page asked for a navigation, or opened a tab, since the last call (and forget it); its title.
 NAVIGATION_PENDING_JS = """() => {
   const watch = window.__taskloomNavigation;
-  const found = {navigation: !!(watch && watch.pending), popup: !!(watch && watch.popup)};
+  const found = {navigation: !!(watch && watch.pending), popup: !!(watch && watch.popup), title: document.title};
   if (watch) { watch.pending = false; watch.popup = false; }
   return found;
 }"""

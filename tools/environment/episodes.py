@@ -27,7 +27,7 @@ from ..browser import GuardedContext
 from ..browser.dom import DESCRIBE_JS, NAVIGATION_PENDING_JS, draw_marks
 from ..errors import InputError, TaskloomError
 from ..tasks.model import SuccessCriterion, Task
-from .canonical import canonical
+from .canonical import canonical, element_form
 from .locate import ActionFailed, aria, explain, find, title_of, until_dialog
 from .modal import Modal
 from .page_log import ConsoleLevel, ConsoleMessages, NetworkRequests, RequestDetail
@@ -76,13 +76,16 @@ def _given(**fields: Any) -> dict[str, Any]:
 class BrowserEpisode:
     """One agent's session in its own browser context (one or more tabs)."""
 
-    def __init__(self, episode_id: str, guarded: GuardedContext, page: Page, recorder: Recorder, checker: SuccessChecker, screenshots: bool = False) -> None:
+    def __init__(
+        self, episode_id: str, guarded: GuardedContext, page: Page, recorder: Recorder, checker: SuccessChecker, screenshots: bool = False, snapshots: bool = True
+    ) -> None:
         self.id = episode_id
         self.guarded = guarded
         self.tabs = Tabs(guarded, page)
         self.recorder = recorder
         self.checker = checker
         self.screenshots = screenshots
+        self.snapshots = snapshots  # False: actions answer without the page's snapshot (browser_snapshot still gives it)
         self.closed = False
         self.task: Task | None = None  # the full task, server side only: final-state checks at close
         self.watch: list[SuccessCriterion] = []  # state checks probed after every action (composite tasks' subtasks)
@@ -116,25 +119,27 @@ class BrowserEpisode:
             return await self._fail("snapshot", args, canonical("snapshot"), Target(ref=target), error)
         return await self._act("snapshot", args, canonical("snapshot", element=found.name or found.role), found, None, view=View(loc, depth, boxes, max_chars))
 
-    async def observe(self, view: View = View()) -> Observation:
-        """URL, title, tabs, modal state and snapshot, without recording (for tool responses)."""
+    async def observe(self, view: View = View(), snapshot: bool = True, title: str | None = None) -> Observation:
+        """URL, title (read unless given), tabs, modal state and (unless ``snapshot`` is False) snapshot, without recording (for tool responses)."""
         tab = self.tabs.current
         url = tab.page.url  # read first, as the agent is told where the action left it
         await self.tabs.settle_new()
         infos = await self.tabs.infos() if len(self.tabs.tabs) > 1 else None
-        if tab.modal.dialog is not None:
-            title, snapshot = await title_of(tab.page), None
+        read = title_of(tab.page) if title is None else asyncio.sleep(0, title)
+        page: str | None = None
+        if tab.modal.dialog is not None or not snapshot:
+            title = await read
         else:  # both in flight at once: one round trip
-            title, snapshot = await asyncio.gather(title_of(tab.page), until_dialog(tab, aria(tab.page, view)))
+            title, page = await asyncio.gather(read, until_dialog(tab, aria(tab.page, view)))
         modal = tab.modal.describe()
         parts = [self.tabs.describe(infos)] if infos else []
         if modal:
             parts.append(modal)
-        if snapshot is not None:
-            parts.append(truncate(snapshot, view.max_chars))
+        if page is not None:
+            parts.append(truncate(page, view.max_chars))
         elif tab.modal.dialog is not None:
             parts.append("(the page is paused by the dialog; handle it to see the page again)")
-        return Observation(url=url, title=title, snapshot="\n\n".join(parts), tabs=infos, modal=modal)
+        return Observation(url=url, title=title, snapshot="\n\n".join(parts) or None, tabs=infos, modal=modal)
 
     async def screenshot(self, marks: bool = False, full_page: bool = False, target: str | None = None, element: str | None = None, kind: Literal["png", "jpeg"] = "png") -> bytes:
         """A PNG (or JPEG) of the viewport, the full page or one element; with ``marks``, interactive elements boxed and labelled by ref."""
@@ -476,15 +481,7 @@ class BrowserEpisode:
             return await self._fail(name, args, canonical(name, element=args.get("element")), Target(ref=target), str(exc))
         except PlaywrightError as exc:
             return await self._fail(name, args, canonical(name, element=args.get("element")), Target(ref=target), explain(exc))
-        text = found.name or found.text or args.get("element")
-        if name in ("type", "select_option"):
-            form = canonical("type" if name == "type" else "select", text=canon.get("typed"), option=canon.get("option"), element=text)
-        elif name == "drop":
-            form = canonical("drop", text=text, element=found.role, files=canon.get("files"), data=canon.get("data"))
-        elif name == "set_checked":
-            form = canonical("check" if args["checked"] else "uncheck", text=text, element=found.role)
-        else:
-            form = canonical(name.replace("double_click", "dblclick"), text=text, element=found.role)
+        form = element_form(name, found.name, found.text, found.role, args, canon)
         return await self._act(name, args, form, found, lambda: run(loc))
 
     async def _fail(self, name: str, args: dict[str, Any], form: str, target: Target | None, error: str) -> NoReturn:
@@ -502,8 +499,8 @@ class BrowserEpisode:
         except PlaywrightError:
             return []  # the page is mid-navigation; nothing is counted as holding
 
-    async def _land(self, tab: Tab, opened: int) -> None:
-        """Let what an action set off finish before the page is observed.
+    async def _land(self, tab: Tab, opened: int) -> str | None:
+        """Let what an action set off finish before the page is observed; the page's title when nothing was set off.
 
         A tab the page opened (the ``opened``-th and later) is waited for until it is listed;
         a navigation the page asked for (even one Playwright does not wait for, as after
@@ -511,7 +508,7 @@ class BrowserEpisode:
         started until none has been open for a moment.
         """
         try:
-            asked: dict[str, bool] = await tab.page.evaluate(NAVIGATION_PENDING_JS)
+            asked: dict[str, Any] = await tab.page.evaluate(NAVIGATION_PENDING_JS)
         except PlaywrightError:  # the document went away under the call: a navigation is under way
             asked = {"navigation": True, "popup": False}
         if asked["popup"]:
@@ -519,7 +516,9 @@ class BrowserEpisode:
         if asked["navigation"]:
             await tab.traffic.committed()
             await tab.page.wait_for_load_state("domcontentloaded", timeout=5_000)
+        quiet = not (asked["popup"] or asked["navigation"] or tab.traffic.started)
         await tab.traffic.settle()
+        return asked.get("title") if quiet else None
 
     async def _act(
         self,
@@ -547,15 +546,17 @@ class BrowserEpisode:
             return await self._fail(name, args, form, target, why)
         url_before, t_start = tab.page.url, time.time()
         error: str | None = None
+        title: str | None = None  # read while landing, when the action set nothing off
         if run is not None:
             tab.traffic.watch()
             opened = self.tabs.opened
 
             async def whole() -> bool:
+                nonlocal title
                 await run()
                 if land:
                     await tab.page.wait_for_load_state("domcontentloaded", timeout=5_000)
-                    await self._land(tab, opened)
+                    title = await self._land(tab, opened)
                 return True
 
             try:
@@ -593,7 +594,7 @@ class BrowserEpisode:
             if look:
                 observation = Observation(url=self.page.url, title=await title_of(self.page))
             else:
-                observation = await self.observe(view)
+                observation = await self.observe(view, snapshot=self.snapshots or name == "snapshot", title=title if self.tabs.current is tab else None)
         finally:
             await written
         observation.action = form

@@ -98,8 +98,16 @@ async def find(page: Page, target: str) -> tuple[Locator, Target]:
         except PlaywrightError as exc:
             if not _MISSING.search(str(exc)):
                 raise
-            raise ActionFailed(f"ref {target} is not on the page any more (the page changed); call browser_snapshot for fresh refs") from None
-    return loc, Target(role=info["role"] or info["tag"], name=info["name"] or None, text=info["text"][:200] or None, selector=info["selector"], ref=target)
+            raise ActionFailed(_stale(target)) from None
+    return loc, _described(info, target)
+
+
+def _described(info: dict[str, Any], ref: str) -> Target:
+    return Target(role=info["role"] or info["tag"], name=info["name"] or None, text=info["text"][:200] or None, selector=info["selector"], ref=ref)
+
+
+def _stale(ref: str) -> str:
+    return f"ref {ref} is not on the page any more (the page changed); call browser_snapshot for fresh refs"
 
 
 async def title_of(page: Page) -> str:

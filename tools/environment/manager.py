@@ -67,7 +67,9 @@ class EpisodeManager:
     watched states after every action), and the ``documents`` source document
     episodes read through (None: this manager opens no document episodes). With
     ``screenshots`` every successful browser action also saves a viewport PNG (opt-in:
-    nothing that evaluates or reports reads them). ``record`` adds per-episode recordings to
+    nothing that evaluates or reports reads them). With ``snapshots`` False an action answers
+    with the URL, title, tabs and dialog only, as Playwright MCP's ``--snapshot-mode none``
+    (``browser_snapshot`` still returns the page). ``record`` adds per-episode recordings to
     the episode's folder: ``har`` (``network.har``, written when the context closes) and
     ``trace`` (``trace.zip``, a Playwright trace with screenshots and DOM snapshots that
     ``playwright show-trace`` opens).
@@ -81,6 +83,7 @@ class EpisodeManager:
         *,
         checker: SuccessChecker,
         screenshots: bool = False,
+        snapshots: bool = True,
         record: Sequence[str] = (),
         max_episodes: int = 16,
         documents: DocumentSource | None = None,
@@ -91,6 +94,7 @@ class EpisodeManager:
         self.root = root
         self.tasks = tasks
         self.screenshots = screenshots
+        self.snapshots = snapshots
         self.record = frozenset(record)
         self.max_episodes = max_episodes
         self.episodes: dict[str, BrowserEpisode] = {}
@@ -152,7 +156,7 @@ class EpisodeManager:
             page.set_default_navigation_timeout(15_000)
             header = EpisodeRecord(episode_id=episode_id, env="browser", task_id=task_id, agent=agent, model=model, start_url=start)
             recorder = Recorder(self.root / episode_id, header)
-            episode = BrowserEpisode(episode_id, guarded, page, recorder, self.checker, self.screenshots)
+            episode = BrowserEpisode(episode_id, guarded, page, recorder, self.checker, self.screenshots, self.snapshots)
             episode.task = private
             if episode.task is not None:
                 episode.watch = watched_checks(episode.task)

@@ -428,6 +428,30 @@ async def test_screenshots_of_one_element_and_as_jpeg_carry_structured_output(se
     assert shots[0].size[0] < 200 and shots[1].size == (1280, 800)  # one button, the whole viewport
 
 
+@pytest.mark.anyio
+async def test_snapshot_mode_none_answers_actions_without_the_page(settings: Settings, playground: str) -> None:
+    """As Playwright MCP's --snapshot-mode none: actions answer with URL and title; browser_snapshot still shows the page."""
+    quiet = settings.model_copy(update={"snapshot_mode": "none"})
+    async with Client(build_server(quiet, profile="agent")) as client:
+        started = await call(client, "env_start", url=playground + "index.html")
+        page = (await call(client, "browser_snapshot"))["snapshot"]
+        typed = await call(client, "browser_type", target=ref(page, "textbox", "Name"), text="Ada")
+        assert typed["snapshot"] is None and typed["title"] == "Playground" and typed["url"] == playground + "index.html"
+        assert typed["action"] == "type(text='Ada', element='Name')"
+        shown = await call(client, "browser_click", target=ref(page, "button", "Show"))  # refs of the last snapshot stay valid
+        assert shown["snapshot"] is None
+        assert "summary: Ada / false / Red / 1" in (await call(client, "browser_snapshot"))["snapshot"]
+        asked = await call(client, "browser_click", target=ref(page, "button", "Delete"))  # a dialog is still told
+        assert asked["snapshot"] is not None and "Delete the record?" in asked["modal"]
+        await call(client, "browser_handle_dialog", accept=True)
+        opened = await call(client, "browser_click", target=ref(page, "link", "Open second"))  # and so are tabs
+        assert [t["title"] for t in opened["tabs"]] == ["Playground", "Second"] and "Second" in opened["snapshot"]
+        await call(client, "env_close")
+    actions = load_trajectory(Path(quiet.workspace).resolve() / "runs" / "episodes" / started["episode_id"] / "trajectory.jsonl").actions
+    assert [a.name for a in actions] == ["navigate", "snapshot", "type", "click", "snapshot", "click", "handle_dialog", "click"]
+    assert all(a.error is None for a in actions)
+
+
 def test_recorded_actions_replay_with_current_names() -> None:
     """Replays (the replay agent) call the tools with target, also for trajectories recorded with ref."""
     from taskloom.harness.agents.calls import call_for_action, call_for_step
