@@ -107,9 +107,10 @@ def _layout_page(
             block.kind = "caption"
             block.attrs.update(label=cap[0], number=cap[1])
     captions = [b for b in blocks if b.kind == "caption"]
-    figures = find_figure_regions(page, [c for c in captions if c.attrs["label"] == "figure"])
+    drawings = page.get_drawings()
+    figures = find_figure_regions(page, [c for c in captions if c.attrs["label"] == "figure"], drawings)
     tables = find_table_regions(
-        page, [c for c in captions if c.attrs["label"] == "table"], [f.bbox for f in figures], body, blocks
+        page, [c for c in captions if c.attrs["label"] == "table"], [f.bbox for f in figures], body, blocks, drawings
     )
     regions = figures + tables
     remaining: list[TextBlock] = []

@@ -221,18 +221,20 @@ def find_table_regions(
     figure_boxes: list[BBox],
     body_size: float,
     blocks: list[TextBlock] | None = None,
+    drawings: list[dict[str, Any]] | None = None,
 ) -> list[Region]:
     """Tables on a page: one per "Table N" caption, then uncaptioned ruled, grid and whitespace tables.
 
     Never inside a figure's area. Grid detection runs only on pages with table
-    evidence (a table caption or at least three horizontal rules):
-    ``find_tables`` dominates ingestion time.
+    evidence (a table caption, or at least three horizontal rules outside the figures,
+    whose axes and grid lines are no table): ``find_tables`` dominates parsing time.
+    ``drawings`` are the page's ``get_drawings()``, when the caller has them already.
     """
     blocks = blocks or []
-    pg = _Page(page, body_size, page.get_drawings())
+    pg = _Page(page, body_size, page.get_drawings() if drawings is None else drawings)
     rules = horizontal_rules(pg.drawings)
     grids: list[Any] = []
-    if captions or len(rules) >= 3:
+    if captions or sum(1 for r in rules if not any(inside(r, f, 4) for f in figure_boxes)) >= 3:
         grids = [t for t in page.find_tables(use_layout=False, strategy="lines").tables if t.row_count >= 2 and t.col_count >= 2]
     regions: list[Region] = []
     used: set[int] = set()
@@ -262,9 +264,9 @@ def find_table_regions(
     return regions
 
 
-def find_figure_regions(page: pymupdf.Page, captions: list[TextBlock]) -> list[Region]:
-    """Figures: the graphics next to each "Figure N" caption, and uncaptioned raster images."""
-    graphics: list[BBox] = [tuple(r) for r in page.cluster_drawings() if r.width >= 20 and r.height >= 20]
+def find_figure_regions(page: pymupdf.Page, captions: list[TextBlock], drawings: list[dict[str, Any]] | None = None) -> list[Region]:
+    """Figures: the graphics next to each "Figure N" caption, and uncaptioned raster images (``drawings``: the page's, if known)."""
+    graphics: list[BBox] = [tuple(r) for r in page.cluster_drawings(drawings=drawings) if r.width >= 20 and r.height >= 20]
     images = [tuple(info["bbox"]) for info in page.get_image_info() if info["bbox"][2] - info["bbox"][0] >= 20]
     graphics += images
     regions: list[Region] = []
