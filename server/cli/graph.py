@@ -42,7 +42,7 @@ def search(
     node_type: list[str] = typer.Option(None, "--type"),
     mode: Literal["hybrid", "vector", "lexical"] | None = typer.Option(None, "--mode", help="hybrid (default setting), vector or lexical."),
 ) -> None:
-    """Search a graph's nodes: BM25 and embeddings fused by reciprocal rank (or either alone)."""
+    """Search a graph's nodes: BM25 and embeddings fused by a weighted sum of normalised scores (or either alone)."""
     echo_json(run(lambda: _service().search(graph_id, query, k, node_type or None, mode)))
 
 

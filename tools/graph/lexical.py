@@ -1,11 +1,14 @@
 """Lexical retrieval (BM25, ``bm25s``) over a graph's text nodes, and its fusion with vector search.
 
 Embeddings find passages by meaning but blur exact terms (a function name, an argument, a
-dataset); BM25 finds exact terms but not paraphrases. Hybrid search runs both and fuses the two
-rankings by weighted **reciprocal rank fusion**: ``score(n) = Σ w_i / (RRF_K + rank_i(n))`` over the
-rankings that hold ``n`` (Cormack et al., 2009; ``RRF_K = 60``). Ranks, not raw scores, are fused,
-so the two scales never need calibrating. The vector ranking counts half (``VECTOR_WEIGHT``): with
-the small offline MiniLM it is the weaker of the two on ``bench/search.py`` (MRR 0.50 against 0.70).
+dataset); BM25 finds exact terms but not paraphrases. Hybrid search runs both and fuses them by a
+**convex combination of normalised scores** (Bruch et al., 2023, "An Analysis of Fusion Functions
+for Hybrid Retrieval"): each list's scores are min-max normalised over its top hits, and a node scores
+``VECTOR_WEIGHT · vector + (1 − VECTOR_WEIGHT) · lexical``, 0 in a list that does not hold it.
+Unlike reciprocal rank fusion it keeps how far apart scores are, so a passage one ranker puts far
+ahead is not outvoted by passages both rank middling. On ``bench/search.py`` it lifts hybrid MRR
+from 0.744 (RRF, k = 60) to 0.772 and recall@10 from 0.944 to 0.981; choosing the weight on four
+of the five PDFs and scoring the fifth picks 0.4 every time and beats RRF on each held-out PDF.
 
 BM25 uses ``k1 = 0.9, b = 0.4``, the passage-retrieval defaults of Anserini, which normalise
 length less than ``b = 0.75``: a short heading or caption that repeats a query word no longer
@@ -30,10 +33,10 @@ import snowballstemmer
 
 from .model import EdgeType, KnowledgeGraph, NodeType
 
-__all__ = ["RRF_K", "VECTOR_WEIGHT", "terms", "LexicalIndex", "fuse"]
+__all__ = ["VECTOR_WEIGHT", "terms", "LexicalIndex", "fuse"]
 
-RRF_K = 60
-VECTOR_WEIGHT = 0.5
+#: The vector score's share in hybrid fusion; the lexical score takes the rest (chosen with bench/search.py, see above).
+VECTOR_WEIGHT = 0.4
 BM25_K1, BM25_B = 0.9, 0.4
 _WORD = re.compile(r"[a-z0-9]+(?:(?:[._]|::)[a-z0-9]+)*")
 _STOP = frozenset(
@@ -119,16 +122,22 @@ def _section_titles(kg: KnowledgeGraph) -> dict[str, str]:
     return out
 
 
-def fuse(*rankings: Sequence[str], k: int, weights: Sequence[float] | None = None) -> list[tuple[str, float]]:
-    """Weighted reciprocal rank fusion of rankings (best first); the ``k`` best (id, fused score), ties by id.
+def fuse(vector: Sequence[tuple[str, float]], lexical: Sequence[tuple[str, float]], k: int, weight: float = VECTOR_WEIGHT) -> list[tuple[str, float]]:
+    """The ``k`` best (id, fused score) of two scored lists (best first), ties by id: ``weight`` of the vector score plus the rest of the lexical one, each min-max normalised over its list.
 
-    >>> [i for i, _ in fuse(["a", "b", "c"], ["c", "a"], k=3)]
-    ['a', 'c', 'b']
-    >>> [i for i, _ in fuse(["b", "a"], ["a", "b"], k=2, weights=[0.5, 1.0])]
-    ['a', 'b']
+    >>> [i for i, _ in fuse([("a", 0.9), ("b", 0.5)], [("b", 12.0), ("c", 3.0)], k=3)]
+    ['b', 'a', 'c']
+    >>> fuse([("a", 0.7)], [], k=2)
+    [('a', 0.4)]
     """
-    score: dict[str, float] = {}
-    for ranking, weight in zip(rankings, weights or [1.0] * len(rankings), strict=True):
-        for rank, node_id in enumerate(ranking, start=1):
-            score[node_id] = score.get(node_id, 0.0) + weight / (RRF_K + rank)
+    vector_score, lexical_score = _normalised(vector), _normalised(lexical)
+    score = {i: weight * vector_score.get(i, 0.0) + (1.0 - weight) * lexical_score.get(i, 0.0) for i in {**vector_score, **lexical_score}}
     return sorted(score.items(), key=lambda kv: (-kv[1], kv[0]))[:k]
+
+
+def _normalised(scored: Sequence[tuple[str, float]]) -> dict[str, float]:
+    """Scores min-max normalised to [0, 1] over the list (all 1 when they are equal)."""
+    if not scored:
+        return {}
+    low, high = min(s for _, s in scored), max(s for _, s in scored)
+    return {i: (s - low) / (high - low) if high > low else 1.0 for i, s in scored}

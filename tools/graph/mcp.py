@@ -170,7 +170,7 @@ def register(mcp: FastMCP, service: GraphService, roots: Roots) -> None:
             SearchMode | None, Field(description="hybrid (BM25 fused with embeddings), vector (meaning only) or lexical (exact terms only); default: the server's setting.")
         ] = None,
     ) -> list[SearchHit]:
-        """Search a graph's nodes: embeddings and BM25 fused by reciprocal rank (or either alone)."""
+        """Search a graph's nodes: embeddings and BM25 fused by a weighted sum of normalised scores (or either alone)."""
         return await anyio.to_thread.run_sync(lambda: service.search(graph_id, query, k, node_types, mode))
 
     @mcp.tool(annotations=READ_ONLY)

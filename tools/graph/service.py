@@ -25,7 +25,7 @@ from .export import export_graph
 from .facts import FactsResult, graph_facts
 from .ingest.fetch import fetch_document, is_url
 from .ingest.pipeline import EMBEDDED_TYPES, IngestReport, ProgressFn, ingest_document
-from .lexical import LexicalIndex, VECTOR_WEIGHT, fuse
+from .lexical import LexicalIndex, fuse
 from .model import Edge, GraphMeta, KnowledgeGraph, Node, NodeType
 from .queries import get_node, graph_stats, neighbors, shortest_path
 from .sampling import SampleSpec, sample_document_subgraph, web_seeds
@@ -270,8 +270,8 @@ class GraphService:
         vector_rank = {node_id: r for r, (node_id, _) in enumerate(vector, start=1)}
         lexical_rank = {node_id: r for r, (node_id, _) in enumerate(lexical, start=1)}
         if mode == "hybrid":
-            passages = [i for i, _ in vector if i in kg and kg.node(i).type not in _LABEL_TYPES]
-            ranked = fuse(passages, [i for i, _ in lexical], k=depth, weights=[VECTOR_WEIGHT, 1.0])
+            passages = [(i, s) for i, s in vector if i in kg and kg.node(i).type not in _LABEL_TYPES]
+            ranked = fuse(passages, lexical, k=depth)
         else:
             ranked = vector or lexical
         out: list[SearchHit] = []
