@@ -159,6 +159,17 @@ def test_table_qa_addresses_cells_by_headers(graphs, all_tasks):
             assert t.gold_answer == " ".join(cell.text.split())
 
 
+def test_rows_named_by_an_equation_are_not_asked_about(graphs, all_tasks):
+    """lmer's Table 3 names rows by symbols ("n", "p") and equations ("mi = (pi+1 choose 2)", read as "mi = 2"): only the symbols are used."""
+    kg = graphs["lmer"]
+    table = next(t for t in kg.nodes("table") if "Dimensions of linear mixed models" in t.text or t.attrs.get("number") == "3")
+    headers = {c.attrs.get("row_header") for c in kg.nodes("table_cell") if kg.g.has_edge(table.id, c.id)}
+    assert any("=" in str(h) for h in headers) and {"n", "p"} <= headers  # the PDF's rows, as read
+    tasks, _ = all_tasks["lmer"]
+    asked = [t for t in tasks if t.type in ("table_qa", "comparison") and "Table 3" in t.instruction]
+    assert asked and all(not re.search(r'(?:row|of) "[^"]*=[^"]*"', t.instruction) for t in asked)
+
+
 def test_countreg_table1_glm_distribution_is_poisson(graphs, all_tasks):
     kg = graphs["countreg"]
     tasks, _ = all_tasks["countreg"]

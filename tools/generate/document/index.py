@@ -208,6 +208,8 @@ class _Index:
                 continue
             if _MERGED_NUMBERS.match(text):  # "0.248 0.248": two columns the parser merged
                 continue
+            if "=" in rh:  # an equation ("mi = (pi+1 choose 2)"): the text layer flattens its fractions and sums, so it names no row one can type
+                continue
             out.append(c)
         return out
 
