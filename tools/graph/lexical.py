@@ -3,12 +3,20 @@
 Embeddings find passages by meaning but blur exact terms (a function name, an argument, a
 dataset); BM25 finds exact terms but not paraphrases. Hybrid search runs both and fuses them by a
 **convex combination of normalised scores** (Bruch et al., 2023, "An Analysis of Fusion Functions
-for Hybrid Retrieval"): each list's scores are min-max normalised over its top hits, and a node scores
-``VECTOR_WEIGHT · vector + (1 − VECTOR_WEIGHT) · lexical``, 0 in a list that does not hold it.
-Unlike reciprocal rank fusion it keeps how far apart scores are, so a passage one ranker puts far
-ahead is not outvoted by passages both rank middling. On ``bench/search.py`` it lifts hybrid MRR
-from 0.744 (RRF, k = 60) to 0.772 and recall@10 from 0.944 to 0.981; choosing the weight on four
-of the five PDFs and scoring the fifth picks 0.4 every time and beats RRF on each held-out PDF.
+for Hybrid Retrieval"): a node scores ``VECTOR_WEIGHT · vector + (1 − VECTOR_WEIGHT) · lexical``,
+0 in a list that does not hold it. Unlike reciprocal rank fusion it keeps how far apart scores
+are, so a passage one ranker puts far ahead is not outvoted by passages both rank middling.
+
+The two lists are normalised differently, because their tails differ. BM25 ranks exactly, so its
+scores are min-max normalised over its top hits. The vector list comes from an approximate (HNSW)
+index whose last hits may differ between an embedded store and a Chroma server, so its lowest
+score is no anchor: a cosine is divided by the list's best, with 0 as its floor (Bruch et al.'s
+*theoretical* min-max). A hit's fused score then depends only on its own scores and each list's
+best, and the same graph gives the same hybrid ranking on either store.
+
+On ``bench/search.py`` this gives hybrid MRR 0.769 and recall@10 0.981 (reciprocal rank fusion,
+k = 60: 0.744 and 0.944); choosing the weight on four of the five PDFs and scoring the fifth
+picks 0.5 every time.
 
 BM25 uses ``k1 = 0.9, b = 0.4``, the passage-retrieval defaults of Anserini, which normalise
 length less than ``b = 0.75``: a short heading or caption that repeats a query word no longer
@@ -36,7 +44,7 @@ from .model import EdgeType, KnowledgeGraph, NodeType
 __all__ = ["VECTOR_WEIGHT", "terms", "LexicalIndex", "fuse"]
 
 #: The vector score's share in hybrid fusion; the lexical score takes the rest (chosen with bench/search.py, see above).
-VECTOR_WEIGHT = 0.4
+VECTOR_WEIGHT = 0.5
 BM25_K1, BM25_B = 0.9, 0.4
 _WORD = re.compile(r"[a-z0-9]+(?:(?:[._]|::)[a-z0-9]+)*")
 _STOP = frozenset(
@@ -123,19 +131,25 @@ def _section_titles(kg: KnowledgeGraph) -> dict[str, str]:
 
 
 def fuse(vector: Sequence[tuple[str, float]], lexical: Sequence[tuple[str, float]], k: int, weight: float = VECTOR_WEIGHT) -> list[tuple[str, float]]:
-    """The ``k`` best (id, fused score) of two scored lists (best first), ties by id: ``weight`` of the vector score plus the rest of the lexical one, each min-max normalised over its list.
+    """The ``k`` best (id, fused score) of two scored lists (best first), ties by id: ``weight`` of the vector score (over the list's best) plus the rest of the lexical one (min-max normalised).
 
     >>> [i for i, _ in fuse([("a", 0.9), ("b", 0.5)], [("b", 12.0), ("c", 3.0)], k=3)]
     ['b', 'a', 'c']
     >>> fuse([("a", 0.7)], [], k=2)
-    [('a', 0.4)]
+    [('a', 0.5)]
     """
-    vector_score, lexical_score = _normalised(vector), _normalised(lexical)
+    vector_score, lexical_score = _over_best(vector), _min_max(lexical)
     score = {i: weight * vector_score.get(i, 0.0) + (1.0 - weight) * lexical_score.get(i, 0.0) for i in {**vector_score, **lexical_score}}
     return sorted(score.items(), key=lambda kv: (-kv[1], kv[0]))[:k]
 
 
-def _normalised(scored: Sequence[tuple[str, float]]) -> dict[str, float]:
+def _over_best(scored: Sequence[tuple[str, float]]) -> dict[str, float]:
+    """Scores divided by the best, negatives as 0 (all 0 when none is positive): independent of the list's tail."""
+    best = max((s for _, s in scored), default=0.0)
+    return {i: max(s, 0.0) / best if best > 0 else 0.0 for i, s in scored}
+
+
+def _min_max(scored: Sequence[tuple[str, float]]) -> dict[str, float]:
     """Scores min-max normalised to [0, 1] over the list (all 1 when they are equal)."""
     if not scored:
         return {}

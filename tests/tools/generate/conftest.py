@@ -10,6 +10,9 @@ workspace; they must not change its graph.
 from __future__ import annotations
 
 import asyncio
+import csv
+import importlib.resources
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +28,16 @@ from taskloom.tools.graph.model import KnowledgeGraph
 from taskloom.tools.runtime import Runtime
 from taskloom.tools.settings import Settings
 from taskloom.tools.tasks.model import Task
+
+#: A number the CSV writer left with a binary-float tail (``-26.695430000000002``, ``8.3945900000000009``).
+_FLOAT_TAIL = re.compile(r"-?\d+\.\d*(?:0{6,}|9{6,})\d")
+
+
+def penguin_rows() -> list[dict[str, str]]:
+    """palmerpenguins' penguins-raw.csv, the truth the site's tasks are checked against, with float tails written as the shortest decimal (as the site shows them)."""
+    with (importlib.resources.files("palmerpenguins") / "data" / "penguins-raw.csv").open(newline="", encoding="utf-8") as handle:
+        return [{k: repr(float(v)) if _FLOAT_TAIL.fullmatch(v) else v for k, v in row.items()} for row in csv.DictReader(handle)]
+
 
 #: The crawl lookup, compare and find tests share: enough for the penguins listing's 7 pages.
 PENGUINS_CRAWL: dict[str, Any] = {"max_pages": 40, "max_depth": 3, "max_states": 0, "click_budget": 0}

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import csv
-import importlib.resources
 from typing import Any
 
 import pytest
@@ -17,15 +15,10 @@ from taskloom.tools.runtime import Runtime
 from taskloom.tools.settings import Settings
 from taskloom.tools.tasks.model import Task
 
+from .conftest import penguin_rows
+
 pytestmark = pytest.mark.integration
-
-
-def _csv() -> list[dict[str, str]]:
-    with (importlib.resources.files("palmerpenguins") / "data" / "penguins-raw.csv").open(newline="", encoding="utf-8") as handle:
-        return list(csv.DictReader(handle))
-
-
-PENGUINS = _csv()
+PENGUINS = penguin_rows()
 
 
 @pytest.fixture(scope="module")

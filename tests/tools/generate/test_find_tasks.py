@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import csv
 import html
-import importlib.resources
 import json
 import re
 from collections.abc import Iterator
@@ -33,17 +31,13 @@ from taskloom.tools.runtime import Runtime
 from taskloom.tools.settings import Settings
 from taskloom.tools.tasks.model import Task
 
+from .conftest import penguin_rows
+
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[3]
 DOCS = Path("/usr/share/doc/python3.11/html")
 BOOKS = json.loads((ROOT / "examples" / "site" / "data" / "books.json").read_text(encoding="utf-8"))
 QUICK: dict[str, Any] = {"max_states": 0, "click_budget": 0}
-
-
-def _csv() -> list[dict[str, str]]:
-    source = importlib.resources.files("palmerpenguins") / "data" / "penguins-raw.csv"
-    with source.open(newline="", encoding="utf-8") as handle:
-        return list(csv.DictReader(handle))
 
 
 @dataclass
@@ -111,7 +105,7 @@ def _common_checks(task: Task) -> None:
 
 
 def test_penguin_records_are_named_by_fields_that_identify_one_csv_row(penguins: Site) -> None:
-    rows = _csv()
+    rows = penguin_rows()
     records = [t for t in penguins.tasks if t.quality["target"]["kind"] == "record"]
     assert len(records) >= 8  # detail pages the crawl only saw linked are targets too
     assert {t.quality["target"]["crawled"] for t in records} == {True, False}

@@ -10,9 +10,7 @@ a real partial run of a task graph (one branch done, the other not).
 from __future__ import annotations
 
 import asyncio
-import csv
 import hashlib
-import importlib.resources
 from typing import Any
 
 import numpy as np
@@ -33,15 +31,11 @@ from taskloom.tools.generate.web.style import instruction_style
 from taskloom.tools.runtime import Runtime
 from taskloom.tools.tasks.model import Task
 
+from .conftest import penguin_rows
+
 pytestmark = pytest.mark.integration
 
 _PAD_WORDS = ("next", "previous", "home", "table of contents", "contents", "index")
-
-
-def _csv() -> list[dict[str, str]]:
-    source = importlib.resources.files("palmerpenguins") / "data" / "penguins-raw.csv"
-    with source.open(newline="", encoding="utf-8") as handle:
-        return list(csv.DictReader(handle))
 
 
 def _row(record: Any, rows: list[dict[str, str]]) -> dict[str, str]:
@@ -66,7 +60,7 @@ def _plans(kg: Any, n: int = 4) -> list[Any]:
 
 
 def test_plans_match_the_csv(penguins_graph: Any) -> None:
-    rows = _csv()
+    rows = penguin_rows()
     plans = _plans(penguins_graph.kg)
     assert max(len(p.steps) for p in plans) >= 4
     for plan in plans:
@@ -142,7 +136,7 @@ def test_composed_chains_verify_and_say_why_they_stopped(penguins_graph: Any) ->
 
 
 def test_task_graphs_branch_and_are_consistent_and_verified(penguins_graph: Any) -> None:
-    rows = _csv()
+    rows = penguin_rows()
 
     async def go() -> Any:
         async with Runtime(penguins_graph.settings) as rt:

@@ -9,8 +9,6 @@ the same verification generation uses.
 from __future__ import annotations
 
 import asyncio
-import csv
-import importlib.resources
 from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import quote
@@ -26,17 +24,11 @@ from taskloom.tools.generate.web.style import instruction_style
 from taskloom.tools.runtime import Runtime
 from taskloom.tools.tasks.model import Task
 
-from .conftest import route_passes
+from .conftest import penguin_rows, route_passes
 
 pytestmark = pytest.mark.integration
 
 Route = Callable[[Page], Awaitable[None]]
-
-
-def _csv() -> list[dict[str, str]]:
-    source = importlib.resources.files("palmerpenguins") / "data" / "penguins-raw.csv"
-    with source.open(newline="", encoding="utf-8") as handle:
-        return list(csv.DictReader(handle))
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +61,7 @@ def test_the_console_is_found_and_goals_match_the_csv(penguins_graph: Any, made:
     assert consoles[0].data.node.attrs["complete"] and len(consoles[0].data.records) == 344
     tasks, report = made
     assert len(tasks) == 3 and len({t.instruction for t in tasks}) == 3
-    rows = _csv()
+    rows = penguin_rows()
     for task in tasks:
         goal = task.quality["change"]
         matching = [r for r in rows if all(_holds(r, c) for c in goal["conditions"])]

@@ -7,8 +7,6 @@ typed URL with extra parameters) pass; the opposite order or another genre fails
 from __future__ import annotations
 
 import asyncio
-import csv
-import importlib.resources
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -27,19 +25,13 @@ from taskloom.tools.runtime import Runtime
 from taskloom.tools.settings import Settings
 from taskloom.tools.tasks.model import Task
 
-from .conftest import route_passes
+from .conftest import penguin_rows, route_passes
 
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[3]
 BOOKS = json.loads((ROOT / "examples" / "site" / "data" / "books.json").read_text(encoding="utf-8"))
 #: The default view_cap: budget the other pages leave goes to sort views, both directions of a field first.
 PENGUIN_CRAWL: dict[str, Any] = {"max_pages": 50, "max_depth": 4, "max_states": 0, "click_budget": 0}
-
-
-def _csv() -> list[dict[str, str]]:
-    source = importlib.resources.files("palmerpenguins") / "data" / "penguins-raw.csv"
-    with source.open(newline="", encoding="utf-8") as handle:
-        return list(csv.DictReader(handle))
 
 
 @dataclass
@@ -90,7 +82,7 @@ def _number(text: str) -> float | None:
 
 
 def test_penguin_sort_views_match_the_csv_order(penguins: Site) -> None:
-    rows = _csv()
+    rows = penguin_rows()
     sorts = [t for t in penguins.tasks if t.quality["target"]["kind"] == "sort"]
     assert len(sorts) >= 3
     assert len({t.instruction for t in sorts}) == len(sorts)

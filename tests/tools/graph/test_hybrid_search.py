@@ -53,7 +53,11 @@ def test_modes_types_and_bad_input(service: tuple[GraphService, str]) -> None:
 def test_terms_fusion_and_index_basics() -> None:
     assert terms("Gauges, funnels and the rain-gauge's batteries") == terms("gauge funnel rain gauge battery")  # stems; stop words, "'s" gone
     assert len(terms("Gauges, funnels and the rain-gauge's batteries")) == 5 and terms("lme4 R2") == ["lme4", "r2"]
-    assert fuse([("a", 0.8), ("b", 0.6)], [("b", 9.0), ("c", 1.0)], k=3) == [("b", pytest.approx(1 - VECTOR_WEIGHT)), ("a", pytest.approx(VECTOR_WEIGHT)), ("c", 0.0)]
+    b_fused = VECTOR_WEIGHT * 0.6 / 0.8 + (1 - VECTOR_WEIGHT)  # vector over its best, lexical min-max
+    assert fuse([("a", 0.8), ("b", 0.6)], [("b", 9.0), ("c", 1.0)], k=3) == [("b", pytest.approx(b_fused)), ("a", pytest.approx(VECTOR_WEIGHT)), ("c", 0.0)]
+    longer = fuse([("a", 0.8), ("b", 0.6), ("d", 0.1)], [("b", 9.0), ("c", 1.0)], k=3)  # another last vector hit (HNSW's tail) ...
+    assert longer == [("b", pytest.approx(b_fused)), ("a", pytest.approx(VECTOR_WEIGHT)), ("d", pytest.approx(VECTOR_WEIGHT / 8))]  # ... moves no other score
+    assert fuse([("a", -0.2)], [], k=1) == [("a", 0.0)]  # a negative cosine counts as 0
     assert [i for i, _ in fuse([("a", 0.8), ("b", 0.6)], [("b", 9.0), ("a", 8.9), ("c", 1.0)], k=3)] == ["a", "b", "c"]  # close in one list, far in the other
     assert fuse([], [], k=3) == []
     index = LexicalIndex(["p1", "p2", "h1"], ["the rain gauge overflowed", "wind vane bearings", "Rain gauge"], ["paragraph", "paragraph", "heading"])
