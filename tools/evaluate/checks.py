@@ -27,7 +27,7 @@ from playwright.async_api import Locator, Page
 
 from ..environment.trajectory import ActionRecord, CriterionResult
 from ..errors import InputError
-from ..graph.web.crawl import normalize_url
+from ..graph.web.capture import normalize_url
 from ..tasks.model import SuccessCriterion, criterion_key
 from .model import CriterionVerdict
 

@@ -29,7 +29,7 @@ from .lexical import LexicalIndex, fuse
 from .model import Edge, GraphMeta, KnowledgeGraph, Node, NodeType
 from .queries import get_node, graph_stats, neighbors, shortest_path
 from .sampling import SampleSpec, sample_document_subgraph, web_seeds
-from .web.crawl import CrawlOptions
+from .web.capture import CrawlOptions
 from .web.pipeline import WEB_EMBEDDED_TYPES, WebIngestReport, ingest_website, website_graph_id
 from .store import GraphStore, validate_graph_id
 from .vectors import VectorStore

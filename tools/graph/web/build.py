@@ -17,7 +17,7 @@ from urllib.parse import urlparse
 
 from ..model import Edge, EdgeType, GraphMeta, KnowledgeGraph, Node, NodeType, Source
 from .annotate import annotate
-from .crawl import CrawlResult, PageCapture, normalize_url
+from .capture import CrawlResult, PageCapture, normalize_url
 from .extract import ElementInfo, classify_element
 from .records import add_records
 

@@ -19,7 +19,7 @@ from .values import sort_key, typed_value
 
 if TYPE_CHECKING:
     from ..model import KnowledgeGraph
-    from .crawl import CrawlResult, PageCapture
+    from .capture import CrawlResult, PageCapture
     from .records import Pager, RecordBlock, RecordRow
 
 __all__ = ["RecordGraph", "record_id", "listing_id", "page_number"]
@@ -126,7 +126,7 @@ class RecordGraph:
 
     def resolve(self, url: str) -> str:
         """A URL as the crawl stored it (normalised, aliases and redirects followed)."""
-        from .crawl import normalize_url
+        from .capture import normalize_url
 
         normal = normalize_url(url)
         normal = self.result.aliases.get(normal, normal)

@@ -34,7 +34,7 @@ from ...browser.dom import DESCRIBE_JS
 
 if TYPE_CHECKING:
     from ..model import KnowledgeGraph
-    from .crawl import CrawlResult
+    from .capture import CrawlResult
 
 __all__ = ["Pager", "RecordRow", "RecordBlock", "RECORDS_JS", "read_records", "add_records"]
 
