@@ -12,8 +12,8 @@ snapshot, ``--actions`` times per mode:
   returns too;
 * ``recorded``: the function an MCP ``browser_click`` call runs, in-process:
   ``EpisodeManager.get(episode_id, "process").click(element, ref)`` with screenshots off;
-  it checks the ref, describes the element, clicks, appends an fsynced trajectory line and
-  returns the new snapshot, whose refs the next click uses (as an agent would);
+  it clicks while describing the element (ref checked), appends an fsynced trajectory line
+  and returns the new snapshot, whose refs the next click uses (as an agent would);
 * ``recorded + screenshots``: the same with per-step screenshots on (``record_screenshots``).
 
 Four untimed clicks per mode first, then the modes run in interleaved blocks of 10, so load

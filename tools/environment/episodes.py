@@ -16,24 +16,25 @@ import contextlib
 import re
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, NoReturn
 
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Locator, Page
-from pydantic import AliasChoices, BaseModel, Field
 
 from ..browser import GuardedContext
 from ..browser.dom import DESCRIBE_JS, NAVIGATION_PENDING_JS, draw_marks
 from ..errors import InputError, TaskloomError
 from ..tasks.model import SuccessCriterion, Task
 from .canonical import canonical, element_form
-from .locate import ActionFailed, aria, explain, find, title_of, until_dialog
+from .locate import SHOWN_REF, ActionFailed, aria, explain, find, title_of, until_dialog, while_described
 from .modal import Modal
+from .observation import FormField, Observation
 from .page_log import ConsoleLevel, ConsoleMessages, NetworkRequests, RequestDetail
 from .protocols import SuccessChecker
 from .snapshot_view import View, truncate
-from .tabs import Tab, TabInfo, Tabs
+from .tabs import Tab, Tabs
 from .traffic import Traffic
 from .trajectory import Recorder, Target
 
@@ -44,28 +45,12 @@ Modifier = Literal["Alt", "Control", "ControlOrMeta", "Meta", "Shift"]
 Button = Literal["left", "right", "middle"]
 
 
-class Observation(BaseModel):
-    """What the agent sees after an action: where it is and the page's accessibility snapshot."""
+@dataclass
+class _Label:
+    """How an action is recorded (canonical form, target) when its element is described while it runs."""
 
-    ok: bool = True
-    action: str | None = Field(None, description="Canonical form of the action just done.")
-    url: str
-    title: str
-    snapshot: str | None = Field(None, description="Accessibility snapshot; act on elements by their [ref=eN].")
-    tabs: list[TabInfo] | None = Field(None, description="The open tabs, when more than one is open (or after browser_tabs).")
-    modal: str | None = Field(None, description="A dialog or file chooser waiting for browser_handle_dialog or browser_file_upload.")
-
-
-class FormField(BaseModel):
-    """One field of browser_fill_form, as Playwright MCP shapes it."""
-
-    name: str = Field(description="Human-readable field name.")
-    type: Literal["textbox", "checkbox", "radio", "combobox", "slider"] = Field(description="Type of the field.")
-    target: str = Field(
-        description="Exact target field reference from the page snapshot, or a unique element selector; 'ref' is accepted too.",
-        validation_alias=AliasChoices("target", "ref"),
-    )
-    value: str = Field(description="Value to fill in. A checkbox or radio takes 'true' or 'false'; a combobox the text of the option.")
+    form: str
+    target: Target
 
 
 def _given(**fields: Any) -> dict[str, Any]:
@@ -131,6 +116,7 @@ class BrowserEpisode:
             title = await read
         else:  # both in flight at once: one round trip
             title, page = await asyncio.gather(read, until_dialog(tab, aria(tab.page, view)))
+            tab.shown.update(SHOWN_REF.findall(page or ""))
         modal = tab.modal.describe()
         parts = [self.tabs.describe(infos)] if infos else []
         if modal:
@@ -172,6 +158,7 @@ class BrowserEpisode:
 
     async def _marked(self, png: bytes) -> bytes:
         snapshot = await aria(self.page)
+        self.tabs.current.shown.update(SHOWN_REF.findall(snapshot))
         boxes = []
         for _, ref in _INTERACTIVE.findall(snapshot):
             box = await self.page.locator(f"aria-ref={ref}").bounding_box()
@@ -222,7 +209,7 @@ class BrowserEpisode:
             await (loc.dblclick(button=button, modifiers=keys) if double else loc.click(button=button, modifiers=keys))
 
         args = _given(element=element, target=target, button=button, modifiers=keys)
-        return await self._element_action("double_click" if double else "click", args, target, run)
+        return await self._element_action("double_click" if double else "click", args, target, run, pointer=True)
 
     async def type(self, element: str | None, target: str, text: str, submit: bool = False, slowly: bool = False) -> Observation:
         async def run(loc: Locator) -> None:
@@ -250,11 +237,11 @@ class BrowserEpisode:
         return await self._element_action("select_option", _given(element=element, target=target, values=values), target, run, option=", ".join(values))
 
     async def hover(self, element: str | None, target: str) -> Observation:
-        return await self._element_action("hover", _given(element=element, target=target), target, lambda loc: loc.hover())
+        return await self._element_action("hover", _given(element=element, target=target), target, lambda loc: loc.hover(), pointer=True)
 
     async def set_checked(self, element: str | None, target: str, checked: bool) -> Observation:
         """Check or uncheck a checkbox or radio button (browser_fill_form's checkbox and radio fields)."""
-        return await self._element_action("set_checked", _given(element=element, target=target, checked=checked), target, lambda loc: loc.set_checked(checked))
+        return await self._element_action("set_checked", _given(element=element, target=target, checked=checked), target, lambda loc: loc.set_checked(checked), pointer=True)
 
     async def fill_form(self, fields: list[FormField]) -> Observation:
         """Fill several fields in order, each recorded as its own action (type, select_option or set_checked)."""
@@ -470,11 +457,19 @@ class BrowserEpisode:
                         return False
         return False
 
-    async def _element_action(self, name: str, args: dict[str, Any], target: str, run: Callable[[Locator], Awaitable[Any]], **canon: str) -> Observation:
+    async def _element_action(self, name: str, args: dict[str, Any], target: str, run: Callable[[Locator], Awaitable[Any]], pointer: bool = False, **canon: str) -> Observation:
+        """Act on the element ``target`` names, recorded with its description; a pointer action on a shown ref is described while it runs."""
         self._check_open()
         self.recorder.check_limit()
         if (why := self.modal.blocking()) is not None:
             return await self._fail(name, args, canonical(name, element=args.get("element")), Target(ref=target), why)
+        if pointer and target in self.tabs.current.shown:
+            label = _Label(canonical(name, element=args.get("element")), Target(ref=target))  # until the description arrives
+
+            def on_described(found: Target) -> None:
+                label.form, label.target = element_form(name, found.name, found.text, found.role, args, canon), found
+
+            return await self._act(name, args, label.form, label.target, lambda: while_described(self.page, target, run, on_described), label=label)
         try:
             loc, found = await find(self.page, target)
         except ActionFailed as exc:
@@ -532,12 +527,14 @@ class BrowserEpisode:
         allow_modal: bool = False,
         look: bool = False,
         view: View = View(),
+        label: _Label | None = None,
     ) -> Observation:
         """Run one action, record it (with its error, if any), and observe the page after it.
 
         An action a dialog interrupts (a click that calls ``confirm()``) is recorded as done;
         the observation shows the dialog, and the action finishes once it is handled.
-        ``look`` observes without a snapshot (browser_tabs list).
+        ``look`` observes without a snapshot (browser_tabs list); ``label``, when given, holds
+        the form and target to record (filled in while ``run`` runs).
         """
         self._check_open()
         self.recorder.check_limit()
@@ -581,6 +578,8 @@ class BrowserEpisode:
             relative = relative if await self._capture(path) else None
         t_end = time.time()
         holds = await self._probe()
+        if label is not None:
+            form, target = label.form, label.target
         fields: dict[str, Any] = {
             "name": name, "args": args, "canonical": form, "target": target, "url_before": url_before, "url_after": self.page.url,
             "t_start": t_start, "t_end": t_end, "screenshot": relative, "error": error, "holds": holds,

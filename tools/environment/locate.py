@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from playwright.async_api import Error as PlaywrightError
@@ -22,10 +22,12 @@ from .snapshot_view import View
 from .tabs import Tab
 from .trajectory import Target
 
-__all__ = ["REF", "ActionFailed", "aria", "explain", "find", "title_of", "until_dialog"]
+__all__ = ["REF", "SHOWN_REF", "ActionFailed", "aria", "described", "explain", "find", "forget", "title_of", "until_dialog", "while_described"]
 
 # Playwright numbers refs e1, e2… on a tab's first page and f1e1, f2e7… after it navigates.
 REF = re.compile(r"^(?:f\d+)?e\d+$")
+#: A ref as a snapshot shows it.
+SHOWN_REF = re.compile(r"\[ref=((?:f\d+)?e\d+)\]")
 #: ``(els) => {count, info}``: how many elements a selector matched and DESCRIBE_JS of the first, in one call.
 _FIND_JS = f"(els) => ({{count: els.length, info: els.length ? ({DESCRIBE_JS})(els[0]) : null}})"
 #: How Playwright says a ref names nothing: no such element, or a ref from a snapshot of an earlier page.
@@ -65,8 +67,13 @@ async def until_dialog(tab: Tab, work: Awaitable[Any], keep: bool = False) -> An
     if keep:
         tab.modal.pending = job
     else:
-        job.add_done_callback(lambda j: j.cancelled() or j.exception())  # its outcome no longer matters
+        forget(job)
     return None
+
+
+def forget(job: asyncio.Future[Any]) -> None:
+    """Let ``job`` finish unwatched: its outcome no longer matters, and its error is not reported as never retrieved."""
+    job.add_done_callback(lambda j: j.cancelled() or j.exception())
 
 
 async def find(page: Page, target: str) -> tuple[Locator, Target]:
@@ -76,30 +83,62 @@ async def find(page: Page, target: str) -> tuple[Locator, Target]:
     ``role=button[name="Go"]``; gold-step replay uses ``css=``), which must match
     exactly one element.
     """
-    if not REF.match(target or ""):
-        if not (target or "").strip():
-            raise InputError("target is empty; pass the element's ref from browser_snapshot, e.g. 'e12'")
-        loc = page.locator(target)
-        try:
-            if target.startswith("css="):  # gold-step replay: pages that render after load need a moment; the count reports a miss
-                with contextlib.suppress(PlaywrightError):
-                    await loc.first.wait_for(state="attached", timeout=5_000)
-            found: dict[str, Any] = await loc.evaluate_all(_FIND_JS)
-        except PlaywrightError as exc:
-            raise ActionFailed(f"target {target!r} is neither a snapshot ref nor a valid selector ({explain(exc)}); use the [ref=eN] value from browser_snapshot, e.g. 'e12'") from None
-        if found["count"] != 1:
-            what = target[4:] if target.startswith("css=") else target
-            raise ActionFailed(f"selector {what!r} matches {found['count']} elements, not exactly one; use the [ref=eN] value from browser_snapshot, e.g. 'e12'")
-        info = found["info"]
-    else:
-        loc = page.locator(f"aria-ref={target}")
-        try:  # one round trip that neither waits nor retries: a missing element fails at once
-            info = await page.eval_on_selector(f"aria-ref={target}", DESCRIBE_JS)
-        except PlaywrightError as exc:
-            if not _MISSING.search(str(exc)):
-                raise
-            raise ActionFailed(_stale(target)) from None
-    return loc, _described(info, target)
+    if REF.match(target or ""):
+        return page.locator(f"aria-ref={target}"), await described(page, target)
+    if not (target or "").strip():
+        raise InputError("target is empty; pass the element's ref from browser_snapshot, e.g. 'e12'")
+    loc = page.locator(target)
+    try:
+        if target.startswith("css="):  # gold-step replay: pages that render after load need a moment; the count reports a miss
+            with contextlib.suppress(PlaywrightError):
+                await loc.first.wait_for(state="attached", timeout=5_000)
+        found: dict[str, Any] = await loc.evaluate_all(_FIND_JS)
+    except PlaywrightError as exc:
+        raise ActionFailed(f"target {target!r} is neither a snapshot ref nor a valid selector ({explain(exc)}); use the [ref=eN] value from browser_snapshot, e.g. 'e12'") from None
+    if found["count"] != 1:
+        what = target[4:] if target.startswith("css=") else target
+        raise ActionFailed(f"selector {what!r} matches {found['count']} elements, not exactly one; use the [ref=eN] value from browser_snapshot, e.g. 'e12'")
+    return loc, _described(found["info"], target)
+
+
+async def described(page: Page, ref: str) -> Target:
+    """The element a snapshot ref names, described in one round trip that neither waits nor retries: a missing element fails at once."""
+    try:
+        info = await page.eval_on_selector(f"aria-ref={ref}", DESCRIBE_JS)
+    except PlaywrightError as exc:
+        if not _MISSING.search(str(exc)):
+            raise
+        raise ActionFailed(_stale(ref)) from None
+    return _described(info, ref)
+
+
+async def while_described(page: Page, ref: str, act: Callable[[Locator], Awaitable[Any]], on_described: Callable[[Target], None]) -> None:
+    """Run a pointer action (click, hover, check) on the element ``ref`` names, describing the element meanwhile.
+
+    ``ref`` must be one a snapshot of this page showed, so that it was given to an element
+    (and, as Playwright never gives a ref to another element, to that one only). A pointer action waits until its element has held still over two animation frames
+    before the page gets any input. The description is asked for first, so it arrives
+    within that wait: it costs no time (asked before the action, it would push the action
+    a frame later) and still shows the element as it was before the action.
+    ``on_described`` gets it as soon as it arrives. A ref that names nothing raises
+    :class:`ActionFailed` at once; the action sent alongside can then never find an
+    element (a ref is never given to another one) and times out unseen. When the page
+    will not be described (its scripts broke the describing code), the action still
+    runs and counts.
+    """
+    describing = asyncio.ensure_future(described(page, ref))
+    await asyncio.sleep(0)  # its request goes out before the action's first one
+    acting = asyncio.ensure_future(act(page.locator(f"aria-ref={ref}")))
+    try:
+        found: Target | None = await describing
+    except ActionFailed:
+        forget(acting)
+        raise
+    except PlaywrightError:
+        found = None  # the page's scripts broke the describing code: the action is recorded with the ref alone
+    if found is not None:
+        on_described(found)
+    await acting
 
 
 def _described(info: dict[str, Any], ref: str) -> Target:

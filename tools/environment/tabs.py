@@ -46,6 +46,7 @@ class Tab:
     traffic: Traffic = field(init=False)
     log: PageLog = field(init=False)
     modal: Modal = field(init=False)
+    shown: set[str] = field(init=False, default_factory=set)  # every ref a snapshot of this tab has shown the agent
 
     def __post_init__(self) -> None:
         self.traffic = Traffic(self.page)
