@@ -9,11 +9,11 @@ from .common import echo_json, progress_bar, run, settings
 
 def crawl(
     start_url: str = typer.Argument(..., help="Where the crawl starts (http/https)."),
-    max_pages: int = typer.Option(30, "--max-pages"),
-    max_depth: int = typer.Option(3, "--max-depth"),
+    max_pages: int = typer.Option(30, "--max-pages", help="Most pages to store (app states found by clicking are counted apart)."),
+    max_depth: int = typer.Option(3, "--max-depth", help="Most links followed from the start page (0: the start page only)."),
     allow: list[str] = typer.Option(None, "--allow", help="Allowed domain (repeatable): 'example.org' (and subdomains) on the start URL's scheme and port, 'host:port', or 'http://host:port'; default: the start URL's origin."),
     contexts: int = typer.Option(2, "--contexts", help="Browser contexts crawling in parallel (the pages kept do not depend on it)."),
-    name: str | None = typer.Option(None, "--name"),
+    name: str | None = typer.Option(None, "--name", help="Display name; default: the first page's title."),
 ) -> None:
     """Crawl a site inside its allowed domains and print the report as JSON.
 

@@ -1,6 +1,7 @@
 """The agent profile's tool surface, pinned: names, parameters, required fields, annotations and output schemas.
 
-An agent under test sees exactly these tools; a change to them changes what every agent
+Every tool of both profiles (agent and full) is described and annotated. An agent under
+test sees exactly the agent tools; a change to them changes what every agent
 and every prompt written for Playwright MCP can do, so it must be deliberate. When the
 change is intended, refresh the snapshot and commit it with the change:
 
@@ -48,8 +49,8 @@ def _surface(tools: list[Any]) -> dict[str, Any]:
     return out
 
 
-async def _tools(settings: Settings) -> list[Any]:
-    async with Client(build_server(settings, profile="agent")) as client:
+async def _tools(settings: Settings, profile: str = "agent") -> list[Any]:
+    async with Client(build_server(settings, profile=profile)) as client:
         return list(await client.list_tools())
 
 
@@ -78,9 +79,10 @@ async def test_the_agent_profile_offers_playwright_mcp_core_and_no_javascript(se
 
 
 @pytest.mark.anyio
-async def test_every_tool_and_parameter_is_described_and_annotated(settings: Settings) -> None:
+@pytest.mark.parametrize("profile", ["agent", "full"])
+async def test_every_tool_and_parameter_is_described_and_annotated(settings: Settings, profile: str) -> None:
     undescribed = []
-    for tool in await _tools(settings):
+    for tool in await _tools(settings, profile):
         schema = tool.input_schema or {}
         assert tool.description and tool.description.strip(), f"{tool.name} has no description"
         assert tool.annotations is not None and tool.annotations.readOnlyHint is not None and tool.annotations.openWorldHint is not None, tool.name

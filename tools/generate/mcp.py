@@ -51,7 +51,7 @@ def register(mcp: FastMCP, tasks: TaskService, roots: Roots) -> None:
         count: Annotated[int, Field(ge=1, le=1000, description="How many tasks to keep.")] = 10,
         types: Annotated[list[str] | None, Field(description="Document task types (e.g. table_qa, cross_reference) or web pattern ids / task types.")] = None,
         difficulty: Annotated[Literal["easy", "medium", "hard", "expert"] | None, Field(description="Only this difficulty.")] = None,
-        seed: Annotated[int, Field(ge=0)] = 0,
+        seed: Annotated[int, Field(ge=0, description="Random seed: the same graph, settings and seed give the same result.")] = 0,
         use_llm: Annotated[bool, Field(description="Score tasks with the configured LLM (skipped when none is configured).")] = True,
         verify: Annotated[bool, Field(description="Web: replay every candidate's gold steps in a real browser and keep only those that succeed.")] = True,
     ) -> GenerateResult:
@@ -77,7 +77,7 @@ def register(mcp: FastMCP, tasks: TaskService, roots: Roots) -> None:
         levels: Annotated[int, Field(ge=1, le=12, description="chain: the longest chain, in subtasks (AgentSynth: 1 to 6).")] = 6,
         retries: Annotated[int, Field(ge=0, le=20, description="chain: failed proposals tolerated per level before the chain stops.")] = 3,
         capability: Annotated[str | None, Field(description="dag: keep only graphs in this capability test set, e.g. parallel_planning.")] = None,
-        seed: Annotated[int, Field(ge=0)] = 0,
+        seed: Annotated[int, Field(ge=0, description="Random seed: the same graph, settings and seed give the same result.")] = 0,
         use_llm: Annotated[bool, Field(description="Use the configured LLM for proposals, summaries and consistency checks.")] = True,
     ) -> ComposeResult:
         """Compose harder tasks from verified short ones: chained long tasks (levels 1..k) or task DAGs with five complexities.
@@ -91,7 +91,7 @@ def register(mcp: FastMCP, tasks: TaskService, roots: Roots) -> None:
     def draft(
         graph_id: Annotated[str, Field(description="Document graph to write a task from.")],
         template_id: Annotated[str | None, Field(description="Template to follow (default: drawn with the seed).")] = None,
-        seed: Annotated[int, Field(ge=0)] = 0,
+        seed: Annotated[int, Field(ge=0, description="Random seed: the same graph, settings and seed give the same result.")] = 0,
     ) -> Draft:
         """Get a sampled subgraph and instructions for writing ONE task yourself; then call tasks_submit.
 

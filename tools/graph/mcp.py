@@ -109,8 +109,8 @@ def register(mcp: FastMCP, service: GraphService, roots: Roots) -> None:
     async def ingest_website(
         start_url: Annotated[str, Field(description="Where the crawl starts (http/https).")],
         ctx: Context,
-        max_pages: Annotated[int, Field(ge=1, le=2000)] = 30,
-        max_depth: Annotated[int, Field(ge=0, le=20)] = 3,
+        max_pages: Annotated[int, Field(ge=1, le=2000, description="Most pages to store (app states found by clicking are counted apart).")] = 30,
+        max_depth: Annotated[int, Field(ge=0, le=20, description="Most links followed from the start page (0: the start page only).")] = 3,
         allowed_domains: Annotated[list[str] | None, Field(description="Hosts the crawl may request: 'example.org' (and subdomains) on the start URL's scheme and port, 'host:port' for another port, or an exact origin 'http://host:port'; default: the start URL's origin.")] = None,
         contexts: Annotated[int, Field(ge=1, le=16, description="Browser contexts crawling in parallel (the pages kept do not depend on it).")] = 2,
         name: Annotated[str | None, Field(description="Display name; default: the first page's title.")] = None,
@@ -182,10 +182,10 @@ def register(mcp: FastMCP, service: GraphService, roots: Roots) -> None:
     def neighbors(
         graph_id: GraphId,
         node_id: NodeId,
-        hops: Annotated[int, Field(ge=1, le=5)] = 1,
+        hops: Annotated[int, Field(ge=1, le=5, description="How many edges away a neighbour may be.")] = 1,
         edge_types: EdgeTypes = None,
-        direction: Literal["out", "in", "both"] = "both",
-        limit: Annotated[int, Field(ge=1, le=500)] = 50,
+        direction: Annotated[Literal["out", "in", "both"], Field(description="Follow edges leaving the node (out), reaching it (in), or both.")] = "both",
+        limit: Annotated[int, Field(ge=1, le=500, description="Most neighbours returned, nearest first.")] = 50,
     ) -> list[NeighborHit]:
         """Nodes within ``hops`` of a node, nearest first, optionally along some edge types only."""
         return service.neighbors(graph_id, node_id, hops, edge_types, direction, limit)
@@ -208,8 +208,8 @@ def register(mcp: FastMCP, service: GraphService, roots: Roots) -> None:
         listing: Annotated[str | None, Field(description="Only records of this listing (its node id or URL, as returned under listings).")] = None,
         where: Annotated[dict[str, str] | None, Field(description="Field label → value, e.g. {'Island': 'Dream'}; labels ignore case and unit brackets, numbers compare by value.")] = None,
         query: Annotated[str | None, Field(description="Only records whose text contains this (case-insensitive).")] = None,
-        limit: Annotated[int, Field(ge=1, le=500)] = 50,
-        offset: Annotated[int, Field(ge=0)] = 0,
+        limit: Annotated[int, Field(ge=1, le=500, description="Most records returned.")] = 50,
+        offset: Annotated[int, Field(ge=0, description="Records to skip first (for paging through them).")] = 0,
     ) -> FactsResult:
         """Records a crawled website shows (table rows, detail pages, cards) with typed fields, and its listings with their completeness.
 
@@ -228,8 +228,8 @@ def register(mcp: FastMCP, service: GraphService, roots: Roots) -> None:
         required_edge_types: EdgeTypes = None,
         tau: Annotated[float | None, Field(ge=-1, le=1, description="Cosine threshold; default from settings.")] = None,
         k_hops: Annotated[int | None, Field(ge=0, le=5, description="Hops of context; default 2 on web graphs, 1 on documents.")] = None,
-        max_nodes: Annotated[int, Field(ge=1, le=500)] = 30,
-        seed: Annotated[int, Field(ge=0)] = 0,
+        max_nodes: Annotated[int, Field(ge=1, le=500, description="Most nodes in the subgraph.")] = 30,
+        seed: Annotated[int, Field(ge=0, description="Random seed: the same seed gives the same subgraph.")] = 0,
         seed_nodes: Annotated[list[str] | None, Field(description="Web mode: start from these nodes and take their k-hop neighbourhood. On a web graph without objective or seeds, a seed is drawn with `seed`.")] = None,
     ) -> Subgraph:
         """Sample a subgraph (Graph2Eval Algorithm 1): by objective and structure for documents, seed-driven k-hop for websites."""
@@ -252,7 +252,7 @@ def register(mcp: FastMCP, service: GraphService, roots: Roots) -> None:
     async def export(
         graph_id: GraphId,
         ctx: Context,
-        format: Literal["json", "graphml"] = "json",
+        format: Annotated[Literal["json", "graphml"], Field(description="json: networkx node-link JSON; graphml: GraphML XML.")] = "json",
         path: Annotated[str | None, Field(description="Write to this file (inside the allowed roots) instead of returning the content.")] = None,
         overwrite: Annotated[bool, Field(description="Replace the file at path if it exists.")] = False,
     ) -> ExportResult:
