@@ -24,9 +24,10 @@ from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Locator, Page
 
 from ..browser import GuardedContext
-from ..browser.dom import DESCRIBE_JS, NAVIGATION_PENDING_JS, draw_marks
+from ..browser.dom import DESCRIBE_JS, draw_marks
 from ..errors import InputError, TaskloomError
 from ..tasks.model import SuccessCriterion, Task
+from . import landing
 from .canonical import canonical, element_form
 from .locate import SHOWN_REF, ActionFailed, aria, explain, find, title_of, until_dialog, while_described
 from .modal import Modal
@@ -34,7 +35,7 @@ from .observation import FormField, Observation
 from .page_log import ConsoleLevel, ConsoleMessages, NetworkRequests, RequestDetail
 from .protocols import SuccessChecker
 from .snapshot_view import View, truncate
-from .tabs import Tab, Tabs
+from .tabs import Tabs
 from .traffic import Traffic
 from .trajectory import Recorder, Target
 
@@ -104,8 +105,11 @@ class BrowserEpisode:
             return await self._fail("snapshot", args, canonical("snapshot"), Target(ref=target), error)
         return await self._act("snapshot", args, canonical("snapshot", element=found.name or found.role), found, None, view=View(loc, depth, boxes, max_chars))
 
-    async def observe(self, view: View = View(), snapshot: bool = True, title: str | None = None) -> Observation:
-        """URL, title (read unless given), tabs, modal state and (unless ``snapshot`` is False) snapshot, without recording (for tool responses)."""
+    async def observe(self, view: View = View(), snapshot: bool = True, title: str | None = None, early: Awaitable[str] | None = None) -> Observation:
+        """URL, title (read unless given), tabs, modal state and (unless ``snapshot`` is False) snapshot, without recording (for tool responses).
+
+        ``early``: the snapshot, already asked for while the action landed (see :mod:`.landing`).
+        """
         tab = self.tabs.current
         url = tab.page.url  # read first, as the agent is told where the action left it
         await self.tabs.settle_new()
@@ -115,7 +119,7 @@ class BrowserEpisode:
         if tab.modal.dialog is not None or not snapshot:
             title = await read
         else:  # both in flight at once: one round trip
-            title, page = await asyncio.gather(read, until_dialog(tab, aria(tab.page, view)))
+            title, page = await asyncio.gather(read, until_dialog(tab, early or aria(tab.page, view)))
             tab.shown.update(SHOWN_REF.findall(page or ""))
         modal = tab.modal.describe()
         parts = [self.tabs.describe(infos)] if infos else []
@@ -494,27 +498,6 @@ class BrowserEpisode:
         except PlaywrightError:
             return []  # the page is mid-navigation; nothing is counted as holding
 
-    async def _land(self, tab: Tab, opened: int) -> str | None:
-        """Let what an action set off finish before the page is observed; the page's title when nothing was set off.
-
-        A tab the page opened (the ``opened``-th and later) is waited for until it is listed;
-        a navigation the page asked for (even one Playwright does not wait for, as after
-        ``select_option``) until its document is parsed; then the requests the action
-        started until none has been open for a moment.
-        """
-        try:
-            asked: dict[str, Any] = await tab.page.evaluate(NAVIGATION_PENDING_JS)
-        except PlaywrightError:  # the document went away under the call: a navigation is under way
-            asked = {"navigation": True, "popup": False}
-        if asked["popup"]:
-            await self.tabs.opened_since(opened)
-        if asked["navigation"]:
-            await tab.traffic.committed()
-            await tab.page.wait_for_load_state("domcontentloaded", timeout=5_000)
-        quiet = not (asked["popup"] or asked["navigation"] or tab.traffic.started)
-        await tab.traffic.settle()
-        return asked.get("title") if quiet else None
-
     async def _act(
         self,
         name: str,
@@ -543,17 +526,19 @@ class BrowserEpisode:
             return await self._fail(name, args, form, target, why)
         url_before, t_start = tab.page.url, time.time()
         error: str | None = None
-        title: str | None = None  # read while landing, when the action set nothing off
+        landed = landing.Landed(tab)
+        wants = not look and (self.snapshots or name == "snapshot")  # the observation will show the page's snapshot
         if run is not None:
             tab.traffic.watch()
             opened = self.tabs.opened
 
             async def whole() -> bool:
-                nonlocal title
+                nonlocal landed
                 await run()
                 if land:
-                    await tab.page.wait_for_load_state("domcontentloaded", timeout=5_000)
-                    title = await self._land(tab, opened)
+                    if tab.traffic.navigations != tab.traffic.navigations_before:  # a document the action committed is parsed first
+                        await tab.page.wait_for_load_state("domcontentloaded", timeout=5_000)
+                    landed = await landing.land(tab, self.tabs, opened, view if wants else None)
                 return True
 
             try:
@@ -593,7 +578,8 @@ class BrowserEpisode:
             if look:
                 observation = Observation(url=self.page.url, title=await title_of(self.page))
             else:
-                observation = await self.observe(view, snapshot=self.snapshots or name == "snapshot", title=title if self.tabs.current is tab else None)
+                same = self.tabs.current is tab
+                observation = await self.observe(view, snapshot=wants, title=landed.title if same else None, early=landed.snapshot() if same else None)
         finally:
             await written
         observation.action = form

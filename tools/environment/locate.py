@@ -116,19 +116,22 @@ async def while_described(page: Page, ref: str, act: Callable[[Locator], Awaitab
     """Run a pointer action (click, hover, check) on the element ``ref`` names, describing the element meanwhile.
 
     ``ref`` must be one a snapshot of this page showed, so that it was given to an element
-    (and, as Playwright never gives a ref to another element, to that one only). A pointer action waits until its element has held still over two animation frames
-    before the page gets any input. The description is asked for first, so it arrives
-    within that wait: it costs no time (asked before the action, it would push the action
-    a frame later) and still shows the element as it was before the action.
+    (and, as Playwright never gives a ref to another element, to that one only). A pointer
+    action waits until its element has held still over two animation frames (at least one
+    frame, 16 ms) before the page gets any input. The description is asked for right
+    behind the action's first request, so it is answered within that wait (it takes about
+    4 ms): it costs no time and still shows the element as it was before the action.
+    Asked first, its round trips would hold the action's back, and an action that starts
+    a few ms late waits a whole frame more.
     ``on_described`` gets it as soon as it arrives. A ref that names nothing raises
     :class:`ActionFailed` at once; the action sent alongside can then never find an
     element (a ref is never given to another one) and times out unseen. When the page
     will not be described (its scripts broke the describing code), the action still
     runs and counts.
     """
-    describing = asyncio.ensure_future(described(page, ref))
-    await asyncio.sleep(0)  # its request goes out before the action's first one
     acting = asyncio.ensure_future(act(page.locator(f"aria-ref={ref}")))
+    await asyncio.sleep(0)  # the action's first request goes out first: the description never holds it back
+    describing = asyncio.ensure_future(described(page, ref))
     try:
         found: Target | None = await describing
     except ActionFailed:
