@@ -17,7 +17,10 @@ Web task generation replays every candidate's gold steps in a real browser
 
 The gold trajectories are written in the workspace by the worker that replayed them, so on
 several machines the workspace must be the same path on a shared filesystem (as for runs).
-Ray is imported only when a replay starts.
+Crawling several sites (``taskloom crawl URL URL … --executor ray``) runs each site's crawl
+as a Ray task (:func:`crawl_sites`) in a browser of its own; the driver stores the graphs.
+
+Ray is imported only when a replay or a crawl starts.
 """
 
 from __future__ import annotations
@@ -28,12 +31,13 @@ from typing import Any
 
 from ..tools.errors import InputError, TaskloomError
 from ..tools.generate.web.paths import Verdict, replay_web_task
+from ..tools.graph.web.pipeline import CrawlJob, Crawled, crawl_job
 from ..tools.runtime import Runtime
 from ..tools.settings import Settings
 from ..tools.tasks.model import Task
-from .ray_executor import _why, check_reachable, connected, import_ray, portable, where, worker_env
+from .ray_executor import _why, check_reachable, connected, import_ray, map_on_executor, portable, where, worker_env
 
-__all__ = ["RayReplayer", "ReplayWorker"]
+__all__ = ["RayReplayer", "ReplayWorker", "crawl_on_worker", "crawl_sites"]
 
 
 class ReplayWorker:
@@ -130,3 +134,13 @@ class RayReplayer:
         for spot in self.placements:
             nodes[spot["node"]] = nodes.get(spot["node"], 0) + 1
         return {"name": "ray", "address": self.address, "replays": self.placements, "per_node": nodes}
+
+
+def crawl_on_worker(job: CrawlJob) -> Crawled:
+    """:func:`~taskloom.tools.graph.web.pipeline.crawl_job` on a Ray worker, with the node it ran on."""
+    return crawl_job(job).model_copy(update={"node": where()["node"]})
+
+
+def crawl_sites(jobs: list[CrawlJob], address: str | None = None) -> list[Crawled]:
+    """Crawl each site as a Ray task, spread over the nodes, each in a browser of its own; a task whose worker died runs again (twice at most)."""
+    return map_on_executor(crawl_on_worker, jobs, "ray", address)

@@ -109,3 +109,46 @@ def test_ray_replays_keep_the_same_tasks_as_a_local_run_with_both_nodes_replayin
         trajectory = load_trajectory(Path(task.gold_trajectory or ""))  # written by the worker that replayed it
         assert trajectory.actions and all(a.error is None for a in trajectory.actions)
         assert task.quality["replay"]["ok"]
+
+
+def _crawl(settings: Settings, *args: str, env: dict[str, str] | None = None) -> tuple[int, dict[str, Any], str]:
+    """``taskloom crawl …`` in a subprocess: its exit code, its JSON output, the probe's last line."""
+    done = subprocess.run([sys.executable, "-c", PROBE, "crawl", *args], env=env or _env(settings), capture_output=True, text=True, timeout=300)
+    out = done.stdout.rstrip().splitlines()
+    assert out and out[-1].startswith("exit"), done.stderr[-3000:]
+    return int(out[-1].split()[1]), json.loads("\n".join(out[:-1])), out[-1]
+
+
+def _graphs(settings: Settings) -> dict[str, tuple[int, set[str]]]:
+    """Each stored web graph's page count and node ids."""
+    runtime = Runtime(settings)
+    return {m.id: (m.stats.get("pages", 0), set(runtime.graphs.load(m.id).g.nodes)) for m in runtime.graphs.list_graphs()}
+
+
+@needs_ray
+@pytest.mark.integration
+@pytest.mark.slow
+def test_ray_crawls_several_sites_as_a_local_crawl_does_and_reports_the_one_that_failed(cluster: Cluster, tmp_path: Path) -> None:
+    here = Settings(workspace=tmp_path / "here", embedder="hashing", crawl_delay=0)
+    there = here.model_copy(update={"workspace": tmp_path / "there"})
+    unreachable = f"http://127.0.0.1:{_free_port()}/index.html"
+    with serve_static() as first, serve_static() as second:
+        urls = [first.url + "/index.html", second.url + "/index.html", unreachable]
+        args = [*urls, "--max-pages", "5", "--max-depth", "1"]
+        code, local, probe = _crawl(here, *args)
+        assert probe == "exit 1 ray not imported"  # one site failed; a local crawl never imports Ray
+        code_ray, on_ray, _ = _crawl(there, *args, "--executor", "ray", "--address", cluster.address, env=_env(there, cluster.env))
+    assert code_ray == 1
+    for out in (local, on_ray):
+        assert [s["start_url"] for s in out["sites"]] == urls
+        stored, failed = out["sites"][:2], out["sites"][2]
+        assert all(s["error"] is None and s["report"]["pages"] == 5 for s in stored)
+        assert failed["report"] is None and failed["error"] and "127.0.0.1" in failed["error"]
+    print("\ncrawled on", [s["crawled_on"] for s in on_ray["sites"]])
+    assert all(s["crawled_on"].get("node") for s in on_ray["sites"])  # each site as a Ray task on a cluster node
+    assert _graphs(there) == _graphs(here) and len(_graphs(here)) == 2  # the same graphs (ids, pages, nodes); none for the failed site
+    for site in on_ray["sites"][:2]:
+        assets = f"graphs/{site['graph_id']}.assets/pages"
+        shots = sorted(p.name for p in (there.workspace / assets).glob("*.png"))
+        assert shots and shots == sorted(p.name for p in (here.workspace / assets).glob("*.png"))  # written by the worker, in the workspace
+    assert not (there.workspace / "graphs" / f"{on_ray['sites'][2]['graph_id']}.assets").exists()

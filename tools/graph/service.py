@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import re
 import shutil
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlparse
@@ -14,7 +16,7 @@ from urllib.parse import urlparse
 import numpy as np
 from pydantic import BaseModel, Field, ValidationError
 
-from ..errors import EmbedderError, InputError
+from ..errors import EmbedderError, InputError, TaskloomError
 from ..security.disk import storage_error
 from ..security.lock import WorkspaceLock
 from ..browser import BrowserPool, EnvironmentUnavailable
@@ -30,7 +32,7 @@ from .model import Edge, GraphMeta, KnowledgeGraph, Node, NodeType
 from .queries import get_node, graph_stats, neighbors, shortest_path
 from .sampling import SampleSpec, sample_document_subgraph, web_seeds
 from .web.capture import CrawlOptions
-from .web.pipeline import WEB_EMBEDDED_TYPES, WebIngestReport, ingest_website, website_graph_id
+from .web.pipeline import WEB_EMBEDDED_TYPES, CrawlJob, Crawled, WebIngestReport, ingest_website, store_crawl, website_graph_id
 from .store import GraphStore, validate_graph_id
 from .vectors import VectorStore
 
@@ -72,6 +74,16 @@ class NeighborHit(BaseModel):
 _LABEL_TYPES = frozenset({NodeType.HEADING, NodeType.ENTITY})
 #: A contents or index entry: dot leaders, then a page number ("2.1 Data frame . . . . 3"); a listing, not a passage.
 _CONTENTS_LINE = re.compile(r"(?:\.\s?){4,}\s*\d+\b")
+
+
+class SiteIngest(BaseModel):
+    """One site of :meth:`GraphService.ingest_websites`: its report, or why it was not stored; where it was crawled."""
+
+    start_url: str
+    graph_id: str
+    report: WebIngestReport | None = None
+    error: str | None = None
+    crawled_on: dict[str, Any] = Field(default_factory=dict, description="host and pid of the process that crawled it (and node, on Ray).")
 
 
 def _covers(node: Node) -> set[str]:
@@ -141,6 +153,25 @@ class GraphService:
                     raise clear from exc
                 raise
 
+    def crawl_options(
+        self, start_url: str, max_pages: int = 30, max_depth: int = 3, allowed_domains: list[str] | None = None, contexts: int = 2, **tuning: Any
+    ) -> CrawlOptions:
+        """Validated crawl options with this workspace's delay and page timeout; ``tuning``: further :class:`CrawlOptions` fields."""
+        try:
+            return CrawlOptions(
+                start_url=start_url,
+                max_pages=max_pages,
+                max_depth=max_depth,
+                allowed_domains=allowed_domains,
+                delay=self.settings.crawl_delay,
+                page_timeout=self.settings.page_timeout,
+                contexts=contexts,
+                **tuning,
+            )
+        except ValidationError as exc:
+            problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+            raise InputError(f"bad crawl options ({problems}); see CrawlOptions for the fields and their ranges") from None
+
     async def ingest_website(
         self,
         start_url: str,
@@ -163,35 +194,58 @@ class GraphService:
         if self.browsers is None:
             raise EnvironmentUnavailable("this graph service has no browser pool to crawl with; build it through taskloom.tools.runtime.Runtime")
         browsers = self.browsers
-        try:
-            options = CrawlOptions(
-                start_url=start_url,
-                max_pages=max_pages,
-                max_depth=max_depth,
-                allowed_domains=allowed_domains,
-                delay=self.settings.crawl_delay,
-                page_timeout=self.settings.page_timeout,
-                contexts=contexts,
-                **tuning,
-            )
-        except ValidationError as exc:
-            problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-            raise InputError(f"bad crawl options ({problems}); see CrawlOptions for the fields and their ranges") from None
+        options = self.crawl_options(start_url, max_pages, max_depth, allowed_domains, contexts, **tuning)
         async with self.write_lock(f"crawl {start_url}"):
             graph_id = website_graph_id(options, name)
-            existed = self.store.exists(graph_id)
-            before: set[str] | None = None
-            try:
-                before = self._collection_names()
-                return await ingest_website(options, self.settings, self.store, self.vectors, self.embedder, browsers, name, progress)
-            except BaseException as exc:
-                if not existed and not self.store.exists(graph_id):
-                    self._discard_assets(graph_id)
-                self._discard_partial(before)
-                clear = storage_error(exc, f"the graph of {start_url}", self.workspace.root)
-                if clear is not None:
-                    raise clear from exc
-                raise
+            with self._undone_on_failure(graph_id, start_url):
+                report = await ingest_website(options, self.settings, self.store, self.vectors, self.embedder, browsers, name, progress)
+            return report
+
+    async def ingest_websites(self, sites: list[CrawlOptions], crawl_all: Callable[[list[CrawlJob]], list[Crawled]], progress: ProgressFn | None = None) -> list[SiteIngest]:
+        """Crawl several sites through ``crawl_all`` (elsewhere: each in a browser of its own, see :func:`crawl_job`), then store each graph here.
+
+        Holds the workspace lock throughout; the crawls write only their graphs'
+        screenshots (so the workspace must be the same path wherever they run). A site
+        whose crawl or storing fails is reported with its error; the others are stored.
+        """
+        jobs = [CrawlJob(options=o, screenshots=self.store.assets_dir(website_graph_id(o)) / "pages", chromium=self.settings.chromium) for o in sites]
+        async with self.write_lock(f"crawl {len(sites)} sites"):
+            existed = {job.options.start_url: self.store.exists(website_graph_id(job.options)) for job in jobs}
+            crawls = await asyncio.to_thread(crawl_all, jobs)
+            done: list[SiteIngest] = []
+            for i, (job, crawled) in enumerate(zip(jobs, crawls, strict=True)):
+                graph_id = website_graph_id(job.options)
+                outcome = SiteIngest(start_url=job.options.start_url, graph_id=graph_id, error=crawled.error, crawled_on=crawled.model_dump(include={"host", "pid", "node"}, exclude_none=True))
+                if crawled.result is None:
+                    if not existed[outcome.start_url]:
+                        self._discard_assets(graph_id)
+                else:
+                    try:
+                        with self._undone_on_failure(graph_id, outcome.start_url):
+                            outcome.report = store_crawl(crawled.result, graph_id, self.settings, self.store, self.vectors, self.embedder, crawled=crawled.seconds)
+                    except TaskloomError as exc:
+                        outcome.error = str(exc)
+                done.append(outcome)
+                if progress is not None:
+                    progress(i + 1, len(jobs), f"stored {outcome.start_url}")
+            return done
+
+    @contextlib.contextmanager
+    def _undone_on_failure(self, graph_id: str, start_url: str) -> Iterator[None]:
+        """Under the write lock: if the block fails, remove the screenshots and vectors of a graph that was not stored before."""
+        existed = self.store.exists(graph_id)
+        before: set[str] | None = None
+        try:
+            before = self._collection_names()
+            yield
+        except BaseException as exc:
+            if not existed and not self.store.exists(graph_id):
+                self._discard_assets(graph_id)
+            self._discard_partial(before)
+            clear = storage_error(exc, f"the graph of {start_url}", self.workspace.root)
+            if clear is not None:
+                raise clear from exc
+            raise
 
     def _collection_names(self) -> set[str]:
         return {c.name for c in self.vectors.collections(count=False)}

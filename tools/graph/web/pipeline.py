@@ -1,14 +1,24 @@
-"""Ingest one website: crawl it in a real browser, build its graph, embed, store."""
+"""Ingest one website: crawl it in a real browser, build its graph, embed, store.
+
+The crawl (the browser's part) and the rest can run apart: :func:`crawl_job` crawls one site
+from a :class:`CrawlJob` in a browser of its own (on any machine that sees the workspace),
+and :func:`store_crawl` turns its :class:`CrawlResult` into the stored graph.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
+import os
+import socket
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from pydantic import BaseModel, Field
 
 from ...browser import BrowserPool
+from ...errors import TaskloomError
 from ...llm.embedders import Embedder
 from ...settings import Settings
 from ..embedding import embed_graph, type_counts
@@ -16,9 +26,9 @@ from ..model import GraphMeta, NodeType
 from ..store import GraphStore, make_graph_id
 from ..vectors import VectorStore
 from .build import build_web_graph
-from .crawl import CrawlOptions, Skip, crawl, normalize_url
+from .crawl import CrawlOptions, CrawlResult, Skip, crawl, normalize_url
 
-__all__ = ["WebIngestReport", "ingest_website", "WEB_EMBEDDED_TYPES", "website_graph_id"]
+__all__ = ["CrawlJob", "Crawled", "WebIngestReport", "crawl_job", "ingest_website", "store_crawl", "WEB_EMBEDDED_TYPES", "website_graph_id"]
 
 ProgressFn = Callable[[float, float, str], None]
 
@@ -60,6 +70,45 @@ def website_graph_id(options: CrawlOptions, name: str | None = None) -> str:
     return make_graph_id(name or sorted(options.allowed())[0], hashlib.sha256(key.encode()).hexdigest())
 
 
+class CrawlJob(BaseModel):
+    """One site to crawl apart from storing it: its options, where its screenshots go, the browser."""
+
+    options: CrawlOptions
+    screenshots: Path
+    chromium: str | None = None
+
+
+class Crawled(BaseModel):
+    """What :func:`crawl_job` did: the crawl, or why it failed; where and how long it ran."""
+
+    start_url: str
+    result: CrawlResult | None = None
+    error: str | None = None
+    host: str
+    pid: int
+    node: str | None = Field(None, description="The Ray node it ran on, when it ran on a cluster.")
+    seconds: float
+
+
+def crawl_job(job: CrawlJob) -> Crawled:
+    """Crawl one site in a browser launched for it (and closed after); a crawl that fails says why instead of raising."""
+
+    async def go() -> CrawlResult:
+        pool = BrowserPool(job.chromium)
+        try:
+            return await crawl(job.options, pool, job.screenshots)
+        finally:
+            await pool.close()
+
+    clock = time.perf_counter()
+    result, error = None, None
+    try:
+        result = asyncio.run(go())
+    except TaskloomError as exc:
+        error = str(exc)
+    return Crawled(start_url=job.options.start_url, result=result, error=error, host=socket.gethostname(), pid=os.getpid(), seconds=round(time.perf_counter() - clock, 3))
+
+
 async def ingest_website(
     options: CrawlOptions,
     settings: Settings,
@@ -76,10 +125,24 @@ async def ingest_website(
     URL with the same allowed domains replaces the graph (same id, same node ids).
     """
     graph_id = website_graph_id(options, name)
-    shots = store.dir / f"{graph_id}.assets" / "pages"
     clock = time.perf_counter()
-    result = await crawl(options, pool, shots, progress)
-    crawled = time.perf_counter() - clock
+    result = await crawl(options, pool, store.assets_dir(graph_id) / "pages", progress)
+    return store_crawl(result, graph_id, settings, store, vectors, embedder, name, progress, time.perf_counter() - clock)
+
+
+def store_crawl(
+    result: CrawlResult,
+    graph_id: str,
+    settings: Settings,
+    store: GraphStore,
+    vectors: VectorStore,
+    embedder: Embedder,
+    name: str | None = None,
+    progress: ProgressFn | None = None,
+    crawled: float = 0.0,
+) -> WebIngestReport:
+    """Build the web graph of a finished crawl (screenshots in ``graphs/{graph_id}.assets/pages/``), embed it, store both."""
+    shots = store.assets_dir(graph_id) / "pages"
     clock = time.perf_counter()
     meta = GraphMeta(id=graph_id, name=name or (result.pages[0].title if result.pages else graph_id), kind="web", sources=[result.start_url])
     kg = build_web_graph(result, meta)
