@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, TypeVar
 import anyio
 
 from .browser import BrowserPool
+from .environment.limits import EpisodeLimits
 from .environment.manager import EpisodeManager
 from .environment.protocols import DocHit, DocNode
 from .evaluate.checks import Checker
@@ -157,6 +158,7 @@ class Runtime:
             record=self.settings.record,
             max_episodes=self.settings.max_episodes,
             documents=self.documents,
+            limits=EpisodeLimits.from_settings(self.settings),
         )
 
     def task_service(self, episodes: EpisodeManager | None = None) -> TaskService:

@@ -8,7 +8,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from .errors import InputError
@@ -62,6 +62,27 @@ class Settings(BaseSettings):
     max_episodes: int = Field(16, ge=1, le=256, description="Open browser episodes at once.")
     crawl_delay: float = Field(0.2, ge=0.0, le=30.0, description="Politeness delay between page loads of one crawl, seconds.")
     page_timeout: float = Field(15.0, ge=1.0, le=300.0, description="Per-page load timeout of a crawl, seconds.")
+    # Limits of agent and replay episodes: generous by default, so a large page on a busy machine is observed, not failed.
+    action_timeout_ms: int = Field(5_000, ge=1, le=600_000, description="How long a browser action waits for its element to be ready, ms.")
+    navigation_timeout_ms: int = Field(
+        30_000, ge=1, le=600_000, description="How long a navigation (browser_navigate, env_start, a click that loads a page) waits for the page's document, ms."
+    )
+    snapshot_timeout_ms: int = Field(
+        30_000,
+        ge=1,
+        le=600_000,
+        description="How long one accessibility snapshot may take, ms (a 3,000-row table takes about 6 s on 2 busy cores); "
+        "a snapshot that takes longer is replaced by a note saying so, the action still counts.",
+    )
+    snapshot_max_chars: int = Field(
+        100_000,
+        ge=0,
+        description="Snapshots an action answers with are cut at this many characters, with a marker saying how much was cut and how to see "
+        "the rest (0: never cut, else at least 200; an agent's own browser_snapshot maxChars wins).",
+    )
+    replay_timeout: float = Field(
+        180.0, ge=0.1, le=3600.0, description="Most time one candidate web task's replay (verification at generation) may take, seconds; a slower one is dropped with that reason."
+    )
     llm_backend: Literal["none", "openai"] = Field("none", description="'none' (deterministic templates) or 'openai' (any OpenAI-compatible endpoint).")
     llm_base_url: str | None = Field(None, description="Base URL of the OpenAI-compatible endpoint.")
     llm_model: str | None = Field(None, description="Model name at that endpoint.")
@@ -83,6 +104,13 @@ class Settings(BaseSettings):
     lock_timeout: float = Field(30.0, ge=0.0, le=3600.0, description="Seconds a workspace writer waits for another writer before 'workspace busy'.")
     fetch_timeout: float = Field(30.0, ge=1.0, le=600.0, description="Overall time limit for fetching one document by URL, seconds.")
     fetch_max_bytes: int = Field(64 * 1024 * 1024, ge=1024, description="Largest document fetched by URL, bytes.")
+
+    @field_validator("snapshot_max_chars")
+    @classmethod
+    def _room_for_an_outline(cls, value: int) -> int:
+        if 0 < value < 200:
+            raise ValueError("snapshot_max_chars is 0 (never cut) or at least 200 (room for the page's outline and the marker)")
+        return value
 
     def to_env(self) -> dict[str, str]:
         """These settings as ``TASKLOOM_*`` variables, for a server process started with the same configuration."""

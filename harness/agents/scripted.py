@@ -22,7 +22,9 @@ class OracleAgent:
     """Knows the gold solution: reads the evidence and answers (documents) or runs the gold steps (web, composite).
 
     The reference point of every run: it shows each task is solvable through the
-    agent-profile tools alone, and its trajectory anchors the consensus graph.
+    agent-profile tools alone, and its trajectory anchors the consensus graph. A gold
+    step that fails (a slow page that timed out) does not end the attempt: the failure
+    is in the trajectory, the remaining steps and the answer still follow.
     """
 
     in_process = True
@@ -43,7 +45,9 @@ class OracleAgent:
         else:
             for step in task.gold_steps[: job.max_steps]:
                 name, args = call_for_step(step)
-                await client.call_tool(name, args)
+                # a step that fails (a slow page timed out) is recorded by the server and told to the agent as a tool error;
+                # the oracle goes on as a person would, and the final-state check says whether the task was done
+                await client.call_tool(name, args, raise_on_error=False)
             if task.gold_answer:  # a web question: answered from the page the gold steps reached
                 await client.call_tool("env_answer", {"answer": task.gold_answer})
         await client.call_tool("env_close", {})

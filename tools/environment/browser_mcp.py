@@ -26,11 +26,13 @@ from fastmcp import Context, FastMCP
 from fastmcp.exceptions import ToolError
 from fastmcp.tools import ToolResult
 from fastmcp.utilities.types import Image
+from playwright.async_api import Error as PlaywrightError
 from pydantic import AliasChoices, BaseModel, Field
 
 from ..errors import InputError
 from ..security.roots import Roots
 from .episodes import ActionFailed, BrowserEpisode, FormField, Modifier, Observation
+from .locate import explain
 from .manager import EpisodeManager
 from .page_log import ConsoleLevel, ConsoleMessages, NetworkRequests, RequestDetail
 from .session import binding
@@ -70,12 +72,15 @@ async def recorded(action: Awaitable[T]) -> T:
 
     The agent reads the message and the trajectory keeps it, so nothing about it goes to
     the server's stderr (where a run's many expected misses, such as stale refs, would drown
-    real problems).
+    real problems). A browser failure no action caught (a page that broke while it was
+    read) still reaches the agent as a tool error saying what failed, logged as a warning.
     """
     try:
         return await action
     except ActionFailed as exc:
         raise ToolError(str(exc), log_level=logging.DEBUG) from exc
+    except PlaywrightError as exc:
+        raise ToolError(f"the browser failed while reading the page: {explain(exc)}; call browser_snapshot to see where it is", log_level=logging.WARNING) from exc
 
 
 def register_browser(mcp: FastMCP, episodes: EpisodeManager, upload_roots: Roots | None = None) -> None:
@@ -93,7 +98,7 @@ def register_browser(mcp: FastMCP, episodes: EpisodeManager, upload_roots: Roots
         ctx: Context,
         target: Annotated[str | None, Field(description="Snapshot only this element (a ref from an earlier snapshot, or a unique selector); default: the whole page.")] = None,
         depth: Annotated[int | None, Field(ge=1, description="Limit the depth of the snapshot tree.")] = None,
-        maxChars: Annotated[int | None, Field(ge=MIN_CHARS, description="Cut the snapshot to this many characters; a marker line says so and how to see the rest.")] = None,
+        maxChars: Annotated[int | None, Field(ge=MIN_CHARS, description="Cut the snapshot to this many characters (default: the server's limit, 100,000 unless configured); a marker line says so and how to see the rest.")] = None,
         boxes: Annotated[bool, Field(description="Include each element's bounding box as [box=x,y,width,height] (viewport CSS pixels).")] = False,
         episode_id: EpisodeId = None,
     ) -> Observation:

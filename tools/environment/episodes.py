@@ -22,6 +22,7 @@ from typing import Any, Literal, NoReturn
 
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Locator, Page
+from playwright.async_api import TimeoutError as PlaywrightTimeout
 
 from ..browser import GuardedContext
 from ..browser.dom import DESCRIBE_JS, draw_marks
@@ -29,19 +30,22 @@ from ..errors import InputError, TaskloomError
 from ..tasks.model import SuccessCriterion, Task
 from . import landing
 from .canonical import canonical, element_form
-from .locate import SHOWN_REF, ActionFailed, aria, explain, find, title_of, until_dialog, while_described
+from .limits import EpisodeLimits
+from .locate import SHOWN_REF, ActionFailed, TimedOut, aria, explain, find, title_of, until_dialog, while_described
 from .modal import Modal
 from .observation import FormField, Observation
 from .page_log import ConsoleLevel, ConsoleMessages, NetworkRequests, RequestDetail
 from .protocols import SuccessChecker
-from .snapshot_view import View, truncate
+from .snapshot_view import View
 from .tabs import Tabs
 from .traffic import Traffic
 from .trajectory import Recorder, Target
 
-__all__ = ["ActionFailed", "BrowserEpisode", "FormField", "Modifier", "Observation"]
+__all__ = ["ActionFailed", "BrowserEpisode", "FormField", "Modifier", "Observation", "TimedOut"]
 
 _INTERACTIVE = re.compile(r"^\s*- (link|button|textbox|searchbox|combobox|checkbox|radio|tab|menuitem|option|switch|slider|spinbutton)\b.*\[ref=((?:f\d+)?e\d+)\]", re.M)
+#: Actions that load a document by themselves (the request they start means the page is observed after landing).
+_NAVIGATIONS = frozenset({"navigate", "navigate_back"})
 Modifier = Literal["Alt", "Control", "ControlOrMeta", "Meta", "Shift"]
 Button = Literal["left", "right", "middle"]
 
@@ -63,11 +67,13 @@ class BrowserEpisode:
     """One agent's session in its own browser context (one or more tabs)."""
 
     def __init__(
-        self, episode_id: str, guarded: GuardedContext, page: Page, recorder: Recorder, checker: SuccessChecker, screenshots: bool = False, snapshots: bool = True
-    ) -> None:
+        self, episode_id: str, guarded: GuardedContext, page: Page, recorder: Recorder, checker: SuccessChecker, screenshots: bool = False, snapshots: bool = True,
+        limits: EpisodeLimits = EpisodeLimits(),
+    ) -> None:  # fmt: skip
         self.id = episode_id
         self.guarded = guarded
-        self.tabs = Tabs(guarded, page)
+        self.limits = limits
+        self.tabs = Tabs(guarded, page, limits)
         self.recorder = recorder
         self.checker = checker
         self.screenshots = screenshots
@@ -75,6 +81,7 @@ class BrowserEpisode:
         self.closed = False
         self.task: Task | None = None  # the full task, server side only: final-state checks at close
         self.watch: list[SuccessCriterion] = []  # state checks probed after every action (composite tasks' subtasks)
+        self.start_error: str | None = None  # why the start page did not load in time (the episode is open nonetheless)
 
     @property
     def page(self) -> Page:
@@ -105,10 +112,15 @@ class BrowserEpisode:
             return await self._fail("snapshot", args, canonical("snapshot"), Target(ref=target), error)
         return await self._act("snapshot", args, canonical("snapshot", element=found.name or found.role), found, None, view=View(loc, depth, boxes, max_chars))
 
-    async def observe(self, view: View = View(), snapshot: bool = True, title: str | None = None, early: Awaitable[str] | None = None) -> Observation:
+    async def observe(
+        self, view: View = View(), snapshot: bool = True, title: str | None = None, early: Awaitable[str] | None = None, acted: bool = True
+    ) -> Observation:
         """URL, title (read unless given), tabs, modal state and (unless ``snapshot`` is False) snapshot, without recording (for tool responses).
 
         ``early``: the snapshot, already asked for while the action landed (see :mod:`.landing`).
+        The snapshot is cut at ``view.max_chars`` (default: the ``snapshot_max_chars``
+        limit) with a marker; one that fails or takes longer than ``snapshot_timeout_ms``
+        is replaced by a note saying so and what to do (``acted``: after an action).
         """
         tab = self.tabs.current
         url = tab.page.url  # read first, as the agent is told where the action left it
@@ -119,14 +131,15 @@ class BrowserEpisode:
         if tab.modal.dialog is not None or not snapshot:
             title = await read
         else:  # both in flight at once: one round trip
-            title, page = await asyncio.gather(read, until_dialog(tab, early or aria(tab.page, view)))
+            snapshot_taken = early or aria(tab.page, view, self.limits.snapshot_timeout_ms)
+            title, page = await asyncio.gather(read, landing.bounded(tab, snapshot_taken, view, self.limits, acted))
             tab.shown.update(SHOWN_REF.findall(page or ""))
         modal = tab.modal.describe()
         parts = [self.tabs.describe(infos)] if infos else []
         if modal:
             parts.append(modal)
         if page is not None:
-            parts.append(truncate(page, view.max_chars))
+            parts.append(page)
         elif tab.modal.dialog is not None:
             parts.append("(the page is paused by the dialog; handle it to see the page again)")
         return Observation(url=url, title=title, snapshot="\n\n".join(parts) or None, tabs=infos, modal=modal)
@@ -161,7 +174,7 @@ class BrowserEpisode:
         return image
 
     async def _marked(self, png: bytes) -> bytes:
-        snapshot = await aria(self.page)
+        snapshot = await aria(self.page, timeout_ms=self.limits.snapshot_timeout_ms)
         self.tabs.current.shown.update(SHOWN_REF.findall(snapshot))
         boxes = []
         for _, ref in _INTERACTIVE.findall(snapshot):
@@ -526,6 +539,7 @@ class BrowserEpisode:
             return await self._fail(name, args, form, target, why)
         url_before, t_start = tab.page.url, time.time()
         error: str | None = None
+        timed_out = False
         landed = landing.Landed(tab)
         wants = not look and (self.snapshots or name == "snapshot")  # the observation will show the page's snapshot
         if run is not None:
@@ -537,8 +551,10 @@ class BrowserEpisode:
                 await run()
                 if land:
                     if tab.traffic.navigations != tab.traffic.navigations_before:  # a document the action committed is parsed first
-                        await tab.page.wait_for_load_state("domcontentloaded", timeout=5_000)
-                    landed = await landing.land(tab, self.tabs, opened, view if wants else None)
+                        await tab.page.wait_for_load_state("domcontentloaded", timeout=self.limits.navigation_timeout_ms)
+                    # a navigation always started requests, so a snapshot taken while it lands is never used: on a huge page it would cost a second one
+                    early = view if wants and name not in _NAVIGATIONS else None
+                    landed = await landing.land(tab, self.tabs, opened, early)
                 return True
 
             try:
@@ -546,7 +562,7 @@ class BrowserEpisode:
             except TaskloomError as exc:  # ActionFailed, or an InputError found only now (no such tab)
                 error = str(exc)
             except PlaywrightError as exc:
-                error = explain(exc)
+                error, timed_out = explain(exc), isinstance(exc, PlaywrightTimeout)
             finally:
                 tab.traffic.watching = False
             now = self.tabs.current
@@ -571,7 +587,7 @@ class BrowserEpisode:
         }  # fmt: skip
         if error is not None:
             self.recorder.action(**fields)
-            raise ActionFailed(error)
+            raise (TimedOut if timed_out else ActionFailed)(error)
         # The record is written (and fsynced) in a thread while the page is observed; both finish before the agent hears back.
         written = asyncio.ensure_future(asyncio.to_thread(self.recorder.action, **fields))
         try:
@@ -579,7 +595,7 @@ class BrowserEpisode:
                 observation = Observation(url=self.page.url, title=await title_of(self.page))
             else:
                 same = self.tabs.current is tab
-                observation = await self.observe(view, snapshot=wants, title=landed.title if same else None, early=landed.snapshot() if same else None)
+                observation = await self.observe(view, snapshot=wants, title=landed.title if same else None, early=landed.snapshot() if same else None, acted=name != "snapshot")
         finally:
             await written
         observation.action = form

@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import TimeoutError as PlaywrightTimeout
 from playwright.async_api import Locator, Page
 
 from ..browser.dom import DESCRIBE_JS
@@ -22,7 +23,7 @@ from .snapshot_view import View
 from .tabs import Tab
 from .trajectory import Target
 
-__all__ = ["REF", "SHOWN_REF", "ActionFailed", "aria", "described", "explain", "find", "forget", "title_of", "until_dialog", "while_described"]
+__all__ = ["REF", "SHOWN_REF", "ActionFailed", "TimedOut", "aria", "described", "explain", "find", "forget", "title_of", "until_dialog", "while_described"]
 
 # Playwright numbers refs e1, e2… on a tab's first page and f1e1, f2e7… after it navigates.
 REF = re.compile(r"^(?:f\d+)?e\d+$")
@@ -30,6 +31,8 @@ REF = re.compile(r"^(?:f\d+)?e\d+$")
 SHOWN_REF = re.compile(r"\[ref=((?:f\d+)?e\d+)\]")
 #: ``(els) => {count, info}``: how many elements a selector matched and DESCRIBE_JS of the first, in one call.
 _FIND_JS = f"(els) => ({{count: els.length, info: els.length ? ({DESCRIBE_JS})(els[0]) : null}})"
+#: Playwright calls that wait for a page to load (their names start its timeout messages).
+_LOADING = re.compile(r"\b(?:goto|go_back|go_forward|reload|wait_for_load_state|wait_for_url|expect_navigation)\b")
 #: How Playwright says a ref names nothing: no such element, or a ref from a snapshot of an earlier page.
 _MISSING = re.compile(r"Failed to find element matching selector|Invalid frame in aria-ref selector")
 
@@ -38,13 +41,26 @@ class ActionFailed(TaskloomError):
     """An action could not be carried out; the message says why and what to try."""
 
 
-async def aria(page: Page, view: View = View()) -> str:
-    """The AI snapshot of the page, or of the part ``view`` asks for; refs stay those of the whole page."""
+class TimedOut(ActionFailed):
+    """An action ran out of time: a page that did not load, or an element that did not become ready, within its limit."""
+
+
+async def aria(page: Page, view: View = View(), timeout_ms: float | None = None) -> str:
+    """The AI snapshot of the page, or of the part ``view`` asks for; refs stay those of the whole page.
+
+    ``timeout_ms`` bounds each snapshot (default: the page's action timeout); a snapshot
+    that takes longer raises Playwright's TimeoutError. When the whole-page snapshot
+    that renews the refs after a partial one times out, the part is still returned, with
+    a note that refs outside it are not renewed.
+    """
     if not view.partial:
-        snapshot: str = await page.locator("body").aria_snapshot(mode="ai")
+        snapshot: str = await page.locator("body").aria_snapshot(mode="ai", timeout=timeout_ms)
         return snapshot
-    part: str = await (view.scope or page.locator("body")).aria_snapshot(mode="ai", depth=view.depth, boxes=view.boxes or None)
-    await page.locator("body").aria_snapshot(mode="ai")  # a partial snapshot forgets the refs outside it: renew them
+    part: str = await (view.scope or page.locator("body")).aria_snapshot(mode="ai", depth=view.depth, boxes=view.boxes or None, timeout=timeout_ms)
+    try:
+        await page.locator("body").aria_snapshot(mode="ai", timeout=timeout_ms)  # a partial snapshot forgets the refs outside it: renew them
+    except PlaywrightTimeout:
+        return f"{part}\n(refs outside this part were not renewed: the whole page's snapshot took too long; snapshot another part to act there)"
     return part
 
 
@@ -164,6 +180,8 @@ def explain(exc: PlaywrightError) -> str:
     """A one-line, agent-readable reason for a Playwright failure."""
     text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
     if "Timeout" in type(exc).__name__ or "Timeout" in text:
+        if _LOADING.search(text):
+            return f"timed out: {text}; the page did not load within the server's navigation_timeout_ms — try again, or take a browser_snapshot to see what did load"
         return f"timed out: {text}; the element may be hidden or disabled — take a new browser_snapshot"
     if "net::ERR_BLOCKED_BY_CLIENT" in text:
         return f"blocked: {text}; the URL is outside this episode's allowed domains"

@@ -26,7 +26,8 @@ from ..errors import InputError, NotFoundError
 from ..tasks.model import SuccessCriterion, Task, criterion_key
 from ..security.origin import OriginFence
 from .documents import DocumentEpisode
-from .episodes import BrowserEpisode
+from .episodes import BrowserEpisode, TimedOut
+from .limits import EpisodeLimits
 from .protocols import DocumentSource, SuccessChecker
 from .trajectory import CloseStatus, EpisodeRecord, Recorder, load_trajectory
 
@@ -72,7 +73,8 @@ class EpisodeManager:
     (``browser_snapshot`` still returns the page). ``record`` adds per-episode recordings to
     the episode's folder: ``har`` (``network.har``, written when the context closes) and
     ``trace`` (``trace.zip``, a Playwright trace with screenshots and DOM snapshots that
-    ``playwright show-trace`` opens).
+    ``playwright show-trace`` opens). ``limits`` are every episode's timeouts and snapshot
+    size (see :class:`.limits.EpisodeLimits`).
     """
 
     def __init__(
@@ -87,6 +89,7 @@ class EpisodeManager:
         record: Sequence[str] = (),
         max_episodes: int = 16,
         documents: DocumentSource | None = None,
+        limits: EpisodeLimits = EpisodeLimits(),
     ) -> None:
         self.pool = pool
         self.checker = checker
@@ -97,6 +100,7 @@ class EpisodeManager:
         self.snapshots = snapshots
         self.record = frozenset(record)
         self.max_episodes = max_episodes
+        self.limits = limits
         self.episodes: dict[str, BrowserEpisode] = {}
         self.documents: dict[str, DocumentEpisode] = {}
         self.sessions: dict[str, str] = {}
@@ -134,7 +138,12 @@ class EpisodeManager:
         session: str | None = None,
         allowed_domains: list[str] | None = None,
     ) -> tuple[BrowserEpisode, StartedEpisode]:
-        """Open a new episode at ``url`` or at a task's start URL, bound to ``session`` if given."""
+        """Open a new episode at ``url`` or at a task's start URL, bound to ``session`` if given.
+
+        A start page that does not load within the navigation timeout leaves the episode
+        open on whatever did load: its snapshot starts with a note saying so (and
+        ``episode.start_error`` keeps the reason); any other failure closes it and raises.
+        """
         task = self.public_task(task_id) if task_id else None
         start = url or (task.start_url if task else None)
         if not start:
@@ -152,11 +161,9 @@ class EpisodeManager:
                 await guarded.context.tracing.start(name=episode_id, title=task_id or start, screenshots=True, snapshots=True)
             page = await guarded.context.new_page()
             await guarded.context.add_init_script(NAVIGATION_WATCH_JS)  # every tab: an action knows when it set off a navigation
-            page.set_default_timeout(5_000)
-            page.set_default_navigation_timeout(15_000)
             header = EpisodeRecord(episode_id=episode_id, env="browser", task_id=task_id, agent=agent, model=model, start_url=start)
             recorder = Recorder(self.root / episode_id, header)
-            episode = BrowserEpisode(episode_id, guarded, page, recorder, self.checker, self.screenshots, self.snapshots)
+            episode = BrowserEpisode(episode_id, guarded, page, recorder, self.checker, self.screenshots, self.snapshots, self.limits)
             episode.task = private
             if episode.task is not None:
                 episode.watch = watched_checks(episode.task)
@@ -164,6 +171,11 @@ class EpisodeManager:
             self.claim(episode_id, session)
         try:
             observation = await episode.navigate(start)
+        except TimedOut as exc:  # a slow site: the agent is told, and may wait or navigate again
+            episode.start_error = str(exc)
+            observation = await episode.observe(snapshot=self.snapshots, acted=False)
+            note = f"(the start page {start} did not load in time: {exc})"
+            observation.snapshot = f"{note}\n\n{observation.snapshot}" if observation.snapshot else note
         except Exception:
             await self.close(episode_id, status="error", reason=f"could not open {start}")
             raise

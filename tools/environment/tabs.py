@@ -19,14 +19,12 @@ from pydantic import BaseModel, Field
 
 from ..browser import GuardedContext
 from ..errors import InputError
+from .limits import EpisodeLimits
 from .modal import Modal
 from .page_log import PageLog
 from .traffic import Traffic
 
 __all__ = ["Tab", "TabInfo", "Tabs"]
-
-#: Action and navigation timeouts of every tab (ms), as for the episode's first page.
-ACTION_TIMEOUT_MS, NAVIGATION_TIMEOUT_MS = 5_000, 15_000
 
 
 class TabInfo(BaseModel):
@@ -57,13 +55,20 @@ class Tab:
 class Tabs:
     """The open tabs of one episode and which one is current."""
 
-    def __init__(self, guarded: GuardedContext, first: Page) -> None:
+    def __init__(self, guarded: GuardedContext, first: Page, limits: EpisodeLimits = EpisodeLimits()) -> None:
         self.guarded = guarded
+        self.limits = limits
         self.tabs: list[Tab] = []
         self.fresh: list[Tab] = []  # tabs opened since the last observation: their first page is waited for
         self.opened = 0  # tabs opened in all (by the site or browser_tabs new)
+        self.limit(first)
         self._current = self._add(first)
         guarded.context.on("page", self._opened)
+
+    def limit(self, page: Page) -> None:
+        """Give ``page`` the episode's action and navigation timeouts."""
+        page.set_default_timeout(self.limits.action_timeout_ms)
+        page.set_default_navigation_timeout(self.limits.navigation_timeout_ms)
 
     @property
     def current(self) -> Tab:
@@ -84,8 +89,7 @@ class Tabs:
 
     def _opened(self, page: Page) -> None:
         """A page the site (or browser_tabs new) opened: it joins the list, not yet current."""
-        page.set_default_timeout(ACTION_TIMEOUT_MS)
-        page.set_default_navigation_timeout(NAVIGATION_TIMEOUT_MS)
+        self.limit(page)
         tab = self._add(page)
         if tab not in self.fresh:
             self.fresh.append(tab)
@@ -98,11 +102,11 @@ class Tabs:
             await asyncio.sleep(0.01)
 
     async def settle_new(self) -> None:
-        """Wait (at most 5 s each) until tabs opened since the last call have parsed their first document."""
+        """Wait (at most the action timeout each) until tabs opened since the last call have parsed their first document."""
         fresh, self.fresh = self.fresh, []
         for tab in fresh:
             try:
-                await tab.page.wait_for_load_state("domcontentloaded", timeout=5_000)
+                await tab.page.wait_for_load_state("domcontentloaded", timeout=self.limits.action_timeout_ms)
             except PlaywrightError:
                 continue  # closed or still loading: it is listed as it is
 

@@ -2,7 +2,8 @@
 
 The pipeline for one graph: candidates (document templates, or web meta-path
 matches) → (web) instruction style, click scripts dropped → stage 1 reachability →
-(web) no-op check and replay in a real browser → stage 2 LLM
+(web) lookup and compare golds re-derived by a second route (:mod:`.web.confirm`) → (web)
+no-op check and replay in a real browser → stage 2 LLM
 score when an LLM is configured → stage 3 embedding de-duplication → MMR coverage
 selection of ``count`` tasks → the task store. A :class:`GenerationReport` says what
 each stage kept and dropped, and why.
@@ -27,6 +28,7 @@ from .compose.composer import ComposeMode, ComposeResult, compose_tasks
 from .document.draft import Draft, Submission, Verdict, check_submission, make_draft
 from .filter.stages import GenerationReport, deduplicate, filter_reachable, mmr_select, score_quality
 from .registry import GenerationRequest, generators, pick_generator
+from .web.confirm import confirm_gold
 from .web.paths import Replayer, verify_web_tasks
 from .web.rewrite import llm_instructions
 from .web.style import filter_scripts
@@ -118,6 +120,7 @@ class TaskService:
             tasks = filter_scripts(kg, tasks, report)  # goals only: a click script is dropped with the rule that caught it
         tasks = filter_reachable(kg, tasks, hops, report)
         if kg.meta.kind == "web" and verify:
+            tasks = await confirm_gold(kg, tasks, self.graphs.browsers, report)  # a second route re-derives each lookup and compare gold
             tasks = await verify_web_tasks(tasks, None if replay is not None else self.episodes, report, replay)
         if kg.meta.kind == "web" and llm_on:
             await llm_instructions(tasks, self.llm, kg)

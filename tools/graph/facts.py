@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import parse_qsl, urlsplit
 
 from pydantic import BaseModel, Field
 
 from ..errors import InputError
-from .model import KnowledgeGraph, NodeType
+from .model import KnowledgeGraph, Node, NodeType
 from .web.values import typed_value, unit_of_label
 
-__all__ = ["RecordFact", "ListingFact", "FactsResult", "graph_facts", "parse_where"]
+__all__ = ["RecordFact", "ListingFact", "FactsResult", "graph_facts", "parse_where", "population_proof"]
 
 
 class RecordFact(BaseModel):
@@ -36,6 +37,7 @@ class ListingFact(BaseModel):
     total_stated: int | None
     records: int
     complete: bool = Field(description="Every page of the listing was visited (or the stated total equals the records seen).")
+    completeness: str | None = Field(None, description="The proof of completeness, or what the crawl did not see.")
     sorts: list[dict[str, Any]] = Field(default_factory=list)
 
 
@@ -46,6 +48,8 @@ class FactsResult(BaseModel):
     total: int = Field(description="Records matching the filters, before limit/offset.")
     records: list[RecordFact]
     listings: list[ListingFact]
+    complete: bool = Field(False, description="``total`` is proven to be every matching record the site has, not only those the crawl saw.")
+    completeness: str = Field("", description="The proof of ``complete``, or why ``total`` may be partial.")
     note: str | None = None
 
 
@@ -111,7 +115,7 @@ def graph_facts(
     listings = [
         ListingFact(
             listing_id=n.id,
-            **{k: n.attrs.get(k) for k in ("url", "columns", "pages_seen", "pages_total", "total_stated", "records", "complete", "sorts")},
+            **{k: n.attrs.get(k) for k in ("url", "columns", "pages_seen", "pages_total", "total_stated", "records", "complete", "completeness", "sorts")},
         )
         for n in kg.nodes(NodeType.LISTING)
     ]
@@ -154,4 +158,60 @@ def graph_facts(
         if records
         else f"graph {kg.id!r} holds no records (no tables, key-value lists or cards were found, or it was crawled before records were read)"
     )
-    return FactsResult(graph_id=kg.id, total=len(hits), records=hits[offset : offset + limit], listings=listings, note=note)
+    complete, proof = population_proof(kg, records, {h.record_id for h in hits}, [key for key, _ in conditions], wanted_listing)
+    if not complete and records:
+        note = f"partial: {len(hits)} matching records among those the crawl saw; {proof}"
+    return FactsResult(
+        graph_id=kg.id, total=len(hits), records=hits[offset : offset + limit], listings=listings, complete=complete, completeness=proof, note=note
+    )
+
+
+def population_proof(kg: KnowledgeGraph, records: list[Node], hits: set[str], labels: list[str], listing: str | None = None) -> tuple[bool, str]:
+    """Whether the matching records are all the site has, with the proof or what is missing, in words.
+
+    Proven when every listing that shows a match was seen completely (or refines, by extra query
+    parameters, a listing of the same path that was), every match is in one of them, and each of
+    their records shows every filtered field: a record whose field was never read could match too.
+    """
+    members: dict[str, list[Node]] = {}
+    for node in records:
+        for lid in node.attrs.get("listings") or []:
+            members.setdefault(str(lid), []).append(node)
+    listings = {n.id: n for n in kg.nodes(NodeType.LISTING)}
+    if listing is not None:
+        scope = [listing]
+    else:
+        scope = sorted({str(lid) for r in records if r.id in hits for lid in r.attrs.get("listings") or []})
+        loose = sorted(r.id for r in records if r.id in hits and not r.attrs.get("listings"))
+        if loose:
+            return False, f"{len(loose)} matching records were seen only on their own pages, not in a listing; their siblings may never have been opened"
+        if not hits:
+            scope = sorted(lid for lid, group in members.items() if all(any(_label_key(lb) == key for lb in group[0].attrs.get("fields", {})) for key in labels))
+    if not scope:
+        return False, "no listing shows records with these fields"
+    complete = [listings[lid] for lid in scope if lid in listings and listings[lid].attrs.get("complete")]
+    for lid in scope:
+        if lid not in listings:
+            continue
+        node = listings[lid]
+        url = str(node.attrs.get("url"))
+        if not node.attrs.get("complete") and not any(_refines(url, str(c.attrs.get("url"))) for c in complete):
+            return False, f"listing {url} was not seen completely: {node.attrs.get('completeness') or 'not every page was visited'}"
+        group = members.get(lid, [])
+        for key in labels:
+            shown = sum(1 for r in group if key in {_label_key(lb) for lb in r.attrs.get("fields", {})})
+            if shown < len(group):
+                return False, f"listing {url} shows {key!r} for {shown} of its {len(group)} records; the others' pages were not read"
+    urls = ", ".join(str(c.attrs.get("url")) for c in complete[:3]) + (" …" if len(complete) > 3 else "")
+    filtered = f"; each of their records shows {', '.join(repr(k) for k in labels)}" if labels else ""
+    return True, f"every listing showing a match was seen completely ({urls}){filtered}"
+
+
+def _refines(url: str, base: str) -> bool:
+    """Whether ``url`` is ``base`` with more query parameters: a filter or search within it shows a subset of its records.
+
+    >>> _refines("http://h/s?genre=a&available=1", "http://h/s"), _refines("http://h/s?q=x", "http://h/t")
+    (True, False)
+    """
+    a, b = urlsplit(url), urlsplit(base)
+    return (a.scheme, a.netloc, a.path) == (b.scheme, b.netloc, b.path) and set(parse_qsl(b.query)) < set(parse_qsl(a.query))

@@ -95,7 +95,8 @@ def test_compare_answers_match_the_csv(crawled: Any) -> None:
             assert task.gold_answer.lower() in str(holder.attrs["fields"][goal["field"]]["raw"]).lower()
         else:
             assert task.gold_steps[0].text == crawled.kg.node(goal["listing"]).attrs["url"]
-    assert report.generator["skipped"] == []
+    # every listing was seen completely; one (the table's structure page) has nothing to count, and says so
+    assert all(s["reason"].startswith("no field groups") for s in report.generator["skipped"]), report.generator["skipped"]
 
 
 def test_which_of_two_and_conditions_read_naturally(crawled: Any) -> None:

@@ -2,7 +2,9 @@
 
 Truths come from outside the code under test: palmerpenguins' CSV (a record's named fields
 match exactly one row), the Python docs' HTML on disk (titles, link texts, the sentence is on
-the target page only) and the example site's books.json (no book title in the instruction).
+the target page only), the example site's books.json (no book title in the instruction) and
+the harbour site's own data (``harbour_site``: a sentence shared past 2,000 characters, boats
+of two tables sharing values, a listing at ``/fleet.sqlite/`` whose first column is ``code``).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import base64
 import html
 import json
 import re
+import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +35,7 @@ from taskloom.tools.settings import Settings
 from taskloom.tools.tasks.model import Task
 
 from .conftest import penguin_rows
+from .harbour_site import FLEET, MOORINGS, NOTES_OWN, SHARED, serve_harbour
 
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[3]
@@ -83,6 +87,13 @@ def example(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
             tmp_path_factory.mktemp("find-example"), site.url + "/index.html", max_pages=30, max_depth=3, **QUICK
         )
         yield Site(site.url, kg, find_tasks(kg, 0, 20)[0], settings, graph_id)
+
+
+@pytest.fixture(scope="module")
+def harbour(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
+    with serve_harbour() as base:
+        settings, graph_id, kg = _crawl(tmp_path_factory.mktemp("find-harbour"), base + "/", max_pages=50, max_depth=3, **QUICK)
+        yield Site(base, kg, find_tasks(kg, 0, 20)[0], settings, graph_id)
 
 
 def _norm(text: str) -> str:
@@ -262,3 +273,42 @@ def test_generated_through_the_service_with_replay(penguins: Site) -> None:
     assert len(stored) >= 3
     for task in stored:
         assert task.quality["replay"]["ok"] and task.quality["style"]["style"] == "goal"
+
+
+# --------------------------------------------------------------------------- harbour site: unique over whole pages and every listing
+
+
+def _served_text(url: str) -> str:
+    with urllib.request.urlopen(url, timeout=10) as response:
+        raw = response.read().decode("utf-8")
+    return _norm(html.unescape(re.sub(r"<[^>]+>", " ", re.sub(r"(?s)<(script|style)\b.*?</\1>", " ", raw))))
+
+
+def test_a_sentence_another_page_shows_after_2000_characters_is_never_a_target(harbour: Site) -> None:
+    almanac = next(p for p in harbour.kg.nodes("page") if str(p.attrs["url"]).endswith("/almanac.html"))
+    assert int(almanac.attrs["text_chars"]) > 2000 and _norm(SHARED) not in _norm(almanac.text)  # past what the node's text holds
+    contents = [t for t in harbour.tasks if t.quality["target"]["kind"] == "content"]
+    assert _norm(SHARED) not in [_norm(t.quality["target"]["sentence"]) for t in contents]
+    notes = [t for t in contents if _target(t).endswith("/notes.html")]
+    assert [t.quality["target"]["sentence"] for t in notes] == [NOTES_OWN]  # the page's own sentence names it instead
+    served = {str(p.attrs["url"]): _served_text(str(p.attrs["url"])) for p in harbour.kg.nodes("page")}
+    for task in contents:
+        _common_checks(task)
+        sentence = _norm(task.quality["target"]["sentence"])
+        assert [u for u, text in served.items() if sentence in text] == [_target(task)], task.instruction
+
+
+def test_records_are_unique_over_every_listing_and_not_named_by_file_or_code_column(harbour: Site) -> None:
+    records = [t for t in harbour.tasks if t.quality["target"]["kind"] == "record" and "/fleet.sqlite/" in _target(t)]
+    assert len(records) >= 3
+    rows = [dict(zip(("name", "type", "colour", "port"), row)) for row in [*FLEET.values(), *MOORINGS]]
+    for task in records:
+        _common_checks(task)
+        code = _target(task).rsplit("/", 1)[-1]
+        own = dict(zip(("name", "type", "colour", "port"), FLEET[code]))
+        labels = task.quality["target"]["fields"]
+        assert labels and set(labels) <= set(own), labels
+        matching = [r for r in rows if all(r[label] == own[label] for label in labels)]
+        assert matching == [own], (task.instruction, labels)  # one boat in both tables, not only in its own
+        text = task.instruction.lower()
+        assert "fleet" not in text and "sqlite" not in text and not re.search(r"\bthe codes?\b", text), task.instruction  # not the file or column

@@ -1,7 +1,9 @@
 """Reach-a-view tasks (web-view) on real sites: sort views checked against palmerpenguins' CSV, filter views against books.json.
 
 Other routes than the gold (clicking a column header, the search page's filter form, a
-typed URL with extra parameters) pass; the opposite order or another genre fails.
+typed URL with extra parameters) pass; the opposite order or another genre fails. On the
+harbour site (``harbour_site``: its data is the truth), pagination, facet toggles and export
+links are never views, and records are never named by a file name or a column of codes.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ import pytest
 from playwright.async_api import Page
 
 from taskloom.tools.environment.site import serve_static
+from taskloom.tools.generate.web.find import subject_noun
+from taskloom.tools.generate.web.phrasing import column_noun, detail_noun, path_noun
 from taskloom.tools.generate.web.style import instruction_style
 from taskloom.tools.generate.web.views import view_tasks
 from taskloom.tools.graph.model import KnowledgeGraph
@@ -26,6 +30,7 @@ from taskloom.tools.settings import Settings
 from taskloom.tools.tasks.model import Task
 
 from .conftest import penguin_rows, route_passes
+from .harbour_site import VESSELS, serve_harbour
 
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[3]
@@ -68,6 +73,14 @@ def example(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
             tmp_path_factory.mktemp("view-example"), site.url + "/index.html", max_pages=30, max_depth=3, max_states=0, click_budget=0
         )
         yield Site(site.url, kg, view_tasks(kg, 0, 30)[0], settings, graph_id)
+
+
+@pytest.fixture(scope="module")
+def harbour(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
+    with serve_harbour() as base:
+        tmp = tmp_path_factory.mktemp("view-harbour")
+        settings, graph_id, kg = _crawl(tmp, base + "/", max_pages=50, max_depth=3, max_states=0, click_budget=0)
+        yield Site(base, kg, view_tasks(kg, 0, 30)[0], settings, graph_id)
 
 
 def _query(task: Task) -> dict[str, str]:
@@ -186,3 +199,63 @@ def test_generated_through_the_service_with_replay(example: Site) -> None:
     assert len(stored) >= 3
     for task in stored:
         assert task.quality["replay"]["ok"] and task.quality["style"]["style"] == "goal"
+
+
+# --------------------------------------------------------------------------- harbour site: what is never a view, and what records are called
+
+
+def test_pagination_facet_toggles_and_exports_are_never_views(harbour: Site) -> None:
+    # the crawl met all of them: a "Next page" cursor link, two facet toggles, an export preview, type filters, a sort
+    urls = {str(p.attrs["url"]) for p in harbour.kg.nodes("page")}
+    for marker in ("_next=", "_facet=type", "facet=port", "as=csv", "type=ferry", "_sort=length"):
+        assert any(marker in u for u in urls), marker
+    types = {v[1].lower(): v[1] for v in VESSELS}
+    filters = [t for t in harbour.tasks if t.quality["target"]["kind"] == "filter"]
+    sorts = [t for t in harbour.tasks if t.quality["target"]["kind"] == "sort"]
+    assert len(filters) == 3 and sorts
+    for task in harbour.tasks:
+        criteria = " ".join(c.value for c in task.success) + " " + task.gold_steps[0].text
+        assert not any(k in criteria for k in ("_next", "_facet", "facet=", "as=csv")), (task.instruction, criteria)
+        assert not any(w in task.instruction.lower() for w in ("next", "facet", "csv", "download", "page")), task.instruction
+        assert "the vessels" in task.instruction or "of vessels" in task.instruction, task.instruction
+    for task in filters:  # a restriction by a field's value, said in words: the type the site's data has
+        ((key, value),) = _query(task).items()
+        assert key == "type" and value in types and f"type {types[value]}" in task.instruction.replace("type is", "type"), task.instruction
+    for task in sorts:
+        assert _query(task) in ({"_sort": "length"}, {"_sort_desc": "length"}) and "length" in task.instruction
+        assert ("lowest to highest" if "_sort" in _query(task) else "highest to lowest") in task.instruction
+    skipped = view_tasks(harbour.kg, 0, 30)[1]["skipped"]
+    assert skipped.get("an export format, not a view")
+    assert skipped.get("not a restriction by a field's value: the value names a column, not a value (a toggle)")
+
+
+def test_records_are_not_named_by_a_file_name_or_a_column_of_codes(harbour: Site) -> None:
+    # /fleet.sqlite/ lists boats whose first column is "code" (KS-01 …): neither the file nor the column names them
+    assert subject_noun(harbour.kg, harbour.base + "/fleet.sqlite/") is None
+    assert subject_noun(harbour.kg, harbour.base + "/vessels/") == "vessels"
+
+
+@pytest.mark.parametrize(
+    "url, noun",
+    [
+        ("http://h/db.sqlite", None),
+        ("http://h/catalogue.sqlite/", None),
+        ("http://h/data/books.csv", None),
+        ("http://h/heldout-vega", None),  # a database's name
+        ("http://h/heldout-vega/la_riots", None),  # never the database above a table that is not a plain noun
+        ("http://h/heldout-vega/airports_fts", None),  # a search index
+        ("http://h/heldout-vega/airports", "airport"),
+        ("http://h/penguins/content/?page=2", "penguin"),
+        ("http://h/genres.html", "genre"),
+    ],
+)
+def test_path_nouns(url: str, noun: str | None) -> None:
+    assert path_noun(url) == noun
+
+
+def test_column_and_detail_nouns() -> None:
+    assert column_noun("code", ["Harbour", "Quay", "Slipway"]) is None
+    assert column_noun("iata", ["ABQ", "00M", "BOS"]) is None  # a column of codes is a property, not what the rows are
+    assert column_noun("Country", ["France", "Peru", "Chad"]) == "country"
+    assert detail_noun(["http://h/book.html?id=b01", "http://h/book.html?id=b02"]) == "book"
+    assert detail_noun(["http://h/fleet.sqlite/KS-01", "http://h/fleet.sqlite/OS-02"]) is None

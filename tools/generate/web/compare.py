@@ -60,15 +60,17 @@ class ListingGroups:
     def __init__(self, data: ListingData) -> None:
         self.data = data
         size = len(data.records)
+        # Only fields every record shows: a count or an extreme over a field some records were never read for is a guess.
         self.categories = [
             lb
             for lb, st in sorted(data.stats.items())
-            if st.main_type == "text" and 2 <= st.distinct <= min(12, size // 2) and st.longest_short <= 40 and not ID_LABEL.match(lb) and min(st.values.values()) >= 2
+            if st.covers_all
+            and st.main_type == "text" and 2 <= st.distinct <= min(12, size // 2) and st.longest_short <= 40 and not ID_LABEL.match(lb) and min(st.values.values()) >= 2
         ]
         self.measures = [
-            lb for lb, st in sorted(data.stats.items()) if st.main_type == "number" and st.types["number"] >= 5 and st.distinct >= 3 and not ID_LABEL.match(lb) and not _sequence(data, lb)
+            lb for lb, st in sorted(data.stats.items()) if st.covers_all and st.main_type == "number" and st.types["number"] >= 5 and st.distinct >= 3 and not ID_LABEL.match(lb) and not _sequence(data, lb)
         ]
-        self.ids = [lb for lb, st in sorted(data.stats.items()) if st.main_type == "text" and st.distinct >= 0.3 * size and st.longest <= 40 and not ID_LABEL.match(lb)]
+        self.ids = [lb for lb, st in sorted(data.stats.items()) if st.covers_all and st.main_type == "text" and st.distinct >= 0.3 * size and st.longest <= 40 and not ID_LABEL.match(lb)]
 
     def matching(self, conds: list[Cond]) -> list[Node]:
         return [r for r in self.data.records if all(holds(r, c) for c in conds)]
@@ -372,6 +374,15 @@ def incomplete_reason(node: Node) -> str:
     return f"listing not seen completely ({pages} visited{stated}); counts and extremes over it would be guesses"
 
 
+def partial_fields_reason(data: ListingData) -> str:
+    """Why a complete listing gives nothing to count: its fields are shown for some records only, or none groups them."""
+    partial = sorted((st for st in data.stats.values() if not st.covers_all), key=lambda st: (-sum(st.types.values()), st.label))
+    if not partial:
+        return "no field groups the records (a category with a few values) or measures them (a number)"
+    shown = ", ".join(f"{st.label!r} on {sum(st.types.values())}" for st in partial[:4])
+    return f"no category or measure is shown for all {len(data.records)} records ({shown}; the rest were never read, e.g. detail pages not crawled)"
+
+
 @generator(COMPARE_TEMPLATE, graph="web")
 async def web_compare(request: GenerationRequest) -> Candidates:
     """Counts, which-of-two, max/min and differences over listings the crawl saw completely."""
@@ -386,8 +397,10 @@ async def web_compare(request: GenerationRequest) -> Candidates:
             skipped.append({"listing": data.node.id, "url": str(data.node.attrs.get("url")), "reason": incomplete_reason(data.node)})
         elif len(data.records) < _MIN_RECORDS:
             skipped.append({"listing": data.node.id, "url": str(data.node.attrs.get("url")), "reason": f"only {len(data.records)} records; too few to compare"})
+        elif not (found := ListingGroups(data)).categories and not found.measures:
+            skipped.append({"listing": data.node.id, "url": str(data.node.attrs.get("url")), "reason": partial_fields_reason(data)})
         else:
-            usable.append(ListingGroups(data))
+            usable.append(found)
     groups: list[list[Task]] = []
     if start is not None and usable:
         usable.sort(key=lambda lst: (is_meta_listing(lst.data), -len(lst.data.records), lst.data.node.id))

@@ -6,8 +6,16 @@ slash, ``index.html``, query order):
 - a record's detail page, named by the smallest set of its field values that no other
   record of its (completely crawled) listing shares, leaving out row ids, URLs and any
   value that the page's title or a link to it shows;
-- a content page, named by a sentence of its main text that no other crawled page shows
-  and whose words do not mostly appear in the page's title or in the texts of links to it.
+- a content page, named by a sentence of its main text that no other crawled page or app
+  state shows anywhere in its whole text (long pages keep their sentences as hashes, see
+  ``graph.web.fulltext``) nor in a content item it shows, and whose words do not mostly
+  appear in the page's title or in the texts of links to it. The site's own search results
+  are not consulted (the generator reads the graph only).
+
+A record's identifying values must also tell it apart from every record of another listing
+that shows the same fields (a record with equal values in all the fields both show is the
+same thing shown twice). Its noun comes from the listing's first column or URL
+(``phrasing.column_noun``, ``phrasing.path_noun``), never from a file, database or column of codes.
 
 The gold steps navigate to the target (a reference solution; the agent finds its own
 route). The start page is the crawl's shallowest ordinary page other than the target.
@@ -19,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import re
+from dataclasses import dataclass
 from collections.abc import Iterable, Sequence, Set as AbstractSet
 from typing import Any
 from urllib.parse import urlparse
@@ -27,11 +36,13 @@ import numpy as np
 
 from ...environment.canonical import canonical
 from ...graph.model import KnowledgeGraph, Node
+from ...graph.web.capture import normalize_url
 from ...graph.web.frontier import RESOURCE_EXTENSIONS
-from ...graph.web.urls import query_of, query_role
+from ...graph.web.fulltext import appears_in
+from ...graph.web.urls import listing_key, query_of, query_role
 from ...tasks.model import GoldStep, Provenance, SuccessCriterion, Task
 from ..registry import Candidates, GenerationRequest, generator
-from .phrasing import ID_LABEL, field_noun, plural, quoted, short_value, singular
+from .phrasing import ID_LABEL, column_noun, detail_noun, field_noun, path_noun, plural, quoted, short_value
 
 __all__ = [
     "web_find",
@@ -44,6 +55,9 @@ __all__ = [
     "link_texts_to",
     "start_page",
     "subject_noun",
+    "listing_noun",
+    "shown_elsewhere",
+    "SiteText",
     "goal_task",
     "FIND_HOPS",
 ]
@@ -58,11 +72,6 @@ _STOP = frozenset(
     "not no can may will would should could has have had do does did if then than so such which who whom whose what when where "
     "how all any each every some more most other into over under about also only just very there their they them you your "
     "we our one two use used using".split()
-)
-#: Path segments that say how a site lists things, not what it lists.
-_GENERIC_SEGMENTS = frozenset(
-    "content contents list lists listing listings index search table tables row rows items item browse results result view views "
-    "data records record all page pages home default main api en www app".split()
 )
 _DETERMINERS = frozenset("the a an each every all most many some no".split())
 
@@ -126,15 +135,32 @@ def word_overlap(text: str, others: Iterable[str]) -> float:
     return len(mine & theirs) / len(mine)
 
 
+def listing_noun(kg: KnowledgeGraph, listing: Node) -> str | None:
+    """A singular noun for what ``listing`` lists: its first column when that names the records, else its URL's path,
+    else the path its records' own pages share."""
+    columns = listing.attrs.get("columns") or []
+    if columns:
+        values = [str(((r.attrs.get("fields") or {}).get(str(columns[0])) or {}).get("raw") or "") for r in _members(kg, listing.id)]
+        if values and len(set(values)) == len(values) and (noun := column_noun(str(columns[0]), values)):
+            return noun
+    own_pages = [str(r.attrs["detail_url"]) for r in _members(kg, listing.id) if r.attrs.get("detail_url")]
+    return path_noun(str(listing.attrs.get("url") or "")) or detail_noun(own_pages)
+
+
+def _members(kg: KnowledgeGraph, listing_id: str) -> list[Node]:
+    return [r for r in kg.nodes("record") if listing_id in (r.attrs.get("listings") or [])]
+
+
 def subject_noun(kg: KnowledgeGraph, listing_url: str | None) -> str | None:
-    """A plural noun for what a listing lists: its URL's last path segment that is a word and not a generic one."""
+    """A plural noun for what the listing at ``listing_url`` lists (see :func:`listing_noun`; a URL no listing has: its path)."""
     if not listing_url:
         return None
-    for segment in reversed([s for s in urlparse(listing_url).path.split("/") if s]):
-        stem = segment.rsplit(".", 1)[0].replace("-", " ").replace("_", " ").strip().lower()
-        if re.fullmatch(r"[a-z]{3,}(?: [a-z]{3,})?", stem) and stem not in _GENERIC_SEGMENTS:
-            return plural(singular(stem))
-    return None
+    key = listing_key(listing_url)
+    listing = next((n for n in kg.nodes("listing") if n.attrs.get("url") == listing_url), None) or next(
+        (n for n in kg.nodes("listing") if n.attrs.get("key") == key), None
+    )
+    noun = listing_noun(kg, listing) if listing is not None else path_noun(listing_url)
+    return plural(noun) if noun else None
 
 
 # --------------------------------------------------------------------------- records
@@ -156,12 +182,17 @@ def _same(a: dict[str, Any] | None, b: dict[str, Any]) -> bool:
     return norm_text(str(a.get("raw") or "")) == norm_text(str(b.get("raw") or ""))
 
 
-def record_identity(record: Node, population: Sequence[Node], banned_text: Iterable[str] = (), max_fields: int = 3) -> list[str] | None:
-    """The smallest set of field labels whose values tell ``record`` apart from every other record in ``population``.
+def record_identity(
+    record: Node, population: Sequence[Node], banned_text: Iterable[str] = (), max_fields: int = 3, outside: Sequence[Node] = ()
+) -> list[str] | None:
+    """The smallest set of field labels whose values tell ``record`` apart from every other record in ``population`` and ``outside``.
 
-    Row ids, URLs, missing values, long texts and values shown in ``banned_text`` (the
-    page's title, link texts) are never used; cheaper fields (short texts, then dates,
-    then numbers) win among sets of one size. None when no set of up to ``max_fields`` does.
+    ``population`` is the record's (complete) listing: a record there missing a field might
+    have any value. ``outside`` holds records of other listings: one clashes only when it shows
+    every chosen field with the same value. Row ids, URLs, missing values, long texts and
+    values shown in ``banned_text`` (the page's title, link texts) are never used; cheaper
+    fields (short texts, then dates, then numbers) win among sets of one size. None when no
+    set of up to ``max_fields`` does.
     """
     fields: dict[str, dict[str, Any]] = record.attrs.get("fields") or {}
     banned = " " + " ".join(norm_text(t) for t in banned_text) + " "
@@ -182,9 +213,32 @@ def record_identity(record: Node, population: Sequence[Node], banned_text: Itera
             key=lambda combo: (sum(_cost(fields[lbl]) for lbl in combo), [order[lbl] for lbl in combo]),
         )
         for combo in options:
-            if not any(all(_same((o.attrs.get("fields") or {}).get(lbl), fields[lbl]) for lbl in combo) for o in others):
-                return list(combo)
+            if any(all(_same((o.attrs.get("fields") or {}).get(lbl), fields[lbl]) for lbl in combo) for o in others):
+                continue
+            if any(all(_shows(o, lbl, fields[lbl]) for lbl in combo) for o in outside if o.id != record.id):
+                continue
+            return list(combo)
     return None
+
+
+def _shows(other: Node, label: str, value: dict[str, Any]) -> bool:
+    field = (other.attrs.get("fields") or {}).get(label)
+    return field is not None and field.get("type") != "missing" and _same(field, value)
+
+
+def _outside(kg: KnowledgeGraph, record: Node, population: Sequence[Node]) -> list[Node]:
+    """Records of other listings that show a field of ``record`` and differ from it somewhere (not the same thing shown twice)."""
+    own = {r.id for r in population}
+    fields: dict[str, dict[str, Any]] = record.attrs.get("fields") or {}
+    out: list[Node] = []
+    for other in kg.nodes("record"):
+        if other.id in own:
+            continue
+        theirs: dict[str, dict[str, Any]] = other.attrs.get("fields") or {}
+        shared = [lbl for lbl in fields if lbl in theirs and fields[lbl].get("type") != "missing" and theirs[lbl].get("type") != "missing"]
+        if shared and not all(_same(theirs[lbl], fields[lbl]) for lbl in shared):
+            out.append(other)
+    return out
 
 
 def _record_phrase(record: Node, labels: list[str], population: Sequence[Node], rng: np.random.Generator) -> str:
@@ -330,19 +384,58 @@ def common_openers(kg: KnowledgeGraph, pages: Sequence[Node], min_pages: int = 3
     return {o for o, n in counts.items() if n >= min_pages}
 
 
+@dataclass(frozen=True)
+class SiteText:
+    """Everything the crawl saw written, by the page it belongs to (an app state belongs to its page's URL).
+
+    ``pages``: (owner URL, normalised start of the text, hashes of the whole text's sentence pieces);
+    ``items``: (owner URLs showing it, normalised text) for content items, regions and dialogs.
+    """
+
+    pages: tuple[tuple[str, str, frozenset[str]], ...]
+    items: tuple[tuple[frozenset[str], str], ...]
+
+    @classmethod
+    def of(cls, kg: KnowledgeGraph) -> SiteText:
+        owner = {str(p.attrs["url"]): _owner(p) for p in kg.nodes("page")}
+        pages = tuple((_owner(p), norm_text(p.text), frozenset(p.attrs.get("text_hashes") or ())) for p in kg.nodes("page"))
+        items = tuple(
+            (frozenset(owner.get(str(u), str(u)) for u in n.attrs.get("pages") or []), norm_text(n.text))
+            for kind in ("business_data", "region", "modal")
+            for n in kg.nodes(kind)
+            if n.text
+        )
+        return cls(pages, items)
+
+
+def _owner(page: Node) -> str:
+    """The URL a page node stands for: its own, or for an app state the page it was reached on."""
+    base = page.attrs.get("base_url") if page.attrs.get("state") else None
+    return normalize_url(str(base)) if base else str(page.attrs["url"])
+
+
+def shown_elsewhere(site: SiteText, url: str, sentence: str) -> bool:
+    """Whether ``sentence`` stands anywhere in the text of a page, app state or content item other than the page at ``url``."""
+    key = norm_text(sentence)
+    for owner, text, hashes in site.pages:
+        if owner != url and (key in text or (hashes and appears_in(sentence, hashes))):
+            return True
+    return any(owners - {url} and key in text for owners, text in site.items)
+
+
 def _content_instruction(
-    kg: KnowledgeGraph, page: Node, others_text: list[str], rng: np.random.Generator, boilerplate: AbstractSet[str] = frozenset()
+    kg: KnowledgeGraph, page: Node, site: SiteText, rng: np.random.Generator, boilerplate: AbstractSet[str] = frozenset()
 ) -> tuple[str, str] | None:
     """(instruction, sentence) for a content page, or None when no sentence is distinctive enough."""
     title = str(page.attrs.get("title") or "")
     links = link_texts_to(kg, page)
     distinctive = _title_words(kg, page)
+    url = str(page.attrs["url"])
     for sentence in page_sentences(kg, page):
-        key = norm_text(sentence)
         if _opener(sentence) in boilerplate or '"' in sentence:
             continue  # a sentence many pages open alike, or one quoting others
-        if any(key in other for other in others_text):
-            continue  # another page shows it too
+        if shown_elsewhere(site, url, sentence):
+            continue  # another page, app state or content item shows it too
         if _shares_stem(_content_words(sentence), distinctive) or word_overlap(sentence, [title, *links]) > 1 / 3:
             continue  # a word matcher could follow the title or a link's text
         if len(_content_words(sentence)) < 5:
@@ -413,12 +506,12 @@ def find_tasks(kg: KnowledgeGraph, seed: int, limit: int) -> tuple[list[Task], d
             skipped["no start page"] = skipped.get("no start page", 0) + 1
             continue
         shown = [str(page.attrs.get("title") or "")] + link_texts_to(kg, page) if was_crawled else [str(page.attrs.get("name") or page.text or "")]
-        labels = record_identity(record, population, shown)
+        labels = record_identity(record, population, shown, outside=_outside(kg, record, population))
         if labels is None:
             skipped["no identifying fields"] = skipped.get("no identifying fields", 0) + 1
             continue
         rng = task_rng(seed, record.id)
-        noun = singular(subject_noun(kg, kg.node(listing).attrs.get("url")) or "items")
+        noun = listing_noun(kg, kg.node(listing)) or "item"
         template = _RECORD_TEMPLATES[int(rng.integers(len(_RECORD_TEMPLATES)))]
         instruction = template.format(noun=noun, phrase=_record_phrase(record, labels, population, rng))
         target = page if was_crawled else _link_target(page, detail)
@@ -428,7 +521,7 @@ def find_tasks(kg: KnowledgeGraph, seed: int, limit: int) -> tuple[list[Task], d
         records.append(task)
     contents: list[Task] = []
     record_pages = {t.gold_steps[0].node_id for t in records}
-    texts = {p.id: norm_text(p.text) for p in kg.nodes("page")}
+    site = SiteText.of(kg)
     listing_pages = _listing_pages(kg, paged_only=True)  # a page of results: its sentences belong to the records it lists
     boilerplate = common_openers(kg, ordinary_pages(kg))
     for page in ordinary_pages(kg):
@@ -438,8 +531,7 @@ def find_tasks(kg: KnowledgeGraph, seed: int, limit: int) -> tuple[list[Task], d
         start = start_page(kg, avoid=[url])
         if start is None:
             continue
-        others = [text for pid, text in texts.items() if pid != page.id]
-        made = _content_instruction(kg, page, others, task_rng(seed, page.id), boilerplate)
+        made = _content_instruction(kg, page, site, task_rng(seed, page.id), boilerplate)
         if made is None:
             skipped["no distinctive sentence"] = skipped.get("no distinctive sentence", 0) + 1
             continue

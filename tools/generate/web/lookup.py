@@ -24,18 +24,13 @@ import numpy as np
 from ...graph.model import KnowledgeGraph, Node
 from ...tasks.model import GoldStep, Provenance, Task
 from ..registry import Candidates, GenerationRequest, generator
-from .phrasing import ID_LABEL, answer_metrics, field_noun, field_phrase, plural, quoted, short_value, singular, value_text
+from .phrasing import ID_LABEL, answer_metrics, column_noun, detail_noun, field_noun, field_phrase, path_noun, plural, quoted, short_value, singular, value_text
 
 __all__ = ["FieldStats", "ListingData", "listing_data", "start_page", "describe_record", "web_lookup", "LOOKUP_TEMPLATE", "is_meta_listing", "listing_quotas", "unique_key"]
 
 LOOKUP_TEMPLATE = "web-lookup"
 #: Hops from the start page to the answer page the reachability filter allows.
 HOPS = 8
-#: Path segments that say how a listing is shown, not what it lists.
-_GENERIC = frozenset(
-    "content contents list lists index table tables data rows records items item browse view views all search results entries entry page pages default main home api v1 v2".split()
-)
-_NOT_NOUN = frozenset("id name title label key code number value text description".split())
 #: Labels of a structure listing (a table's columns with their types, null and key flags): the site describing itself.
 _META_LABEL = re.compile(
     r"^(?:(?:data ?)?type|null|nullable|(?:allow|not) ?null|default(?: value)?|pk|primary ?key|foreign ?key|unique|auto ?increment|collation|constraints?|indexe?d?|extra)$",
@@ -55,6 +50,15 @@ class FieldStats:
     types: Counter[str] = field(default_factory=Counter)
     values: Counter[str] = field(default_factory=Counter)  # raw text of non-missing values
     longest: int = 0
+    population: int = 0  # records in the listing, whether or not they show this field
+
+    @property
+    def covers_all(self) -> bool:
+        """Every record of the listing shows this field (a value or a shown blank): a count or a uniqueness over it is proven.
+
+        A field read only from the detail pages the crawl opened is known for some records only.
+        """
+        return sum(self.types.values()) == self.population
 
     @property
     def main_type(self) -> str:
@@ -72,7 +76,14 @@ class FieldStats:
 
     def identifying(self) -> bool:
         """Short text values, more than one of them: usable to name a record."""
-        return self.main_type == "text" and self.types["text"] == sum(self.types.values()) - self.types["missing"] and self.distinct >= 2 and self.longest_short <= _MAX_IDENT_CHARS and not ID_LABEL.match(self.label.strip())
+        return (
+            self.covers_all
+            and self.main_type == "text"
+            and self.types["text"] == sum(self.types.values()) - self.types["missing"]
+            and self.distinct >= 2
+            and self.longest_short <= _MAX_IDENT_CHARS
+            and not ID_LABEL.match(self.label.strip())
+        )
 
     def askable(self) -> bool:
         """A field worth asking about: not a row key, not constant, numbers, dates or short texts."""
@@ -105,28 +116,21 @@ def _stats(records: list[Node]) -> dict[str, FieldStats]:
                 raw = str(value.get("raw", ""))
                 entry.values[raw] += 1
                 entry.longest = max(entry.longest, len(raw))
+    for entry in stats.values():
+        entry.population = len(records)
     return stats
 
 
 def _first_column_noun(node: Node, stats: dict[str, FieldStats], size: int) -> str | None:
-    """A listing whose first column is one plain word with a distinct value per record lists things of that name."""
+    """A listing whose first column is one plain word naming a distinct value per record lists things of that name (not codes, ids or titles)."""
     columns = node.attrs.get("columns") or []
     if not columns:
         return None
     label = str(columns[0]).strip()
     entry = stats.get(label)
-    if not label.isalpha() or len(label) < 3 or label.lower() in _NOT_NOUN or ID_LABEL.match(label) or entry is None:
+    if entry is None or entry.main_type != "text" or entry.distinct != size or ID_LABEL.match(label):
         return None
-    return singular(label.lower()) if entry.main_type == "text" and entry.distinct == size else None
-
-
-def _path_noun(url: str) -> str | None:
-    segments = [s for s in urlparse(url).path.split("/") if s]
-    for segment in reversed(segments):
-        word = segment.replace("-", " ").replace("_", " ").strip()
-        if word.isascii() and word.replace(" ", "").isalpha() and word.lower() not in _GENERIC and len(word) >= 3:
-            return singular(word.lower())
-    return None
+    return column_noun(label, entry.values)
 
 
 def listing_data(kg: KnowledgeGraph) -> list[ListingData]:
@@ -141,7 +145,8 @@ def listing_data(kg: KnowledgeGraph) -> list[ListingData]:
         if not records:
             continue
         stats = _stats(records)
-        noun = _first_column_noun(node, stats, len(records)) or _path_noun(str(node.attrs.get("url") or "")) or "record"
+        details = [str(r.attrs["detail_url"]) for r in records if r.attrs.get("detail_url")]
+        noun = _first_column_noun(node, stats, len(records)) or path_noun(str(node.attrs.get("url") or "")) or detail_noun(details) or "record"
         out.append(ListingData(node, records, stats, noun))
     by_noun: dict[str, list[ListingData]] = {}
     for data in out:
@@ -195,6 +200,7 @@ def unique_key(data: ListingData, record: Node, avoid: set[str] | frozenset[str]
         and len(raw := str(f.get("raw") or "")) >= 4
         and not re.search(r"\s", raw)
         and label in data.stats
+        and data.stats[label].covers_all
         and data.stats[label].values.get(raw, 0) == 1
         and sum(raw in st.values for st in data.stats.values()) == 1
     ]
@@ -313,6 +319,8 @@ def lookup_task(kg: KnowledgeGraph, data: ListingData, record: Node, label: str,
     instruction = templates[int(rng.integers(len(templates)))].format(field=field_noun(label), subject=describe_record(data, record, labels))
     instruction = instruction[0].upper() + instruction[1:]
     answer = value_text(asked)
+    if asked["type"] == "number" and asked.get("unit") and str(asked["unit"]) in str(asked.get("raw")):
+        answer = str(asked["raw"])  # the page writes the unit itself ("44N", "12%"): the answer is what it shows, not a respelling
     if asked.get("unit") is None and "," not in str(asked.get("raw")):
         answer = answer.replace(",", "")  # a bare number the site writes without separators (a year, a code) stays as written
     digest = hashlib.sha1(f"{kg.id}|{LOOKUP_TEMPLATE}|{record.id}|{label}".encode()).hexdigest()[:12]

@@ -12,17 +12,21 @@ the criteria, and keeps the replay as the task's gold trajectory.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import re
 from collections.abc import Awaitable, Callable, Sequence
 from urllib.parse import quote_plus, urlparse
 
 import numpy as np
+from playwright.async_api import Error as PlaywrightError
 
+from ...browser import EnvironmentUnavailable
 from ...environment.canonical import canonical
 from ...evaluate.checks import answer_visible, check_criteria
-from ...environment.episodes import ActionFailed
+from ...environment.episodes import BrowserEpisode
 from ...environment.gold import run_gold_steps
+from ...environment.locate import explain
 from ...environment.manager import EpisodeManager
 from ...environment.trajectory import load_trajectory
 from ...errors import TaskloomError
@@ -233,26 +237,29 @@ async def verify_web_tasks(tasks: list[Task], episodes: EpisodeManager | None, r
 
 
 async def replay_web_task(task: Task, episodes: EpisodeManager) -> Verdict:
-    """One task's verification (see :func:`verify_web_tasks`); a kept task gets its gold trajectory and replay quality."""
-    episode, _ = await episodes.start(url=task.start_url, task_id=None, agent="gold-replay")
-    reason: str | None = None
-    stage = "replay"
+    """One task's verification (see :func:`verify_web_tasks`); a kept task gets its gold trajectory and replay quality.
+
+    Whatever goes wrong in one candidate's replay drops that candidate with its reason,
+    never the batch: a gold step Taskloom refused, a start page that did not load in
+    time, any Playwright failure, or a replay that ran past ``episodes.limits.replay_timeout``
+    seconds (a page that hangs).
+    """
     try:
-        at_start = [c for c in task.success if c.on_state]
-        if at_start and all(r.ok for r in await check_criteria(episode.page, at_start, [], grace_s=0)):
-            stage, reason = "no_op", "the success criteria already hold on the start page: " + "; ".join(f"{c.kind} {c.value!r}" for c in at_start)
-        else:
-            await run_gold_steps(episode, task.gold_steps)
-            results = await check_criteria(episode.page, task.success, load_trajectory(episode.recorder.path).actions)
-            failed = [r for r in results if not r.ok]
-            if failed:
-                reason = "; ".join(f"{r.criterion.kind} {r.criterion.value!r}: {r.observed}" for r in failed)
-            elif task.gold_answer and task.quality.get("answer_visible") is not False and task.answer_kind != "boolean":
-                shown, observed = await answer_visible(episode.page, task.gold_answer, task.answer_kind)
-                if not shown:
-                    stage, reason = "answer_visible", observed
-    except (ActionFailed, TaskloomError) as exc:
-        reason = f"a gold step failed: {exc}"
+        episode, _ = await episodes.start(url=task.start_url, task_id=None, agent="gold-replay")
+    except EnvironmentUnavailable:
+        raise  # no browser at all: every candidate would fail alike, so generation stops with the reason
+    except (TaskloomError, PlaywrightError) as exc:
+        return task, Dropped(task_id=task.id, stage="replay", reason=f"the start page could not be opened: {_why(exc)}")
+    limit = episodes.limits.replay_timeout
+    try:
+        async with asyncio.timeout(limit):
+            stage, reason = await _replay(task, episode)
+    except TimeoutError:
+        stage, reason = "replay", f"the replay did not finish within {limit:g} s (the replay_timeout setting): a page hung or is too slow"
+    except TaskloomError as exc:
+        stage, reason = "replay", f"a gold step failed: {exc}"
+    except PlaywrightError as exc:
+        stage, reason = "replay", f"the browser failed during the replay: {explain(exc)}"
     path = await episodes.close(episode.id, status="closed" if reason is None else "error", reason=reason)
     if reason is not None:
         return task, Dropped(task_id=task.id, stage=stage, reason=reason)
@@ -261,6 +268,30 @@ async def replay_web_task(task: Task, episodes: EpisodeManager) -> Verdict:
     if task.gold_answer and task.quality.get("answer_visible") is not False and task.answer_kind != "boolean":
         task.quality["answer_visible"] = True
     return task, None
+
+
+async def _replay(task: Task, episode: BrowserEpisode) -> tuple[str, str | None]:
+    """The stage and reason that drop ``task`` after replaying it in ``episode`` (reason None: it passed)."""
+    if episode.start_error is not None:
+        return "replay", f"the start page did not load: {episode.start_error}"
+    at_start = [c for c in task.success if c.on_state]
+    if at_start and all(r.ok for r in await check_criteria(episode.page, at_start, [], grace_s=0)):
+        return "no_op", "the success criteria already hold on the start page: " + "; ".join(f"{c.kind} {c.value!r}" for c in at_start)
+    await run_gold_steps(episode, task.gold_steps)
+    results = await check_criteria(episode.page, task.success, load_trajectory(episode.recorder.path).actions)
+    failed = [r for r in results if not r.ok]
+    if failed:
+        return "replay", "; ".join(f"{r.criterion.kind} {r.criterion.value!r}: {r.observed}" for r in failed)
+    if task.gold_answer and task.quality.get("answer_visible") is not False and task.answer_kind != "boolean":
+        shown, observed = await answer_visible(episode.page, task.gold_answer, task.answer_kind)
+        if not shown:
+            return "answer_visible", observed
+    return "replay", None
+
+
+def _why(exc: TaskloomError | PlaywrightError) -> str:
+    """One readable line for a failure: Taskloom's own message, or Playwright's first line."""
+    return str(exc) if isinstance(exc, TaskloomError) else explain(exc)
 
 
 def keep_verified(verdicts: Sequence[Verdict], report: GenerationReport) -> list[Task]:

@@ -22,26 +22,44 @@ verb-like last word ("Copies", "Opens"), or a verb first ("Allow null").
 
 >>> field_noun("Body Mass (g)"), field_noun("Date Egg"), field_noun("Delta 13 C (o/oo)"), field_noun("Date of Birth")
 ('body mass', '“Date Egg” value', '“Delta 13 C” value', 'date of birth')
+
+What a listing's records are called comes from its URL or its first column, never from a file,
+database or framework name, nor from a column of codes (see :func:`path_noun`, :func:`column_noun`):
+
+>>> path_noun("http://h/penguins/content/"), path_noun("http://h/db/airports?page=2"), path_noun("http://h/genres.html")
+('penguin', 'airport', 'genre')
+>>> path_noun("http://h/catalogue.sqlite/"), path_noun("http://h/held-vega"), path_noun("http://h/db/airports_fts"), path_noun("http://h/db/la_riots")
+(None, None, None, None)
+>>> column_noun("country", ["France", "Peru", "Chad"]), column_noun("iata", ["ABQ", "00M", "BOS"]), column_noun("code", ["Alpha", "Beta"])
+('country', None, None)
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterable
 from typing import Any
+from urllib.parse import unquote, urlparse
 
 from ...graph.web.values import unit_of_label
 
-__all__ = ["field_phrase", "field_noun", "reads_as_noun", "short_value", "number_text", "value_text", "singular", "plural", "quoted", "ID_LABEL", "answer_metrics"]
+__all__ = [
+    "field_phrase", "field_noun", "reads_as_noun", "short_value", "number_text", "value_text", "singular", "plural", "quoted", "ID_LABEL",
+    "answer_metrics", "path_noun", "detail_noun", "column_noun", "internal_name", "GENERIC_SEGMENTS",
+]
 
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
 _PAREN = re.compile(r"\s*[(\[][^()\[\]]*[)\]]\s*$")
+#: Sort and toggle glyphs a column header carries beside its name ("date ▼", "↑ Name").
+_GLYPHS = re.compile(r"^[\s\u2190-\u21ff\u25a0-\u25ff\u2b00-\u2bff]+|[\s\u2190-\u21ff\u25a0-\u25ff\u2b00-\u2bff]+$")
 #: Labels of row keys and identifiers: never asked about, never the only thing naming a record in prose.
 ID_LABEL = re.compile(r"^(?:id|#|no\.?|nr\.?|key|pk|rowid|row|index|_id|uuid)$", re.IGNORECASE)
 
 
 def field_phrase(label: str) -> str:
-    """The label as words in a sentence: unit brackets dropped, camel case split, lower case except all-caps words."""
+    """The label as words in a sentence: sort glyphs and unit brackets dropped, camel case split, lower case except all-caps words."""
+    label = _GLYPHS.sub("", label) or label
     bare = _PAREN.sub("", label) if unit_of_label(label) else label
     words = _CAMEL.sub(" ", bare.replace("_", " ")).split()
     return " ".join(w if (len(w) > 1 and w.isupper()) or (len(w) == 1 and w.isupper() and i > 0) else w.lower() for i, w in enumerate(words)) or label
@@ -150,3 +168,115 @@ def plural(noun: str) -> str:
 def answer_metrics(kind: str) -> list[str]:
     """The metrics an answer of this kind is scored with (see ``evaluate.metrics``)."""
     return ["numeric", "exact_match"] if kind == "number" else ["exact_match", "f1"]
+
+
+# --------------------------------------------------------------------------- what a listing's records are called
+
+#: Path segments that say how a site shows or serves things (or where), not what it lists.
+GENERIC_SEGMENTS = frozenset(
+    "content contents list lists listing listings index search table tables row rows items item browse results result view views data "
+    "records record entries entry all page pages home default main api en www app v1 v2 docs doc documentation wiki static public site".split()
+)
+#: File extensions of pages: a segment ``books.html`` names books; ``books.sqlite`` or ``books.csv`` names a file.
+_PAGE_EXTENSIONS = frozenset("html htm xhtml shtml php asp aspx jsp cgi cfm".split())
+#: Plurals not made with -s.
+_IRREGULAR = dict(
+    pair.split(":") for pair in "people:person children:child men:man women:woman mice:mouse geese:goose feet:foot teeth:tooth criteria:criterion".split()
+)
+#: First-column labels that name a property of a record (its id, name or code), not what the record is.
+_PROPERTY_LABELS = frozenset("id name title label key code number value text description slug abbreviation abbr symbol ref".split())
+
+
+def internal_name(name: str) -> bool:
+    """Whether a name is a machine's, not a reader's: a leading underscore, a word without vowels ("fts", "idx"), digits.
+
+    >>> [internal_name(x) for x in ("airports_fts", "_litestream_seq", "sqlite_stat1", "la_riots", "penguins", "Seattle weather")]
+    [True, True, True, False, False, False]
+    """
+    stripped = name.strip()
+    if not stripped or stripped.startswith("_") or any(c.isdigit() for c in stripped):
+        return True
+    words = [w for w in re.split(r"[\s_\-.]+", stripped.lower()) if w]
+    return any(w.isalpha() and not re.search(r"[aeiouy]", w) for w in words)
+
+
+def _plural_word(word: str) -> bool:
+    low = word.lower()
+    if low in _IRREGULAR or low in _INVARIANT:
+        return True
+    return low.endswith("s") and not low.endswith(_NOT_PLURAL) and len(low) > 3
+
+
+def _singular_phrase(words: list[str]) -> str:
+    last = words[-1].lower()
+    return " ".join([*words[:-1], last if last in _INVARIANT else _IRREGULAR.get(last) or singular(last)]).lower()
+
+
+def _looks_like_id(stem: str) -> bool:
+    """A segment naming one item: digits, or upper and lower case mixed inside one token (base64, hashes)."""
+    inner = stem[1:]
+    return any(c.isdigit() for c in stem) or (" " not in stem and any(c.isupper() for c in inner) and any(c.islower() for c in inner))
+
+
+def path_noun(url: str, one: bool = False) -> str | None:
+    """What a listing at ``url`` lists, singular: the last path segment that is not generic or an id, when it is a plural noun.
+
+    The first such segment decides: a file name (``db.sqlite``), a machine's name (``airports_fts``), words
+    shorter than three letters or a singular name (a database, a site section: ``heldout-vega``) give None,
+    and a segment before it (the database or site holding the listing) is never used instead. With ``one``
+    (a path every record's own page shares, ``/book.html?id=…``) a singular noun names the records too.
+    """
+    segments = [unquote(s) for s in urlparse(url).path.split("/") if s]
+    for segment in reversed(segments):
+        stem, dot, ext = segment.rpartition(".")
+        if not dot:
+            stem, ext = segment, ""
+        if ext and ext.lower() not in _PAGE_EXTENSIONS:
+            return None  # a file: its name is not what the listing lists
+        if stem.lower() in GENERIC_SEGMENTS:
+            continue
+        if _looks_like_id(stem) and not stem.startswith("_"):
+            continue  # an id: /books/123
+        words = [w for w in re.split(r"[\s_\-+]+", stem) if w]
+        if internal_name(stem) or not 1 <= len(words) <= 2 or not all(w.isascii() and w.isalpha() and len(w) >= 3 for w in words):
+            return None
+        return _singular_phrase(words) if one or _plural_word(words[-1]) else None
+    return None
+
+
+def detail_noun(urls: Iterable[str]) -> str | None:
+    """What records are, from the URLs of their own pages (two or more): the path they all share.
+
+    One path for all (the record in the query: ``/book.html?id=b07``) names one record, singular or plural;
+    paths differing in their last segments (``/db/airports/ABQ``) name the collection above them (:func:`path_noun`).
+
+    >>> detail_noun(["http://h/book.html?id=b01", "http://h/book.html?id=b02"]), detail_noun(["http://h/db/airports/ABQ", "http://h/db/airports/BOS"])
+    ('book', 'airport')
+    >>> detail_noun(["http://h/vega/airports", "http://h/vega/la_riots"]), detail_noun(["http://h/wiki/Tide_Tables", "http://h/wiki/Harbour"])
+    (None, None)
+    """
+    distinct = set(urls)
+    paths = sorted({urlparse(u).path.rstrip("/") for u in distinct})
+    if len(distinct) < 2 or not paths:
+        return None
+    if len(paths) == 1:
+        return path_noun(paths[0], one=True)
+    split = [p.split("/") for p in paths]
+    common = [parts[0] for parts in itertools.takewhile(lambda parts: len(set(parts)) == 1, zip(*split))]
+    return path_noun("/".join(common) + "/") if common else None
+
+
+def column_noun(label: str, values: Iterable[str]) -> str | None:
+    """What the records are when a listing's first column names them: one plain singular word whose values are names.
+
+    A column of codes (no lower-case letters: "ABQ", "00M", "PAL0708"), of ids, names or titles (a property
+    of the record, not its kind) or of a machine's name gives None.
+    """
+    word = label.strip()
+    if not word.isascii() or not word.isalpha() or len(word) < 3 or word.lower() in _PROPERTY_LABELS or ID_LABEL.match(word):
+        return None
+    if internal_name(word) or (_plural_word(word) and word.lower() not in _INVARIANT) or not reads_as_noun(word):
+        return None
+    shown = [v for v in (str(x).strip() for x in values) if v]
+    named = [v for v in shown if re.search(r"[a-z]", v) and re.search(r"[A-Za-z]{3,}", v)]
+    return word.lower() if shown and len(named) >= 0.8 * len(shown) else None

@@ -74,8 +74,11 @@ def _listing_for(table: str, listings: list[ListingData]) -> ListingData | None:
     return max(fits, key=lambda d: (len(d.records), d.node.id), default=None)
 
 
-def query_consoles(kg: KnowledgeGraph) -> list[QueryConsole]:
-    """Every query console of the graph (one per table; pages, not app states), in page order."""
+def query_consoles(kg: KnowledgeGraph, skipped: list[dict[str, str]] | None = None) -> list[QueryConsole]:
+    """Every query console of the graph (one per table; pages, not app states), in page order.
+
+    A console whose table has no listing the crawl saw completely is left out, with the reason appended to ``skipped``.
+    """
     listings = listing_data(kg)
     consoles: dict[str, QueryConsole] = {}
     for form in sorted(kg.nodes("form"), key=lambda n: str(n.attrs.get("page_url"))):
@@ -91,6 +94,10 @@ def query_consoles(kg: KnowledgeGraph) -> list[QueryConsole]:
             continue
         table = str(_table_of(box.text))
         data = _listing_for(table, listings)
+        if data is None and skipped is not None and not any(s["table"] == table for s in skipped):
+            seen = [d for d in listings if table in [unquote(p) for p in urlparse(str(d.node.attrs.get("url"))).path.split("/")] and not is_meta_listing(d)]
+            why = "; ".join(f"{d.node.attrs.get('url')}: {d.node.attrs.get('completeness') or 'not seen completely'}" for d in seen[:2]) or "no listing of it was crawled"
+            skipped.append({"console": page_url, "table": table, "reason": f"no listing of table {table!r} was seen completely, so the records a statement selects cannot be known ({why})"})
         if data is not None and table not in consoles:
             consoles[table] = QueryConsole(page_url, box, submit, table, data)
     return list(consoles.values())
@@ -207,7 +214,8 @@ async def probe_query(pool: BrowserPool, steps: list[GoldStep], criteria: list[S
 async def query_tasks(kg: KnowledgeGraph, seed: int, count: int, pool: BrowserPool, report: dict[str, Any]) -> list[Task]:
     """Up to ``count`` query-console goals per console, each probed in a fresh browser."""
     start = start_page(kg)
-    consoles = query_consoles(kg)
+    skipped: list[dict[str, str]] = report.setdefault("skipped", [])
+    consoles = query_consoles(kg, skipped)
     report["query_consoles"] = [c.page_url for c in consoles]
     if start is None:
         return []
@@ -249,5 +257,7 @@ async def query_tasks(kg: KnowledgeGraph, seed: int, count: int, pool: BrowserPo
                     quality={"change": goal},
                 )
             )
+        if not made:
+            skipped.append({"console": console.page_url, "table": console.table, "reason": f"no group of 2 to {MAX_MATCHES} records that conditions on the shown fields single out, and that the site then shows, was found"})
         tasks += made
     return tasks

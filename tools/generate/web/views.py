@@ -7,7 +7,17 @@
   values groups rather than orders, and is skipped): "from highest to lowest <field>"
   (numbers), "with the most recent <field> first" (dates), "alphabetically by <field>" (text).
 - Filter views come from facets: ``filters`` edges with a parameter and value to a crawled
-  page that shows a listing, one filter parameter per view (search queries are not views).
+  page that shows a listing, one filter parameter per view, that restrict the records by a
+  field's value: the page's records all show that value in the field the parameter names,
+  or they are fewer than, and all among, the records of the complete listing without it.
+
+A view is a sort by a field or a restriction by a field's value, said in words. Never a view:
+pagination (page, offset, cursor and "next" parameters, a link named "Next page" or a page
+number), facet toggles and display parameters (their roles come from ``urls.query_role``: a
+framework's underscore parameters such as ``_facet`` or ``_size`` only change the display), a
+parameter whose value names a column rather than a value (``facet=country``), an export
+format (``csv``, ``json`` …), a search query, or a sort whose query names no field (a bare
+direction toggle such as ``dir=desc``). Records are called by what they are (``find.subject_noun``).
 
 Criteria: ``query_has`` with the view's sort or filter parameters on the listing's path (any
 route to the same query meaning passes, page and other parameters free); for a sort by a
@@ -18,13 +28,15 @@ the verified view URL; the start page is the crawl's shallowest page that does n
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from typing import Any
 from urllib.parse import urlparse
 
 from ...evaluate.checks import query_matches
 from ...graph.model import KnowledgeGraph, Node
-from ...graph.web.urls import listing_key, query_of, query_role, with_query
+from ...graph.web.annotate import link_direction
+from ...graph.web.urls import SEARCH_KEYS, listing_key, query_of, query_role, with_query
 from ...graph.web.values import sort_key
 from ...tasks.model import SuccessCriterion, Task
 from ..registry import Candidates, GenerationRequest, generator
@@ -35,9 +47,11 @@ __all__ = ["web_view", "view_tasks", "order_phrase", "VIEW_HOPS"]
 
 #: Hop budget of the reachability filter for a view task.
 VIEW_HOPS = 8
-#: Query keys that carry a free-text search: a search result is not a view of a listing.
-_SEARCH_KEYS = frozenset({"q", "query", "search", "keyword", "keywords", "term", "terms", "text", "k"})
 _TRUE = frozenset({"1", "true", "yes", "on", "y"})
+#: Values that name an export or file format: a link to one is a download, not a view.
+_FORMATS = frozenset("csv tsv json jsonl ndjson xml rss atom xls xlsx ods pdf txt yaml yml sql sqlite db zip".split())
+#: Values that name a sort direction, not a field.
+_DIRECTIONS = frozenset("asc desc ascending descending up down true false".split())
 #: A sort by a field with fewer distinct values (yes/no, two categories) groups rather than orders: not a view goal.
 _MIN_DISTINCT = 3
 
@@ -110,9 +124,13 @@ def _first_value(records: list[Node], label: str, direction: str) -> str | None:
 def _sort_tasks(kg: KnowledgeGraph, seed: int, skipped: Counter[str]) -> list[Task]:
     pages = _page_by_url(kg)
     tasks: list[Task] = []
+    narrower = _narrowed_listings(kg)
     for listing in kg.nodes("listing"):
         attrs = listing.attrs
         default_url = str(attrs.get("url") or "")
+        if listing.id in narrower and attrs.get("sorts"):
+            skipped["a sort of a narrowed listing (the instruction would name only the order)"] += len(attrs.get("sorts") or [])
+            continue
         default = _records_on(kg, default_url) if default_url in pages else []
         population = [r for r in kg.nodes("record") if listing.id in (r.attrs.get("listings") or [])]
         things = subject_noun(kg, default_url) or "items"
@@ -123,6 +141,9 @@ def _sort_tasks(kg: KnowledgeGraph, seed: int, skipped: Counter[str]) -> list[Ta
                 continue
             if ID_LABEL.match(str(field).strip()):
                 skipped["sort by a row id"] += 1
+                continue
+            if not _names_field(url):
+                skipped["a direction toggle naming no field, not a view"] += 1
                 continue
             shown = _records_on(kg, url)
             if (
@@ -154,13 +175,37 @@ def _sort_tasks(kg: KnowledgeGraph, seed: int, skipped: Counter[str]) -> list[Ta
     return tasks
 
 
+def _narrowed_listings(kg: KnowledgeGraph) -> set[str]:
+    """Ids of listings whose URL adds filter parameters to another listing's on the same path (a filter, export or toggle of it)."""
+    by_path: dict[str, list[tuple[str, dict[str, str]]]] = {}
+    for node in kg.nodes("listing"):
+        url = str(node.attrs.get("url") or "")
+        filters = {k: v for k, v in query_of(url).items() if query_role(k) == "filter"}
+        by_path.setdefault(urlparse(url)._replace(query="").geturl(), []).append((node.id, filters))
+    out: set[str] = set()
+    for members in by_path.values():
+        for lid, filters in members:
+            if any(len(other) < len(filters) and other.items() <= filters.items() for _, other in members):
+                out.add(lid)
+    return out
+
+
+def _names_field(url: str) -> bool:
+    """Whether the URL's sort parameters name what to sort by (``sort=title``, ``ordering=-3``), not only a direction (``dir=desc``)."""
+    return any(query_role(k) == "sort" and v.strip().lstrip("+-").lower() not in _DIRECTIONS | {""} for k, v in query_of(url).items())
+
+
 def _view_start(kg: KnowledgeGraph, view: str) -> Node | None:
     """The shallowest ordinary page that does not already show the view."""
     return start_page(kg, avoid=[str(p.attrs["url"]) for p in ordinary_pages(kg) if query_matches(str(p.attrs["url"]), view)])
 
 
-def _facets(kg: KnowledgeGraph) -> dict[str, tuple[str, str, str, Node]]:
-    """Filter views by view URL: (param, value, label, page), from ``filters`` edges to crawled pages showing a listing."""
+def _facets(kg: KnowledgeGraph, skipped: Counter[str]) -> dict[str, tuple[str, str, str, Node]]:
+    """Filter views by view URL: (param, value, label, page), from ``filters`` edges to crawled pages showing a listing.
+
+    A link that pages the listing (its element is pagination, or its name says next, previous or a
+    page number), a search, or a link to an export format is never one.
+    """
     pages = {p.id: p for p in kg.nodes("page")}
     listing_pages = {u for u, v, d in kg.g.edges(data=True) if d.get("type") == "shows" and kg.node_type(v) == "listing"}
     found: dict[str, tuple[str, str, str, Node]] = {}
@@ -171,17 +216,78 @@ def _facets(kg: KnowledgeGraph) -> dict[str, tuple[str, str, str, Node]]:
         param, value = str(facet.get("param") or ""), str(facet.get("value") or "")
         url = str(pages[target].attrs["url"])
         filters = {k: v for k, v in query_of(url).items() if query_role(k) == "filter"}
-        if not param or filters != {param: value} or param.lower() in _SEARCH_KEYS:
-            continue
-        label = str(facet.get("label") or kg.node(source).attrs.get("name") or value).strip()
-        view = with_query(listing_key(url), filters)
-        found.setdefault(view, (param, value, label, pages[target]))
+        if not param or filters != {param: value}:
+            continue  # the page shows another restriction than the link's, or none (a page, order or display parameter)
+        element = kg.node(source).attrs
+        label = str(facet.get("label") or element.get("name") or value).strip()
+        if param.lower().lstrip("_") in SEARCH_KEYS:
+            skipped["a search, not a view"] += 1
+        elif element.get("pagination") or link_direction(label, element.get("rel")) or re.fullmatch(r"[\d\s.,…]+", label):
+            skipped["a pagination link, not a view"] += 1
+        elif _format_word(value) or _format_word(label) or _format_word(urlparse(url).path.rsplit(".", 1)[-1]):
+            skipped["an export format, not a view"] += 1
+        else:
+            found.setdefault(with_query(listing_key(url), filters), (param, value, label, pages[target]))
     return found
+
+
+def _format_word(text: str) -> bool:
+    return text.strip().lower().lstrip(".") in _FORMATS
+
+
+def _norm_name(text: str) -> str:
+    """A label or value compared loosely: words of letters and digits, lower case ("Science Fiction" = "science-fiction")."""
+    return " ".join(re.findall(r"[a-z0-9]+", field_phrase(text).casefold()))
+
+
+def _field_of(records: list[Node], param: str) -> str | None:
+    """The records' field a query parameter names ("genre" → "Genre", "country__exact" → "country"), if any."""
+    wanted = _norm_name(re.split(r"__|\[", param.lstrip("_"))[0])
+    labels = sorted({lb for r in records for lb in (r.attrs.get("fields") or {})})
+    return next((lb for lb in labels if _norm_name(lb) == wanted), None) if wanted else None
+
+
+def _listing_of(kg: KnowledgeGraph, url: str) -> Node | None:
+    key = listing_key(url)
+    return next((n for n in kg.nodes("listing") if n.attrs.get("key") == key), None)
+
+
+def _restriction(kg: KnowledgeGraph, param: str, value: str, label: str, page: Node) -> tuple[str | None, str | None]:
+    """(field the view restricts, why not): the page's records that show the field the parameter names all show the value
+    there, or they are fewer than, and all among, the records of the complete listing without the parameter."""
+    url = str(page.attrs["url"])
+    shown = _records_on(kg, url)
+    if not shown:
+        return None, "the filtered page shows no records"
+    field = _field_of(shown, param)
+    if field is not None:
+        wanted = {_norm_name(value), _norm_name(label)}
+        present = [f for r in shown if (f := (r.attrs.get("fields") or {}).get(field)) and f.get("type") != "missing"]
+        values = {_norm_name(str(f.get("raw") or "")) for f in present}
+        if values and values <= wanted:  # a record that does not show the field (seen in a listing without that column) cannot disprove it
+            return field, None
+    columns = {_norm_name(str(c)) for n in kg.nodes("listing") for c in n.attrs.get("columns") or []}
+    if _norm_name(value) in columns | {_norm_name(lb) for r in shown for lb in (r.attrs.get("fields") or {})}:
+        return None, "the value names a column, not a value (a toggle)"
+    if field is not None:
+        return None, f"the records shown do not all have {field} = {label}"
+    base = _listing_of(kg, with_query(url, {k: v for k, v in query_of(url).items() if k != param}))
+    if base is None or not base.attrs.get("complete"):
+        return None, "no complete listing without the filter to compare with"
+    population = {r.id for r in kg.nodes("record") if base.id in (r.attrs.get("listings") or [])}
+    mine = {r.id for r in shown}
+    if mine < population:
+        return param, None
+    return None, "the filtered page does not show fewer of the listing's records"
 
 
 def _filter_tasks(kg: KnowledgeGraph, seed: int, skipped: Counter[str]) -> list[Task]:
     tasks: list[Task] = []
-    for view, (param, value, label, page) in sorted(_facets(kg).items()):
+    for view, (param, value, label, page) in sorted(_facets(kg, skipped).items()):
+        field, why = _restriction(kg, param, value, label, page)
+        if field is None:
+            skipped[f"not a restriction by a field's value: {why}"] += 1
+            continue
         start = _view_start(kg, view)
         if start is None:
             skipped["no start page without the view"] += 1
@@ -194,9 +300,9 @@ def _filter_tasks(kg: KnowledgeGraph, seed: int, skipped: Counter[str]) -> list[
             instruction = template.format(things=things, value=label[:1].lower() + label[1:])
         else:
             template = _FILTER_TEMPLATES[int(rng.integers(len(_FILTER_TEMPLATES)))]
-            instruction = template.format(things=things, field=field_phrase(param), value=label)
+            instruction = template.format(things=things, field=field_phrase(re.split(r"__|\[", field.lstrip("_"))[0]), value=label)
         task = goal_task(kg, "view-filter", "view", instruction, start, page, [SuccessCriterion(kind="query_has", value=view)], seed)
-        task.quality["target"] = {"kind": "filter", "param": param, "value": value}
+        task.quality["target"] = {"kind": "filter", "param": param, "value": value, "field": field}
         tasks.append(task)
     return tasks
 

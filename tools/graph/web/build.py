@@ -7,7 +7,8 @@ page. Everything else (forms, fields, buttons, dialogs, menus, tabs, regions, to
 pagination, filters) is page-scoped: its id hashes type, page URL and DOM selector, so
 one form on five pages is five form nodes and a field only fills the form around it.
 Listing roles (pagination, sort orders, facets, filter forms, toasts) come from
-:func:`annotate.annotate`.
+:func:`annotate.annotate`. A page node's text is the page's title and the start of its text; the
+sentences of a longer page's whole text are kept as hashes (:mod:`.fulltext`).
 """
 
 from __future__ import annotations
@@ -19,9 +20,14 @@ from ..model import Edge, EdgeType, GraphMeta, KnowledgeGraph, Node, NodeType, S
 from .annotate import annotate
 from .capture import CrawlResult, PageCapture, normalize_url
 from .extract import ElementInfo, classify_element
+from .fulltext import text_hashes
 from .records import add_records
 
-__all__ = ["build_web_graph", "page_id", "element_id"]
+__all__ = ["build_web_graph", "page_id", "element_id", "PAGE_TEXT_CHARS"]
+
+#: Characters of a page's text its node stores; a longer page also stores ``text_chars`` and ``text_hashes``
+#: (hashed sentence pieces of the whole text, see :mod:`.fulltext`).
+PAGE_TEXT_CHARS = 2000
 
 _FIELDS = {"input", "search_box", "select", "checkbox", "filter"}
 
@@ -98,7 +104,10 @@ class _WebBuilder:
             attrs["elements_truncated"] = truncated
         if page.state is not None:
             attrs.update(state=page.state.key, base_url=page.state.base_url, route=page.state.route, via=[a.model_dump() for a in page.state.via])
-        self.kg.add_node(Node(id=pid, type=NodeType.PAGE, text=f"{page.title}\n{page.text[:2000]}".strip(), attrs=attrs, source=Source(url=page.url)))
+        if len(page.text) > PAGE_TEXT_CHARS:  # the node holds the start; the whole text's sentences are kept as hashes
+            attrs.update(text_chars=len(page.text), text_hashes=text_hashes(page.text))
+        text = f"{page.title}\n{page.text[:PAGE_TEXT_CHARS]}".strip()
+        self.kg.add_node(Node(id=pid, type=NodeType.PAGE, text=text, attrs=attrs, source=Source(url=page.url)))
 
     def add_elements(self, page: PageCapture) -> dict[str, str]:
         """Add the page's element nodes; returns selector → node id for this page."""

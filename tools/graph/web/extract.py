@@ -138,7 +138,7 @@ EXTRACT_JS = (
       add(list, {role: 'result_list'});
     });
   });
-  return {url: location.href, title: document.title, text: (document.body ? document.body.innerText : '').slice(0, 4000), elements: out, truncated};
+  return {url: location.href, title: document.title, text: (document.body ? document.body.innerText : '').slice(0, 200000), elements: out, truncated};
 }"""
 ).replace("__MAX__", str(MAX_ELEMENTS)).replace("__ITEMS__", str(MAX_ITEMS))
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..model import Edge, EdgeType, Node, NodeType, Source
 from .urls import listing_key, query_of, query_role
-from .values import sort_key, typed_value
+from .values import relative_to_now, sort_key, typed_value
 
 if TYPE_CHECKING:
     from ..model import KnowledgeGraph
@@ -26,6 +26,7 @@ __all__ = ["RecordGraph", "record_id", "listing_id", "page_number"]
 
 _OFFSET_KEYS = frozenset({"offset", "start", "skip", "from"})
 _DIRECTION_KEYS = frozenset({"dir", "direction", "asc", "desc"})
+_CURSOR_KEYS = frozenset({"next", "prev", "next_page", "page_token", "pagetoken", "continuation", "cursor", "after", "before"})
 
 
 def _digest(text: str) -> str:
@@ -45,14 +46,14 @@ def listing_id(key: str) -> str:
 def page_number(url: str, page_size: int | None = None) -> int | None:
     """The listing page a URL shows: 1 without a page parameter, None when it is a cursor or unreadable.
 
-    >>> page_number("http://h/t/?page=3&ordering=2"), page_number("http://h/t/"), page_number("http://h/t/?offset=40", 20)
-    (3, 1, 3)
+    >>> page_number("http://h/t/?page=3&ordering=2"), page_number("http://h/t/"), page_number("http://h/t/?offset=40", 20), page_number("http://h/t/?_next=100")
+    (3, 1, 3, None)
     """
     for key, value in query_of(url).items():
         if query_role(key) != "page":
             continue
-        if not value.isdigit():
-            return None
+        if not value.isdigit() or key.lower().lstrip("_") in _CURSOR_KEYS:
+            return None  # a cursor ("?_next=100" is where the next page starts, not its number)
         if key.lower() in _OFFSET_KEYS:
             return int(value) // page_size + 1 if page_size else None
         return int(value)
@@ -77,13 +78,24 @@ class _Record:
     fields: dict[str, dict[str, Any]] = field(default_factory=dict)
     pages: list[str] = field(default_factory=list)
     listings: list[str] = field(default_factory=list)
+    unstable: dict[str, list[str]] = field(default_factory=dict)  # label → the differing texts it was seen with
 
     def merge(self, fields: dict[str, str]) -> None:
+        """Add one page's view of the record; a field two pages show differently, or said relative to now, is unstable."""
         for label, raw in fields.items():
             value = typed_value(raw, label)
+            if relative_to_now(raw):
+                self.unstable.setdefault(label, []).append(raw)
+                continue
             old = self.fields.get(label)
             if old is None or (old["type"] == "missing" and value["type"] != "missing"):
                 self.fields[label] = value
+            elif value["type"] != "missing" and value["value"] != old["value"]:
+                self.unstable.setdefault(label, [str(old["raw"])]).append(raw)
+
+    def stable_fields(self) -> dict[str, dict[str, Any]]:
+        """The fields every page showing the record agrees on."""
+        return {label: value for label, value in self.fields.items() if label not in self.unstable}
 
 
 @dataclass
@@ -105,6 +117,41 @@ class _Listing:
     views: list[_View] = field(default_factory=list)
     columns: list[str] = field(default_factory=list)
     records: list[str] = field(default_factory=list)
+
+
+#: Row counts result pages are commonly cut at: one page showing exactly this many rows, with no total
+#: and no next link, may be a cut result, not the whole listing.
+_CAPS = frozenset({100, 200, 250, 500, 1000, 2000, 2500, 5000, 10000})
+
+
+def completeness(listing: _Listing, total: int | None, pages_seen: int, all_pages: bool, stated: int | None) -> tuple[bool, str]:
+    """Whether the crawl saw every record of the listing, and the proof (or what is missing) in words.
+
+    Complete only when the crawl followed the listing to its last page, or a total the site
+    states equals the records seen; a truncation marker ("more than 1,000 rows"), rows past
+    what was read, a stated total that disagrees with a fully visited listing, or one page
+    of exactly a common cap size with no total and no next link, means incomplete.
+    """
+    seen = len(listing.records)
+    cut = next((b for v in listing.views for b in v.blocks if b.truncated), None)
+    if cut is not None:
+        return False, f"a page holds more rows than were read (over {len(cut.rows)}); the rest were never seen"
+    marker = next((v.pager.truncation for v in listing.views if v.pager and v.pager.truncation), None)
+    if marker:
+        return False, f"the site says {marker!r}: the rows shown are not all there are"
+    if all_pages:
+        if stated is not None and stated != seen:
+            return False, f"every page was visited, but the site states {stated} records and {seen} were seen"
+        rows = max((len(b.rows) for v in listing.views for b in v.blocks), default=0)
+        if total == 1 and stated is None and rows in _CAPS:
+            return False, f"one page showing exactly {rows} rows, a common result limit, with no stated total and no next page: more may exist"
+        counter = any(v.pager is not None and v.pager.total for v in listing.views)
+        proof = f"followed to its last page: {total} of {total} page(s) visited ({'the site counts the pages' if counter else 'the last has no next link'})"
+        return True, proof + (f"; the site states {stated} records and {seen} were seen" if stated is not None else "")
+    if stated is not None and stated == seen:
+        return True, f"the site states {stated} records and all {seen} were seen"
+    stated_text = f" of {stated} stated" if stated is not None else ""
+    return False, f"{pages_seen} of {total or 'an unknown number of'} pages visited, {seen} records seen{stated_text}"
 
 
 class RecordGraph:
@@ -189,14 +236,17 @@ class RecordGraph:
 
     def add_record(self, record: _Record) -> None:
         rid = record_id(record.key)
-        text = "; ".join(f"{label}: {value['raw']}" for label, value in record.fields.items())
-        attrs = {
-            "fields": record.fields,
+        fields = record.stable_fields()
+        text = "; ".join(f"{label}: {value['raw']}" for label, value in fields.items())
+        attrs: dict[str, Any] = {
+            "fields": fields,
             "listing": listing_id(record.listings[0]) if record.listings else None,
             "listings": [listing_id(k) for k in record.listings],
             "detail_url": record.detail_url,
             "pages": record.pages,
         }
+        if record.unstable:
+            attrs["unstable"] = {label: sorted(set(texts))[:4] for label, texts in record.unstable.items()}
         source = Source(url=record.detail_url or (record.pages[0] if record.pages else None))
         self.kg.add_node(Node(id=rid, type=NodeType.RECORD, text=text[:4000], attrs=attrs, source=source))
         for url in record.pages:
@@ -214,9 +264,8 @@ class RecordGraph:
                 by_order.setdefault(view.ordering, set()).add(view.number)
         pages_seen = max((len(n) for n in by_order.values()), default=len(listing.views))
         stated = next((v.pager.stated_total for v in listing.views if v.pager and v.pager.stated_total is not None), None)
-        truncated = any(b.truncated for v in listing.views for b in v.blocks)
         all_pages = total is not None and any(set(range(1, total + 1)) <= seen for seen in by_order.values())
-        complete = not truncated and (all_pages or (stated is not None and stated == len(listing.records)))
+        complete, proof = completeness(listing, total, pages_seen, all_pages, stated)
         attrs = {
             "key": listing.key,
             "url": listing.key,
@@ -226,6 +275,7 @@ class RecordGraph:
             "total_stated": stated,
             "records": len(listing.records),
             "complete": complete,
+            "completeness": proof,
             "sorts": self.sorts(listing),
             "pages": [v.url for v in listing.views],
         }

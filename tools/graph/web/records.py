@@ -44,7 +44,9 @@ class Pager(BaseModel):
 
     current: int | None = Field(None, description="Page number from a counter such as 'Page 1 / 7'.")
     total: int | None = Field(None, description="Number of pages from that counter.")
-    stated_total: int | None = Field(None, description="Number of records the page states ('344 rows', '36 results').")
+    stated_total: int | None = Field(None, description="Number of records the page states ('344 rows', '36 results', 'Showing 1–8 of 36'); None when it states several different numbers.")
+    totals: list[int] = Field(default_factory=list, description="Every distinct record count the page states outside tables.")
+    truncation: str | None = Field(None, description="Words saying the rows shown are not all ('more than 1,000 rows', '1000+ results', 'first 100 rows').")
     next: str | None = Field(None, description="URL of the next page (rel=next or a 'Next'/'›' link).")
     last: str | None = Field(None, description="URL of the last page ('Last'/'»').")
     links: list[str] = Field(default_factory=list, description="Links to the same path (other pages, orders and filters of the listing).")
@@ -77,6 +79,7 @@ RECORDS_JS = (
   const MAX_TABLES = 30, MAX_ROWS = 1000, MAX_COLS = 60, MAX_CELL = 400, MAX_CARDS = 300, MAX_NODES = 20000;
   const PUA = /[\uE000-\uF8FF]|[\uDB80-\uDBFF][\uDC00-\uDFFF]/g;
   const SKIP = /^(SCRIPT|STYLE|TEMPLATE|NOSCRIPT|SVG|BUTTON|SELECT|TEXTAREA|INPUT|OPTION)$/i;
+  const WEEKDAY = /^(su|mo|tu|we|th|fr|sa|sun|mon|tue|tues|wed|thu|thur|thurs|fri|sat|sunday|monday|tuesday|wednesday|thursday|friday|saturday)\.?$/i;
   const BLOCK = /^(P|DIV|LI|BR|TR|TD|TH|DT|DD|H[1-6]|UL|OL|SECTION|ARTICLE|HEADER|FOOTER)$/;
   const textOf = (el, skip) => {
     const parts = [];
@@ -152,6 +155,8 @@ RECORDS_JS = (
       if (label && a && /^https?:/.test(a.href)) links[label] = a.href;
     }
     if (columns.filter(Boolean).length < 2) continue;
+    // A calendar grid (weekday columns) is a date picker, not records: its rows are weeks and change with the clock.
+    if (columns.filter(c => WEEKDAY.test(c)).length >= 5) continue;
     const out = [];
     for (const r of body.slice(0, MAX_ROWS)) {
       const cells = [];
@@ -222,7 +227,15 @@ RECORDS_JS = (
     }
   }
   // Where this page sits in its listing: a page counter, a stated total, next/last links, same-path links.
-  const pager = {current: null, total: null, stated_total: null, next: null, last: null, links: []};
+  const pager = {current: null, total: null, stated_total: null, totals: [], truncation: null, next: null, last: null, links: []};
+  const NOUNS = '(?:rows|records|results|items|entries|matches|hits)';
+  const NUM = '(\\d{1,3}(?:,\\d{3})+|\\d+)';
+  const STATED = new RegExp('(?:^|[^\\d.,])' + NUM + '\\s+' + NOUNS + '\\b', 'i');
+  const RANGE = new RegExp('\\d+\\s*[\u2013\u2014-]\\s*\\d+\\s+of\\s+' + NUM + '\\b', 'i');
+  // Words that say the rows shown are not all there are: "more than 1,000 rows", "1000+ results", "results truncated".
+  const CUT = new RegExp('\\b(?:more than|over|at least|in excess of|upwards of|limited to|capped at)\\s+' + NUM + '\\s+' + NOUNS + '\\b|\\b' + NUM + '\\+\\s*' + NOUNS + '\\b|\\b(?:truncated|results? (?:were |was |have been |has been |are )?(?:limited|capped|truncated))\\b', 'i');
+  const FIRST = new RegExp('\\b(?:the first|first|top)\\s+' + NUM + '\\s+' + NOUNS + '\\b', 'i');
+  let first = null;
   const walker = document.createTreeWalker(document.body || document.documentElement, NodeFilter.SHOW_TEXT);
   const seenParents = new Set();
   for (let n = walker.nextNode(), i = 0; n && i < MAX_NODES; n = walker.nextNode(), i++) {
@@ -233,9 +246,19 @@ RECORDS_JS = (
     if (!s || s.length > 120) continue;
     const counter = s.match(/\bpage\s+(\d{1,6})\s*(?:\/|of)\s*(\d{1,6})\b/i);
     if (counter && pager.total === null) { pager.current = +counter[1]; pager.total = +counter[2]; }
-    const total = s.match(/(?:^|[^\d.,])(\d{1,3}(?:,\d{3})+|\d+)\s+(?:rows|records|results|items|entries|matches|hits)\b/i);
-    if (total && pager.stated_total === null) pager.stated_total = +total[1].replace(/,/g, '');
+    const cut = s.match(CUT);
+    if (cut && pager.truncation === null) pager.truncation = cut[0];
+    const top = s.match(FIRST);
+    if (top && first === null) first = top[0];
+    if (cut || top || p.closest('table, [role=table], [role=grid]')) continue;  // a count inside a table is a field, not the listing's total
+    for (const m of [s.match(STATED), s.match(RANGE)]) {
+      const n = m ? +m[1].replace(/,/g, '') : null;
+      if (n !== null && !pager.totals.includes(n)) pager.totals.push(n);
+    }
   }
+  // One stated number is the listing's total; several different ones (a page listing tables with their row counts) state none.
+  if (pager.totals.length === 1) pager.stated_total = pager.totals[0];
+  if (first !== null && pager.stated_total === null && pager.truncation === null) pager.truncation = first;
   const next = document.querySelector('a[rel~=next][href], link[rel~=next][href]');
   if (next) pager.next = next.href;
   for (const a of document.querySelectorAll('a[href]')) {

@@ -12,6 +12,12 @@ Examples
 'http://h/penguins/content/'
 >>> query_role("ordering"), query_role("page"), query_role("format"), query_role("genre")
 ('sort', 'page', 'format', 'filter')
+
+Framework parameters (a leading underscore: ``_next``, ``_sort_desc``, ``_facet``, ``_size``) take the
+role of their bare name, and an unknown one is a display parameter, not a column:
+
+>>> query_role("_next"), query_role("_sort_desc"), query_role("_facet"), query_role("_search"), query_role("country__exact")
+('page', 'sort', 'format', 'filter', 'filter')
 """
 
 from __future__ import annotations
@@ -20,16 +26,27 @@ import re
 from typing import Literal
 from urllib.parse import parse_qsl, urlencode, urlparse, urlunparse
 
-__all__ = ["PAGE_KEYS", "SORT_KEYS", "FORMAT_KEYS", "QueryRole", "query_role", "url_template", "listing_key", "query_of", "with_query", "route_of"]
+__all__ = [
+    "PAGE_KEYS", "SORT_KEYS", "FORMAT_KEYS", "SEARCH_KEYS", "QueryRole", "query_role", "url_template", "listing_key", "query_of", "with_query", "route_of",
+]
 
 QueryRole = Literal["page", "sort", "format", "filter"]
 
 #: Query keys that select a page of a listing (page number, offset, cursor).
-PAGE_KEYS = frozenset({"page", "p", "pg", "pagenum", "page_number", "offset", "start", "skip", "from", "cursor", "after", "before", "pageindex", "page_no"})
+PAGE_KEYS = frozenset(
+    "page p pg pagenum page_number offset start skip from cursor after before pageindex page_no next prev next_page page_token pagetoken "
+    "continuation".split()
+)
 #: Query keys that order a listing.
 SORT_KEYS = frozenset({"sort", "sort_by", "sortby", "order", "order_by", "orderby", "ordering", "dir", "direction", "asc", "desc", "o", "s"})
-#: Query keys that change a listing's format or size, not its records.
-FORMAT_KEYS = frozenset({"format", "fmt", "export", "download", "output", "view", "display", "layout", "per_page", "perpage", "page_size", "pagesize", "limit", "size", "rows", "theme", "lang"})
+#: Query keys that change a listing's format, size or display (export formats, page size, layout, shown columns, language),
+#: not its records.
+FORMAT_KEYS = frozenset(
+    "format fmt export download output view display layout per_page perpage page_size pagesize limit size rows theme lang locale hl density "
+    "items_per_page results_per_page columns print embed".split()
+)
+#: Query keys that carry a free-text search or a query: they restrict the records (another listing), but by no one field.
+SEARCH_KEYS = frozenset({"q", "query", "search", "keyword", "keywords", "term", "terms", "text", "k", "where", "sql"})
 
 _TOKEN = re.compile(r"^[A-Za-z0-9_+=-]+$")
 
@@ -45,13 +62,20 @@ def _looks_like_id(stem: str) -> bool:
 
 
 def query_role(key: str) -> QueryRole:
-    """What a query key does to a listing: select a page, order it, re-format it, or (anything else) filter it."""
+    """What a query key does to a listing: select a page, order it, re-format it, or (anything else) filter it.
+
+    A key with a leading underscore is a framework's parameter, not a column: its bare name decides, and an
+    unknown one (``_labels``, ``_filter_op``, ``_facet_date``) only changes the display.
+    """
     low = key.lower()
-    if low in PAGE_KEYS:
+    bare = low.lstrip("_")
+    if bare in PAGE_KEYS:
         return "page"
-    if low in SORT_KEYS or low.startswith(("sort", "order")):
+    if bare in SORT_KEYS or bare.startswith(("sort", "order")):
         return "sort"
-    if low in FORMAT_KEYS:
+    if bare in FORMAT_KEYS:
+        return "format"
+    if bare != low and bare not in SEARCH_KEYS:
         return "format"
     return "filter"
 

@@ -24,7 +24,7 @@ import re
 from datetime import date, datetime
 from typing import Any, Literal
 
-__all__ = ["ValueType", "MISSING", "typed_value", "unit_of_label", "parse_number", "parse_date", "sort_key"]
+__all__ = ["ValueType", "MISSING", "typed_value", "unit_of_label", "parse_number", "parse_date", "sort_key", "relative_to_now"]
 
 ValueType = Literal["number", "date", "url", "text", "missing"]
 
@@ -45,6 +45,13 @@ _D_MONTH_Y = re.compile(r"^(?:[A-Za-z]+,?\s+)?(\d{1,2})(?:st|nd|rd|th)?\s+([A-Za
 _MONTH_D_Y = re.compile(r"^(?:[A-Za-z]+,?\s+)?([A-Za-z]{3,9})\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{4})$")
 _MONTH_Y = re.compile(r"^([A-Za-z]{3,9})\.?\s+(\d{4})$")
 _URL = re.compile(r"^(?:https?://|www\.)\S+$", re.IGNORECASE)
+#: Texts whose meaning depends on when they are read ("3 days ago", "in 2 hours", "yesterday at 14:00", "updated today").
+_RELATIVE = re.compile(
+    r"\b(?:(?:an?|\d+|a few|several)\s+(?:sec(?:ond)?s?|min(?:ute)?s?|hours?|hrs?|days?|weeks?|months?|years?|yrs?)\s+(?:ago|from now|left|remaining)"
+    r"|in\s+(?:an?|\d+)\s+(?:sec(?:ond)?s?|min(?:ute)?s?|hours?|days?|weeks?|months?|years?))\b"
+    r"|^(?:(?:updated|posted|edited|modified|changed|created|due|last seen|seen)\s+)?(?:just now|yesterday|today|tomorrow|tonight|this (?:morning|afternoon|evening|week|month|year)|last (?:week|month|year)|next (?:week|month|year))\b",
+    re.IGNORECASE,
+)
 
 
 def unit_of_label(label: str) -> str | None:
@@ -162,3 +169,14 @@ def sort_key(field: dict[str, Any] | None) -> tuple[int, Any] | None:
     if kind == "date":
         return (1, str(field["value"]))
     return (2, str(field["value"]).casefold())
+
+
+def relative_to_now(raw: str) -> bool:
+    """Whether a value is said relative to the moment it is read: it changes with the clock and is never gold.
+
+    >>> relative_to_now("3 days ago"), relative_to_now("Updated yesterday"), relative_to_now("in 2 hours"), relative_to_now("2014")
+    (True, True, True, False)
+    >>> relative_to_now("Today, 14:05"), relative_to_now("The Day After Tomorrow"), relative_to_now("Ninety Days")
+    (True, False, False)
+    """
+    return bool(_RELATIVE.search(raw))

@@ -1,0 +1,149 @@
+"""Listings are complete only when proven, values only when stable: real pages read in Chromium.
+
+Each page below is a small real HTML file served on 127.0.0.1 and read with ``read_records``
+in the runtime's browser; the graph is built from those reads as a crawl builds it. Every
+case is one a site nobody tuned for showed: a result cut at 1,000 rows that says so, an
+index of tables with their row counts, a page of exactly a common cap size, a date picker's
+calendar grid, values said relative to now, and a field two pages show differently.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from taskloom.tools.environment.site import serve_static
+from taskloom.tools.graph.facts import graph_facts
+from taskloom.tools.graph.model import GraphMeta, KnowledgeGraph
+from taskloom.tools.graph.web.build import build_web_graph, page_id
+from taskloom.tools.graph.web.crawl import CrawlResult, PageCapture, normalize_url
+from taskloom.tools.graph.web.records import RecordBlock, add_records, read_records
+from taskloom.tools.runtime import Runtime
+from taskloom.tools.settings import Settings
+
+pytestmark = pytest.mark.integration
+
+_SPECIES = ["Adelie", "Gentoo", "Chinstrap"]
+
+
+def _table(rows: int, extra: str = "", start: int = 0) -> str:
+    body = "".join(
+        f"<tr><td><a href='row{i}.html'>R{i:04d}</a></td><td>{_SPECIES[i % 3]}</td><td>{3000 + 7 * i}</td></tr>" for i in range(start, start + rows)
+    )
+    return f"<html><body><main><h1>Rows</h1>{extra}<table><thead><tr><th>id</th><th>Species</th><th>Mass</th></tr></thead><tbody>{body}</tbody></table></main></body></html>"
+
+
+PAGES = {
+    # A query result cut at 1,000 rows that says so: seen whole, it is still not the whole table.
+    "cut.html": _table(1000, "<p>This data as CSV. Returned more than 1,000 rows; showing the first 1,000.</p>"),
+    # The same rows with a stated total equal to what is shown.
+    "whole.html": _table(30, "<p>30 rows</p>"),
+    # Exactly a common result cap, with no total and no next link: more may exist.
+    "cap.html": _table(100),
+    # An index of tables with their row counts: none of them is the total of a listing on this page.
+    "tables.html": "<html><body><ul>"
+    + "".join(f"<li class='t'><h3><a href='{n}.html'>{n}</a></h3><p>Rows: {c} rows</p><p>Columns: {k}</p></li>" for n, c, k in [("birds", 3376, 9), ("cars", 406, 8), ("iris", 150, 5), ("stocks", 560, 3)])
+    + "</ul></body></html>",
+    # A date picker: weeks as rows, weekdays as columns.
+    "calendar.html": "<html><body><table><caption>November 2026</caption><thead><tr>"
+    + "".join(f"<th>{d}</th>" for d in ["Su", "Mo", "Tu", "We", "Th", "Fr", "Sa"])
+    + "</tr></thead><tbody>"
+    + "".join("<tr>" + "".join(f"<td>{7 * w + d + 1}</td>" for d in range(7)) + "</tr>" for w in range(4))
+    + "</tbody></table></body></html>",
+    # Records whose "Updated" is relative to now, and whose views counter differs between two pages.
+    "news.html": "<html><body><table><thead><tr><th>Title</th><th>Updated</th><th>Views</th></tr></thead><tbody>"
+    + "".join(f"<tr><td><a href='item{i}.html'>Item {i}</a></td><td>{i + 2} days ago</td><td>{100 + i}</td></tr>" for i in range(8))
+    + "</tbody></table><p>8 items</p></body></html>",
+    "item3.html": "<html><body><h1>Item 3</h1><table><tr><th>Title</th><td>Item 3</td></tr><tr><th>Views</th><td>104</td></tr><tr><th>Author</th><td>Ann</td></tr></table></body></html>",
+}
+
+
+@pytest.fixture(scope="module")
+def reads(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[RecordBlock]]:
+    folder = tmp_path_factory.mktemp("pages")
+    for name, html in PAGES.items():
+        (folder / name).write_text(html, encoding="utf-8")
+    settings = Settings(workspace=tmp_path_factory.mktemp("truth") / "ws", embedder="hashing")
+
+    async def go(base: str) -> dict[str, list[RecordBlock]]:
+        async with Runtime(settings) as rt:
+            guarded = await rt.browsers.new_context()
+            page = await guarded.context.new_page()
+            out = {}
+            for name in PAGES:
+                await page.goto(f"{base}/{name}", wait_until="load")
+                out[name] = await read_records(page)
+            await guarded.context.close()
+            return out
+
+    with serve_static(Path(folder)) as site:
+        got = asyncio.run(go(site.url))
+        return {f"{site.url}/{name}": blocks for name, blocks in got.items()}  # the rows link to these URLs
+
+
+def _graph(reads: dict[str, list[RecordBlock]], names: list[str]) -> KnowledgeGraph:
+    urls = {n: next(u for u in reads if u.endswith("/" + n)) for n in names}
+    pages = [
+        PageCapture(url=normalize_url(urls[n]), final_url=normalize_url(urls[n]), title=n, text="", depth=0, order=i, dom_hash=str(i), elements=[], records=reads[urls[n]])
+        for i, n in enumerate(names)
+    ]
+    result = CrawlResult(start_url=pages[0].url, allowed_domains=["127.0.0.1"], pages=pages)
+    kg = build_web_graph(result, GraphMeta(id="truth-test", kind="web"))
+    if not any(True for _ in kg.nodes("record")):
+        add_records(kg, result, {p.url: page_id(p.url) for p in pages})
+    return kg
+
+
+def _read(reads: dict[str, list[RecordBlock]], name: str) -> list[RecordBlock]:
+    return next(blocks for url, blocks in reads.items() if url.endswith("/" + name))
+
+
+def _listing(kg: KnowledgeGraph, name: str) -> dict[str, object]:
+    return next(n.attrs for n in kg.nodes("listing") if str(n.attrs["url"]).endswith(name))
+
+
+def test_a_result_that_says_it_is_cut_is_never_complete(reads: dict[str, list[RecordBlock]]) -> None:
+    block = next(b for b in _read(reads, "cut.html") if b.kind == "table")
+    assert len(block.rows) == 1000 and block.pager is not None
+    assert block.pager.truncation is not None and "more than 1,000 rows" in block.pager.truncation
+    attrs = _listing(_graph(reads, ["cut.html"]), "cut.html")
+    assert attrs["complete"] is False and "more than 1,000 rows" in str(attrs["completeness"])
+
+
+def test_a_stated_total_equal_to_the_rows_seen_proves_the_listing(reads: dict[str, list[RecordBlock]]) -> None:
+    attrs = _listing(_graph(reads, ["whole.html"]), "whole.html")
+    assert (attrs["complete"], attrs["total_stated"], attrs["records"]) == (True, 30, 30)
+    assert "the site states 30 records and 30 were seen" in str(attrs["completeness"])
+
+
+def test_a_page_of_exactly_a_common_cap_is_not_proven_whole(reads: dict[str, list[RecordBlock]]) -> None:
+    attrs = _listing(_graph(reads, ["cap.html"]), "cap.html")
+    assert attrs["records"] == 100 and attrs["complete"] is False and "common result limit" in str(attrs["completeness"])
+
+
+def test_several_row_counts_on_one_page_state_no_total(reads: dict[str, list[RecordBlock]]) -> None:
+    cards = next(b for b in _read(reads, "tables.html") if b.kind == "cards")
+    assert cards.pager is not None and sorted(cards.pager.totals) == [150, 406, 560, 3376]
+    assert cards.pager.stated_total is None
+
+
+def test_a_calendar_grid_gives_no_records(reads: dict[str, list[RecordBlock]]) -> None:
+    assert _read(reads, "calendar.html") == []
+
+
+def test_values_relative_to_now_and_values_pages_disagree_on_are_not_fields(reads: dict[str, list[RecordBlock]]) -> None:
+    kg = _graph(reads, ["news.html", "item3.html"])
+    records = {str(r.attrs["fields"]["Title"]["raw"]): r for r in kg.nodes("record")}
+    assert len(records) == 8
+    assert all("Updated" not in r.attrs["fields"] and "Updated" in r.attrs["unstable"] for r in records.values())
+    item3 = records["Item 3"]
+    assert "Views" not in item3.attrs["fields"] and sorted(item3.attrs["unstable"]["Views"]) == ["103", "104"]
+    assert item3.attrs["fields"]["Author"]["raw"] == "Ann"  # a field only the detail page shows is kept
+    assert records["Item 4"].attrs["fields"]["Views"]["value"] == 104
+    facts = graph_facts(kg, where={"Author": "Ann"})
+    assert facts.total == 1 and facts.complete is False and "shows 'author' for 1 of its 8 records" in facts.completeness
+    assert facts.note is not None and facts.note.startswith("partial:")
+    whole = graph_facts(kg, where={"Title": "Item 5"})
+    assert whole.total == 1 and whole.complete is True, whole.completeness

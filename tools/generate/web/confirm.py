@@ -1,0 +1,292 @@
+"""Second routes to the gold of lookup, compare and find-by-sentence tasks: a gold is kept only when a route other than the crawl's read re-derives it.
+
+The crawl read each page once; a gold computed from that read is re-derived here, before replay:
+
+- **a recount:** the goal (``task.quality["compare"]``) is evaluated again over the crawled
+  records by :func:`recompute`, code apart from the generator's; another answer drops the task
+  as ``routes_disagree``.
+- **a fresh read with the clock moved on:** the pages the gold came from (a listing's pages,
+  and its records' detail pages when a field is shown only there; a lookup's answer page) are
+  loaded again in a new browser context whose clock is set :data:`CLOCK_SHIFT` ahead, their
+  records read as the crawl reads them, and the answer recomputed. A value that changes
+  between loads or with the date (a calendar, "3 days ago", a counter, rotating content) gives
+  another answer: the task is dropped as ``volatile``.
+- **the site's own sort:** for a highest or lowest value, the listing sorted by that field (a
+  sort the crawl saw) is read afresh; its first record meeting the conditions must be the
+  gold's. A different record drops the task as ``routes_disagree``.
+
+- **a find target's sentence** must still stand on its page read again (rotating content does not).
+
+A task whose pages cannot be read again is dropped as ``unconfirmed``. Each kept task records
+its routes under ``task.quality["confirmed"]``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from playwright.async_api import Error as PlaywrightError
+
+from ...browser import BrowserPool, OriginFence
+from ...graph.model import GraphMeta, KnowledgeGraph, Node
+from ...graph.web.capture import CrawlResult, PageCapture, normalize_url
+from ...graph.web.listings import RecordGraph
+from ...graph.web.records import RecordBlock, read_records
+from ...graph.web.values import typed_value
+from ...tasks.model import Task
+from ..filter.stages import Dropped, GenerationReport
+from .compare import ListingGroups, holds
+from .lookup import listing_data
+from .phrasing import number_text
+
+__all__ = ["confirm_gold", "recompute", "CLOCK_SHIFT", "MAX_REREAD_PAGES"]
+
+#: How far ahead the second read's clock is set: a month boundary and a weekday change apart.
+CLOCK_SHIFT = timedelta(days=45)
+#: Pages one task's second read may load; a gold that needs more is dropped as unconfirmed.
+MAX_REREAD_PAGES = 80
+#: Seconds one page of the second read may take (load and read); a slower page leaves its task unconfirmed.
+PAGE_SECONDS = 60
+
+
+@dataclass
+class Outcome:
+    """One task's confirmation: ``stage`` None when confirmed, else why it is dropped."""
+
+    stage: str | None
+    detail: str
+    routes: list[str]
+
+
+class Rereader:
+    """Pages read again, each once, in one fresh fenced context whose clock runs :data:`CLOCK_SHIFT` ahead."""
+
+    def __init__(self, pool: BrowserPool, kg: KnowledgeGraph) -> None:
+        self.pool, self.kg = pool, kg
+        self.reads: dict[str, list[RecordBlock] | str] = {}
+        self.texts: dict[str, str] = {}
+        self._guarded: Any = None
+        self._page: Any = None
+
+    async def read(self, url: str) -> list[RecordBlock] | str:
+        """The page's record blocks, or why it could not be read."""
+        if url in self.reads:
+            return self.reads[url]
+        if self._page is None:
+            start = str(self.kg.meta.sources[0]) if self.kg.meta.sources else url
+            fence = OriginFence.for_site(start, list(self.kg.meta.stats.get("allowed_domains") or []))
+            self._guarded = await self.pool.new_context(fence=fence)
+            await self._guarded.context.clock.install(time=datetime.now(UTC) + CLOCK_SHIFT)
+            self._page = await self._guarded.context.new_page()
+        try:
+            async with asyncio.timeout(PAGE_SECONDS):
+                await self._page.goto(url, wait_until="load")
+                try:
+                    await self._page.wait_for_load_state("networkidle", timeout=3_000)
+                except PlaywrightError:
+                    pass  # a page that keeps polling is read as it is after three seconds
+                got: list[RecordBlock] | str = await read_records(self._page)
+                self.texts[url] = str(await self._page.evaluate("() => document.body ? document.body.innerText : ''"))
+        except PlaywrightError as exc:
+            got = (str(exc).splitlines() or ["error"])[0][:200]
+        except TimeoutError:
+            got = f"loading and reading it took over {PAGE_SECONDS} s"
+        self.reads[url] = got
+        return got
+
+    async def close(self) -> None:
+        if self._guarded is not None:
+            await self._guarded.context.close()
+
+
+async def _graph_of(reader: Rereader, urls: list[str]) -> KnowledgeGraph | str:
+    """A graph of the records ``urls`` show now (built as a crawl builds it), or why a page could not be read."""
+    pages: list[PageCapture] = []
+    for i, url in enumerate(urls):
+        blocks = await reader.read(url)
+        if isinstance(blocks, str):
+            return f"{url} could not be read again: {blocks}"
+        pages.append(PageCapture(url=url, final_url=url, title="", text="", depth=0, order=i, dom_hash=str(i), elements=[], records=blocks))
+    kg = KnowledgeGraph(meta=GraphMeta(id="second-read", kind="web"))
+    RecordGraph(kg, CrawlResult(start_url=urls[0], allowed_domains=[], pages=pages), {}).build()
+    return kg
+
+
+def recompute(goal: dict[str, Any], groups: ListingGroups) -> str | None:
+    """The answer of a compare goal (``task.quality["compare"]``) over ``groups``' records; None when it has none (a tie, no records)."""
+    conds = [(str(c[0]), str(c[1]), c[2]) for c in goal.get("conditions", [])]
+    group = groups.matching(conds)
+    op = goal["op"]
+    if op in ("which", "count_difference"):
+        label = goal["field"]
+        na, nb = (sum(1 for r in group if holds(r, (label, "eq", v))) for v in goal["options"])
+        if op == "count_difference":
+            return str(abs(na - nb))
+        return None if na == nb else groups.data.short(label, goal["options"][0] if na > nb else goal["options"][1])
+    if op == "count":
+        return str(len(group))
+    measure = goal["measure"]
+    values = [(float(_field(r, measure)["value"]), r) for r in group if _field(r, measure).get("type") == "number"]
+    if not values:
+        return None
+    if op in ("max", "min"):
+        values.sort(key=lambda v: v[0], reverse=op == "max")
+        if len(values) > 1 and values[0][0] == values[1][0]:
+            return None
+        best = _field(values[0][1], goal["field"])
+        return groups.data.short(goal["field"], str(best.get("raw"))) if best else None
+    if op == "range":
+        numbers = [v for v, _ in values]
+        places = max((len(repr(float(v)).split(".")[1].rstrip("0")) for v in numbers), default=0)
+        diff = round(max(numbers) - min(numbers), places)
+        unit = next((_field(r, measure).get("unit") for _, r in values if _field(r, measure).get("unit")), None)
+        return number_text(int(diff) if float(diff).is_integer() else diff, unit)
+    return None
+
+
+def _field(record: Node, label: str) -> dict[str, Any]:
+    field: dict[str, Any] = record.attrs.get("fields", {}).get(label, {})
+    return field
+
+
+def _same(a: str, b: str) -> bool:
+    ta, tb = typed_value(a), typed_value(b)
+    if ta["type"] == tb["type"] == "number":
+        return abs(float(ta["value"]) - float(tb["value"])) <= 1e-9 * max(1.0, abs(float(ta["value"])))
+    return " ".join(a.split()).casefold() == " ".join(b.split()).casefold()
+
+
+def _listing_urls(kg: KnowledgeGraph, listing: Node, labels: set[str]) -> list[str]:
+    """The pages to read again: the listing's pages, plus its records' detail pages when a needed field is not a column."""
+    urls = [normalize_url(str(u)) for u in listing.attrs.get("pages") or []]
+    if not labels <= set(listing.attrs.get("columns") or []):
+        records = [r for r in kg.nodes("record") if listing.id in (r.attrs.get("listings") or [])]
+        urls += sorted({str(r.attrs["detail_url"]) for r in records if r.attrs.get("detail_url")})
+    return list(dict.fromkeys(urls))
+
+
+async def _confirm_compare(reader: Rereader, kg: KnowledgeGraph, task: Task) -> Outcome:
+    goal = task.quality["compare"]
+    listing = kg.node(goal["listing"])
+    own = next((d for d in listing_data(kg) if d.node.id == listing.id), None)
+    first = None if own is None else recompute(goal, ListingGroups(own))
+    if first is None or not _same(first, str(task.gold_answer)):
+        return Outcome("routes_disagree", f"recounted from the crawled records, the answer is {first!r}, not {task.gold_answer!r}", [])
+    labels = {str(c[0]) for c in goal.get("conditions", [])} | {goal[k] for k in ("field", "measure") if goal.get(k)}
+    urls = _listing_urls(kg, listing, labels)
+    if len(urls) > MAX_REREAD_PAGES:
+        return Outcome("unconfirmed", f"a second read needs {len(urls)} pages (over {MAX_REREAD_PAGES})", [])
+    fresh = await _graph_of(reader, urls)
+    if isinstance(fresh, str):
+        return Outcome("unconfirmed", fresh, [])
+    key = listing.attrs.get("key")
+    data = next((d for d in listing_data(fresh) if d.node.attrs.get("key") == key), None)
+    if data is None or not data.node.attrs.get("complete"):
+        return Outcome("volatile", f"read again with the clock {CLOCK_SHIFT.days} days on, the listing {key} is not the same complete listing", [])
+    again = recompute(goal, ListingGroups(data))
+    if again is None or not _same(again, str(task.gold_answer)):
+        return Outcome("volatile", f"read again with the clock {CLOCK_SHIFT.days} days on, the answer is {again!r}, not {task.gold_answer!r}", [])
+    routes = [f"recounted from the crawled records: {first!r}", f"second read of {len(urls)} pages, clock +{CLOCK_SHIFT.days} days: {again!r}"]
+    if goal["op"] in ("max", "min"):
+        sort = next((s for s in listing.attrs.get("sorts") or [] if s.get("field") == goal["measure"] and s.get("direction") == ("desc" if goal["op"] == "max" else "asc")), None)
+        if sort is not None:
+            by_sort = await _first_by_sort(reader, str(sort["url"]), goal, ListingGroups(data))
+            if by_sort is not None and not _same(by_sort, str(task.gold_answer)):
+                return Outcome("routes_disagree", f"the site's own sort by {goal['measure']!r} ({sort['url']}) puts {by_sort!r} first, the gold says {task.gold_answer!r}", routes)
+            if by_sort is not None:
+                routes.append(f"the site's sort by {goal['measure']!r}: {by_sort!r} first")
+    return Outcome(None, "", routes)
+
+
+async def _first_by_sort(reader: Rereader, url: str, goal: dict[str, Any], groups: ListingGroups) -> str | None:
+    """The asked field of the first record meeting the goal's conditions on the sorted page (None when none is on it)."""
+    fresh = await _graph_of(reader, [normalize_url(url)])
+    if isinstance(fresh, str):
+        return None
+    conds = [(str(c[0]), str(c[1]), c[2]) for c in goal.get("conditions", [])]
+    rows = [b for blocks in [reader.reads.get(normalize_url(url))] if isinstance(blocks, list) for b in blocks if b.kind in ("table", "cards")]
+    for block in rows:
+        for row in block.rows:
+            record = Node(id="row", type="record", text="", attrs={"fields": {k: typed_value(v, k) for k, v in row.fields.items()}})
+            if _field(record, goal["measure"]).get("type") != "number" or not all(holds(record, c) for c in conds):
+                continue  # a missing value sorts first on some sites; it is no extreme
+            value = row.fields.get(goal["field"])
+            return None if value is None else groups.data.short(goal["field"], value)
+    return None
+
+
+async def _confirm_lookup(reader: Rereader, task: Task) -> Outcome:
+    goal = task.quality["lookup"]
+    url = normalize_url(str(goal["answer_page"]))
+    fresh = await _graph_of(reader, [url])
+    if isinstance(fresh, str):
+        return Outcome("unconfirmed", fresh, [])
+    wanted: dict[str, str] = goal.get("identify") or {}
+    shown = [r for r in fresh.nodes("record") if goal["field"] in r.attrs.get("fields", {})]
+    match = [r for r in shown if all(_same(str(_field(r, lb).get("raw", v)), str(v)) for lb, v in wanted.items())]
+    named = [r for r in match if all(lb in r.attrs.get("fields", {}) for lb in wanted)]
+    found = named or (match if len(shown) == 1 else [])  # a detail page shows one record, not always with every naming field
+    if len(found) != 1:
+        return Outcome("unconfirmed", f"read again, {url} shows {len(found)} records named by {wanted}", [])
+    value = str(_field(found[0], goal["field"]).get("raw"))
+    if not _same(value, str(goal["raw"])):
+        return Outcome("volatile", f"read again with the clock {CLOCK_SHIFT.days} days on, {goal['field']!r} is {value!r}, not {goal['raw']!r}", [])
+    return Outcome(None, "", [f"second read of {url}, clock +{CLOCK_SHIFT.days} days: {value!r}"])
+
+
+async def _confirm_sentence(reader: Rereader, task: Task) -> Outcome:
+    """A find target named by a sentence of its page: the page read again must still show it (rotating content does not)."""
+    sentence = str(task.quality["target"]["sentence"])
+    url = next((normalize_url(c.value) for c in task.success if c.kind == "page_is"), None)
+    if url is None:
+        return Outcome(None, "", [])
+    blocks = await reader.read(url)
+    if isinstance(blocks, str):
+        return Outcome("unconfirmed", f"{url} could not be read again: {blocks}", [])
+    if _norm(sentence) not in _norm(reader.texts.get(url, "")):
+        return Outcome("volatile", f"read again with the clock {CLOCK_SHIFT.days} days on, {url} no longer shows the sentence {sentence[:80]!r}", [])
+    return Outcome(None, "", [f"second read of {url}, clock +{CLOCK_SHIFT.days} days: the sentence is there"])
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.replace("\u2019", "'").split()).casefold()
+
+
+def _checked(task: Task) -> bool:
+    target = task.quality.get("target")
+    return "compare" in task.quality or "lookup" in task.quality or (isinstance(target, dict) and target.get("kind") == "content" and bool(target.get("sentence")))
+
+
+async def _confirm(reader: Rereader, kg: KnowledgeGraph, task: Task) -> Outcome:
+    if "compare" in task.quality:
+        return await _confirm_compare(reader, kg, task)
+    if "lookup" in task.quality:
+        return await _confirm_lookup(reader, task)
+    return await _confirm_sentence(reader, task)
+
+
+async def confirm_gold(kg: KnowledgeGraph, tasks: list[Task], pool: BrowserPool | None, report: GenerationReport) -> list[Task]:
+    """Keep the tasks whose gold a second route re-derives (see the module docstring); the rest are dropped with their reason."""
+    checked = [t for t in tasks if _checked(t)]
+    if pool is None or not checked:
+        return tasks
+    reader = Rereader(pool, kg)
+    kept: list[Task] = []
+    try:
+        for task in tasks:
+            if task not in checked:
+                kept.append(task)
+                continue
+            outcome = await _confirm(reader, kg, task)
+            if outcome.stage is None:
+                task.quality["confirmed"] = outcome.routes
+                kept.append(task)
+            else:
+                report.dropped.append(Dropped(task_id=task.id, stage=outcome.stage, reason=outcome.detail))
+    finally:
+        await reader.close()
+    report.stage("confirm", len(tasks), len(kept))
+    return kept
