@@ -9,7 +9,9 @@ replay pass rate of the candidates, and each agent's success rate. Five tasks pe
 printed verbatim with their checks. With ``--chains N`` (default 2), N value-flow chains
 (levels 1..6) and N task graphs are composed on each site and run by the same agents: the
 per-level table shows tasks, mean gold steps and each agent's success (AgentSynth's
-expected shape: baseline success falls as the level rises). Targets from issue 15: ≥80% goals; ≥3 tasks per family on
+expected shape: baseline success falls as the level rises). Per site and family, the candidates
+the generation dropped are counted by reason (:func:`drop_group`: incomplete, volatile, not unique,
+routes disagree, replay, other). Targets from issue 15: ≥80% goals; ≥3 tasks per family on
 penguins; ≥2 families on the docs and example sites; change-state tasks on TodoMVC; oracle
 100%; word-match ≤30% per family.
 
@@ -37,6 +39,51 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from sites import _SITES, _serve  # noqa: E402  (the same four sites, served the same way)
 
 AGENTS = ("oracle", "explorer", "word-match")
+#: Why candidates were dropped, in groups (issue 31); the columns of the per-family drop table.
+DROP_GROUPS = ("incomplete", "volatile", "not unique", "routes disagree", "replay", "other")
+
+
+def drop_group(stage: str) -> str:
+    """The group of the generation stage that dropped a candidate.
+
+    ``incomplete``, ``volatile``, ``not_unique`` and ``routes_disagree`` are their own groups; a
+    failed gold replay (``replay``) or an answer not shown after it (``answer_visible``) is
+    "replay"; every other stage (``no_op``, ``style``, ``reachability``, ``dedup``, …) is "other".
+
+    >>> [drop_group(s) for s in ("not_unique", "routes_disagree", "answer_visible", "no_op")]
+    ['not unique', 'routes disagree', 'replay', 'other']
+    """
+    name = stage.strip().lower().replace("-", "_").replace(" ", "_")
+    if name in ("replay", "answer_visible"):
+        return "replay"
+    group = name.replace("_", " ")
+    return group if group in DROP_GROUPS else "other"
+
+
+async def _candidate_families(rt: Any, graph_id: str, count: int, seed: int) -> dict[str, str]:
+    """Family by candidate id: the default generator run again on the same request (same graph and seed, so the same ids).
+
+    A dropped candidate is reported by id only; this says which family made it.
+    """
+    from taskloom.tools.generate.filter.stages import GenerationReport
+    from taskloom.tools.generate.registry import GenerationRequest, generators, pick_generator
+
+    kg = rt.graphs.load(graph_id)
+    request = GenerationRequest(kg, count, None, None, seed, None, rt.graphs.embedder, rt.graphs.settings, GenerationReport())
+    found = await generators.get(pick_generator(kg.meta.kind, False)).factory(request)
+    return {t.id: _family(t) for t in found.tasks}
+
+
+def _drops(report: Any, families_of: dict[str, str]) -> dict[str, dict[str, Any]]:
+    """Dropped candidates per family: a count per group of :data:`DROP_GROUPS`, and the stages grouped as "other"."""
+    table: dict[str, dict[str, Any]] = defaultdict(lambda: {**{g: 0 for g in DROP_GROUPS}, "other stages": Counter()})
+    for dropped in report.dropped:
+        family = families_of.get(dropped.task_id) or "(unknown)"
+        group = drop_group(dropped.stage)
+        table[family][group] += 1
+        if group == "other":
+            table[family]["other stages"][dropped.stage] += 1
+    return {name: {**row, "other stages": dict(row["other stages"])} for name, row in sorted(table.items())}
 
 
 def _family(task: Any) -> str:
@@ -86,6 +133,7 @@ async def _site(site: str, url: str, max_pages: int, count: int, max_steps: int,
             made = await rt.task_service().generate(crawled.graph_id, count=count, seed=0)
             tasks = [rt.tasks.load(i) for i in made.task_ids]
             report = made.report
+            families_of = await _candidate_families(rt, crawled.graph_id, count, 0)
             replay = report.stages.get("replay", {"in": 0, "kept": 0})
             noop = report.stages.get("no_op", {"in": 0, "kept": 0})
             composites, composed = await _composites(rt, crawled.graph_id, chains)
@@ -129,6 +177,7 @@ async def _site(site: str, url: str, max_pages: int, count: int, max_steps: int,
         "families": {name: dict(row) for name, row in sorted(families.items())},
         "overall": {a: _rate(sum(r[a][0] for r in families.values()), sum(r[a][1] for r in families.values())) for a in AGENTS},
         "dropped": dict(Counter(d.stage for d in report.dropped)),
+        "dropped by reason": _drops(report, families_of),
         "verbatim": [{"family": _family(t), "instruction": t.instruction, "check": _check(t), "start": t.start_url} for t in _spread(tasks, 5)],
         "composed": composed,
         "levels": {k: {**v, "steps": round(v["steps"] / v["tasks"], 1)} for k, v in sorted(levels.items())},
@@ -164,6 +213,14 @@ def _print(rows: list[dict[str, Any]]) -> None:
     for r in rows:
         for name, f in r["families"].items():
             print(f"{r['site']} | {name} | {f['tasks']} | {f['goals']} | {_rate(*f['oracle'])} | {_rate(*f['explorer'])} | {_rate(*f['word-match'])}")
+    print("\nsite | family | dropped: " + " | ".join(DROP_GROUPS) + " | other stages")
+    print("-|-|" + "-|" * len(DROP_GROUPS) + "-")
+    for r in rows:
+        if not r["dropped by reason"]:
+            print(f"{r['site']} | (none) | " + " | ".join("0" for _ in DROP_GROUPS) + " | -")
+        for name, d in r["dropped by reason"].items():
+            other = ", ".join(f"{stage} {n}" for stage, n in sorted(d["other stages"].items()))
+            print(f"{r['site']} | {name} | " + " | ".join(str(d[g]) for g in DROP_GROUPS) + f" | {other or '-'}")
     if any(r["levels"] or r["composed"] for r in rows):
         print("\nsite | level | tasks | mean gold steps | oracle | explorer | word-match")
         print("-|-|-|-|-|-|-")
