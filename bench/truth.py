@@ -15,9 +15,10 @@ is the truth. Compares (which / count / max / min / range / count_difference): t
 are evaluated over all source rows. Sort views: the first value shown is the source's maximum or
 minimum of the field. Filter views: the records shown satisfy the restriction in the source, and
 a complete listing or a stated total holds exactly the source's matching rows. Record finds: the
-identifying values match exactly one source row. A gold the source cannot check (a field not in
-the source, a listing whose records are not source rows, a content page, a change of state) is
-counted *unchecked*, never right.
+identifying values match exactly one source row. Query-console changes: the records the goal
+names are exactly the source rows meeting its conditions. A gold the source cannot check (a field
+not in the source, a listing whose records are not source rows, a content page, a form change)
+is counted *unchecked*, never right. The checks are in ``truth_check.py``.
 
 Run from the repository root (``make test-data`` first)::
 
