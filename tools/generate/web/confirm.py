@@ -15,7 +15,9 @@ The crawl read each page once; a gold computed from that read is re-derived here
   sort the crawl saw) is read afresh; its first record meeting the conditions must be the
   gold's. A different record drops the task as ``routes_disagree``.
 
-- **a find target's sentence** must still stand on its page read again (rotating content does not).
+- **a find target's sentence** must still stand on its page read again (rotating content does not),
+  and, where the site has a search form, no page the site's search finds for it (crawled or not)
+  may show it too (:mod:`.sitesearch`); one that does drops the task as ``not_unique``.
 
 A task whose pages cannot be read again is dropped as ``unconfirmed``. Each kept task records
 its routes under ``task.quality["confirmed"]``.
@@ -27,6 +29,7 @@ import asyncio
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
+from urllib.parse import urlparse
 
 from playwright.async_api import Error as PlaywrightError
 
@@ -41,6 +44,7 @@ from ..filter.stages import Dropped, GenerationReport
 from .compare import ListingGroups, holds
 from .lookup import listing_data
 from .phrasing import number_text
+from .sitesearch import MAX_RESULT_PAGES, NO_MATCH_QUERY, SiteSearch, result_url, site_search
 
 __all__ = ["confirm_gold", "recompute", "CLOCK_SHIFT", "MAX_REREAD_PAGES"]
 
@@ -68,11 +72,12 @@ class Rereader:
         self.pool, self.kg = pool, kg
         self.reads: dict[str, list[RecordBlock] | str] = {}
         self.texts: dict[str, str] = {}
+        self.links: dict[str, list[str]] = {}
         self._guarded: Any = None
         self._page: Any = None
 
-    async def read(self, url: str) -> list[RecordBlock] | str:
-        """The page's record blocks, or why it could not be read."""
+    async def read(self, url: str, settle: bool = False) -> list[RecordBlock] | str:
+        """The page's record blocks, or why it could not be read; ``settle``: wait for its links to stop changing (search results)."""
         if url in self.reads:
             return self.reads[url]
         if self._page is None:
@@ -90,12 +95,24 @@ class Rereader:
                     pass  # a page that keeps polling is read as it is after three seconds
                 got: list[RecordBlock] | str = await read_records(self._page)
                 self.texts[url] = str(await self._page.evaluate("() => document.body ? document.body.innerText : ''"))
+                self.links[url] = await self._settled_links() if settle else []
         except PlaywrightError as exc:
             got = (str(exc).splitlines() or ["error"])[0][:200]
         except TimeoutError:
             got = f"loading and reading it took over {PAGE_SECONDS} s"
         self.reads[url] = got
         return got
+
+    async def _settled_links(self) -> list[str]:
+        """The page's link targets once their number stops changing (results a script adds one by one), at most ten seconds."""
+        links: list[str] = []
+        for _ in range(20):
+            now = [str(h) for h in await self._page.evaluate("() => Array.from(document.querySelectorAll('a[href]'), a => a.href)")]
+            if now and len(now) == len(links):
+                return now
+            links = now
+            await asyncio.sleep(0.5)
+        return links
 
     async def close(self) -> None:
         if self._guarded is not None:
@@ -237,7 +254,7 @@ async def _confirm_lookup(reader: Rereader, task: Task) -> Outcome:
     return Outcome(None, "", [f"second read of {url}, clock +{CLOCK_SHIFT.days} days: {value!r}"])
 
 
-async def _confirm_sentence(reader: Rereader, task: Task) -> Outcome:
+async def _confirm_sentence(reader: Rereader, kg: KnowledgeGraph, task: Task) -> Outcome:
     """A find target named by a sentence of its page: the page read again must still show it (rotating content does not)."""
     sentence = str(task.quality["target"]["sentence"])
     url = next((normalize_url(c.value) for c in task.success if c.kind == "page_is"), None)
@@ -248,7 +265,27 @@ async def _confirm_sentence(reader: Rereader, task: Task) -> Outcome:
         return Outcome("unconfirmed", f"{url} could not be read again: {blocks}", [])
     if _norm(sentence) not in _norm(reader.texts.get(url, "")):
         return Outcome("volatile", f"read again with the clock {CLOCK_SHIFT.days} days on, {url} no longer shows the sentence {sentence[:80]!r}", [])
-    return Outcome(None, "", [f"second read of {url}, clock +{CLOCK_SHIFT.days} days: the sentence is there"])
+    routes = [f"second read of {url}, clock +{CLOCK_SHIFT.days} days: the sentence is there"]
+    search = site_search(kg)
+    if search is None:
+        return Outcome(None, "", routes)
+    return await _search_route(reader, kg, search, sentence, url, routes)
+
+
+async def _search_route(reader: Rereader, kg: KnowledgeGraph, search: SiteSearch, sentence: str, url: str, routes: list[str]) -> Outcome:
+    """The site's search for the sentence: a result page other than ``url`` that shows it too makes the target ambiguous."""
+    crawled = {normalize_url(str(p.attrs["url"])) for p in kg.nodes("page")}
+    chrome, found = (await reader.read(search.url(NO_MATCH_QUERY), settle=True)), (await reader.read(search.url(sentence), settle=True))
+    if isinstance(chrome, str) or isinstance(found, str):
+        return Outcome(None, "", [*routes, f"the site's search could not be read: {chrome if isinstance(chrome, str) else found}"])
+    shared = {result_url(h, crawled) for h in reader.links.get(search.url(NO_MATCH_QUERY), [])}
+    ranked = dict.fromkeys(result_url(h, crawled) for h in reader.links.get(search.url(sentence), []))  # the site's order: best first
+    results = [r for r in ranked if r not in shared and r != url and urlparse(r).netloc == urlparse(url).netloc]
+    for other in results[:MAX_RESULT_PAGES]:
+        if not isinstance(await reader.read(other), str) and _norm(sentence) in _norm(reader.texts.get(other, "")):
+            return Outcome("not_unique", f"the site's search ({search.url(sentence)}) finds the sentence also on {other}", routes)
+    left = f"; {len(results) - MAX_RESULT_PAGES} more results not read" if len(results) > MAX_RESULT_PAGES else ""
+    return Outcome(None, "", [*routes, f"the site's search finds {len(results)} other pages, none of the first {min(len(results), MAX_RESULT_PAGES)} shows the sentence{left}"])
 
 
 def _norm(text: str) -> str:
@@ -265,7 +302,7 @@ async def _confirm(reader: Rereader, kg: KnowledgeGraph, task: Task) -> Outcome:
         return await _confirm_compare(reader, kg, task)
     if "lookup" in task.quality:
         return await _confirm_lookup(reader, task)
-    return await _confirm_sentence(reader, task)
+    return await _confirm_sentence(reader, kg, task)
 
 
 async def confirm_gold(kg: KnowledgeGraph, tasks: list[Task], pool: BrowserPool | None, report: GenerationReport) -> list[Task]:

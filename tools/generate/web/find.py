@@ -371,7 +371,7 @@ _QUOTE_TEMPLATES = (
 )
 
 
-def _opener(sentence: str) -> str:
+def sentence_opener(sentence: str) -> str:
     return " ".join(_words(sentence)[:3])
 
 
@@ -379,7 +379,7 @@ def common_openers(kg: KnowledgeGraph, pages: Sequence[Node], min_pages: int = 3
     """Sentence openings (first three words) found on ``min_pages`` or more pages: boilerplate ("Changed in version …"), not a page's own content."""
     counts: dict[str, int] = {}
     for page in pages:
-        for opener in {_opener(s) for s in page_sentences(kg, page)}:
+        for opener in {sentence_opener(s) for s in page_sentences(kg, page)}:
             counts[opener] = counts.get(opener, 0) + 1
     return {o for o, n in counts.items() if n >= min_pages}
 
@@ -432,7 +432,7 @@ def _content_instruction(
     distinctive = _title_words(kg, page)
     url = str(page.attrs["url"])
     for sentence in page_sentences(kg, page):
-        if _opener(sentence) in boilerplate or '"' in sentence:
+        if sentence_opener(sentence) in boilerplate or '"' in sentence:
             continue  # a sentence many pages open alike, or one quoting others
         if shown_elsewhere(site, url, sentence):
             continue  # another page, app state or content item shows it too
@@ -539,6 +539,9 @@ def find_tasks(kg: KnowledgeGraph, seed: int, limit: int) -> tuple[list[Task], d
         task = goal_task(kg, "find-content", "find", instruction, start, page, [SuccessCriterion(kind="page_is", value=url)], seed)
         task.quality["target"] = {"kind": "content", "sentence": sentence}
         contents.append(task)
+    from .statefind import state_find_tasks  # it builds on this module's sentence rules
+
+    contents += state_find_tasks(kg, seed, boilerplate, skipped)
     order = task_rng(seed, "find")
     picked = [records[int(i)] for i in order.permutation(len(records))[:limit]] + [
         contents[int(i)] for i in order.permutation(len(contents))[:limit]
@@ -553,4 +556,4 @@ async def web_find(request: GenerationRequest) -> Candidates:
     if request.types:
         tasks = [t for t in tasks if t.type in request.types]
     request.report.generator = details
-    return Candidates(tasks, {"find-record": FIND_HOPS, "find-content": FIND_HOPS})
+    return Candidates(tasks, {"find-record": FIND_HOPS, "find-content": FIND_HOPS, "find-state": FIND_HOPS})

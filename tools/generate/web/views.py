@@ -227,8 +227,16 @@ def _facets(kg: KnowledgeGraph, skipped: Counter[str]) -> dict[str, tuple[str, s
         elif _format_word(value) or _format_word(label) or _format_word(urlparse(url).path.rsplit(".", 1)[-1]):
             skipped["an export format, not a view"] += 1
         else:
-            found.setdefault(with_query(listing_key(url), filters), (param, value, label, pages[target]))
+            view = with_query(listing_key(url), filters)
+            kept = found.get(view)
+            if kept is None or _plainness(url) < _plainness(str(kept[3].attrs["url"])):
+                found[view] = (param, value, label, pages[target])  # the plainest page of the view (no facet toggles) is its gold
     return found
+
+
+def _plainness(url: str) -> tuple[int, str]:
+    """Fewer query parameters first, then the URL: the page a view's gold step navigates to."""
+    return len(query_of(url)), url
 
 
 def _format_word(text: str) -> bool:
