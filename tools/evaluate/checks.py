@@ -29,6 +29,7 @@ from ..environment.trajectory import ActionRecord, CriterionResult
 from ..errors import InputError
 from ..graph.web.capture import normalize_url
 from ..tasks.model import SuccessCriterion, criterion_key
+from .appstate import record_state
 from .model import CriterionVerdict
 
 __all__ = ["Checker", "CriterionResult", "check_criteria", "describe", "verdicts", "action_satisfies", "probe_state", "page_matches", "query_matches", "answer_visible", "answer_shown"]
@@ -170,15 +171,26 @@ def query_matches(actual: str, expected: str) -> bool:
     True
     >>> query_matches("http://a.org/s?genre=nature", "http://a.org/s?genre=poetry")
     False
+
+    An exact-match lookup (``state__exact=AK``, as Django and Datasette write an equality filter) is the plain parameter:
+
+    >>> query_matches("http://a.org/db/t?state__exact=AK", "http://a.org/db/t?state=AK")
+    True
     """
     if _url_key(actual, False)[0] != _url_key(expected, False)[0]:
         return False
-    have = parse_qsl(urlparse(actual).query, keep_blank_values=True)
-    for pair in parse_qsl(urlparse(expected).query, keep_blank_values=True):
+    have = [_plain(p) for p in parse_qsl(urlparse(actual).query, keep_blank_values=True)]
+    for pair in (_plain(p) for p in parse_qsl(urlparse(expected).query, keep_blank_values=True)):
         if pair not in have:
             return False
         have.remove(pair)
     return True
+
+
+def _plain(pair: tuple[str, str]) -> tuple[str, str]:
+    """A query pair with an ``__exact`` lookup suffix dropped from its key."""
+    key, value = pair
+    return (key[: -len("__exact")] if key.endswith("__exact") and len(key) > 7 else key), value
 
 
 def _expected_items(value: str) -> dict[str, str]:
@@ -252,6 +264,8 @@ async def _state(page: Page, criterion: SuccessCriterion, cache: dict[str, str])
         return (present if kind == "text_present" else not present), f"text {'found' if present else 'not found'} {where}"
     if kind == "items":
         return _items_match(await page.evaluate(_LISTS_JS), _expected_items(criterion.value))
+    if kind == "record":
+        return await record_state(page, criterion.value)
     if kind == "stored":
         leaves = await page.evaluate(_STORED_JS)
         ok = _norm(criterion.value) in {_norm(v) for v in leaves}
@@ -365,6 +379,7 @@ _EXPECTED = {
     "text_absent": "no text {quoted} {where}",
     "items": "a list in the main content shows exactly {value}",
     "stored": "web storage holds {quoted}",
+    "record": "the application's export holds the record {value}",
     "action_performed": "the action {value} was performed",
     "clicked": "a click on {quoted}",
     "typed": "{quoted} was typed",

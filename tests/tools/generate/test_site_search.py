@@ -1,4 +1,4 @@
-"""The site's own search as a second route to a find target's uniqueness (``confirm_gold`` with ``sitesearch``).
+"""Second routes to a find target's uniqueness (``confirm_gold``): the site's own search (``sitesearch``), else the pages the crawl left unread (``unseen``).
 
 Real material: a small site served on 127.0.0.1 whose search page, like Sphinx's, lists its
 results by script one at a time, and a page the crawl never reaches (no link leads to it) that
@@ -108,3 +108,27 @@ def test_docs_targets_kept_after_the_sphinx_search_stand_on_no_other_file(python
     assert found_on_disk >= len(kept) / 2
     for drop in report.dropped:
         assert drop.stage == "not_unique", drop
+
+
+def test_on_a_site_without_search_the_pages_the_crawl_left_unread_are_read_over_http(tmp_path: Path) -> None:
+    root = tmp_path / "site"
+    root.mkdir()
+    nav = '<nav><a href="index.html">Home</a> <a href="one.html">First note</a> <a href="two.html">Second note</a></nav>'
+    pages = {
+        "index.html": f"<h1>Notes</h1>{nav}<p>Two notes.</p>",
+        "one.html": f'<h1>First note</h1>{nav}<p>{REPEATED}</p><p><a href="all.html">Every note on one page</a></p>',
+        "two.html": f"<h1>Second note</h1>{nav}<p>{OWN}</p>",
+        "all.html": f"<h1>All notes</h1>{nav}<p>Harbour <em>tides</em> rise twice each day along the eastern breakwater of the old port .</p>",
+    }
+    for i, (name, body) in enumerate(pages.items()):
+        (root / name).write_text(f"<!doctype html><html><head><title>Note {i}</title></head><body><main>{body}</main></body></html>", encoding="utf-8")
+    with serve_static(root) as served:
+        site = crawl(served.url, served.url + "/index.html", tmp_path / "ws", max_pages=10, max_depth=1, max_states=0, click_budget=0)
+        assert site_search(site.kg) is None and site.kg.meta.stats["unvisited"] == [served.url + "/all.html"]  # beyond the depth limit
+        tasks = [t for t in find_tasks(site.kg, 0, 10)[0] if t.quality["target"].get("sentence") in (REPEATED, OWN)]
+        assert len(tasks) == 2
+        kept, report = _confirm(site.settings, site.kg, tasks)
+    assert [t.quality["target"]["sentence"] for t in kept] == [OWN]
+    assert any("none of the 1 pages of the site the crawl did not open shows it" in r for r in kept[0].quality["confirmed"])
+    (dropped,) = report.dropped
+    assert dropped.stage == "not_unique" and dropped.reason.endswith(served.url + "/all.html")

@@ -16,8 +16,10 @@ The crawl read each page once; a gold computed from that read is re-derived here
   gold's. A different record drops the task as ``routes_disagree``.
 
 - **a find target's sentence** must still stand on its page read again (rotating content does not),
-  and, where the site has a search form, no page the site's search finds for it (crawled or not)
-  may show it too (:mod:`.sitesearch`); one that does drops the task as ``not_unique``.
+  and no page the site's search finds for it (:mod:`.sitesearch`; the best few read in the browser,
+  the rest over HTTP) or, on a site without search, no page the crawl linked to but never loaded
+  (:mod:`.unseen`, over HTTP) may show it too; one that does, or more such pages than can be
+  read, drops the task as ``not_unique``.
 
 A task whose pages cannot be read again is dropped as ``unconfirmed``. Each kept task records
 its routes under ``task.quality["confirmed"]``.
@@ -26,6 +28,7 @@ its routes under ``task.quality["confirmed"]``.
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -45,6 +48,7 @@ from .compare import ListingGroups, holds
 from .lookup import listing_data
 from .phrasing import number_text
 from .sitesearch import MAX_RESULT_PAGES, NO_MATCH_QUERY, SiteSearch, result_url, site_search
+from .unseen import MAX_UNSEEN_PAGES, UnseenPages
 
 __all__ = ["confirm_gold", "recompute", "CLOCK_SHIFT", "MAX_REREAD_PAGES"]
 
@@ -73,6 +77,7 @@ class Rereader:
         self.reads: dict[str, list[RecordBlock] | str] = {}
         self.texts: dict[str, str] = {}
         self.links: dict[str, list[str]] = {}
+        self.unseen = UnseenPages(kg)
         self._guarded: Any = None
         self._page: Any = None
 
@@ -267,25 +272,45 @@ async def _confirm_sentence(reader: Rereader, kg: KnowledgeGraph, task: Task) ->
         return Outcome("volatile", f"read again with the clock {CLOCK_SHIFT.days} days on, {url} no longer shows the sentence {sentence[:80]!r}", [])
     routes = [f"second read of {url}, clock +{CLOCK_SHIFT.days} days: the sentence is there"]
     search = site_search(kg)
-    if search is None:
-        return Outcome(None, "", routes)
-    return await _search_route(reader, kg, search, sentence, url, routes)
+    if search is not None:
+        searched = await _search_route(reader, kg, search, sentence, url, routes)
+        if searched is not None:
+            return searched
+        routes.append("the site's search does not find the page itself (no proof either way): not used")
+    unseen = reader.unseen
+    if holders := await unseen.holders(sentence):
+        return Outcome("not_unique", f"the sentence also stands on {len(holders)} page(s) the crawl did not open: {', '.join(holders[:3])}", routes)
+    if not unseen.complete:
+        return Outcome("not_unique", f"uniqueness unproven: the site has over {MAX_UNSEEN_PAGES} pages the crawl did not open and no search that finds the page", routes)
+    return Outcome(None, "", [*routes, f"none of the {unseen.read_count} pages of the site the crawl did not open shows it (read over HTTP)"])
 
 
-async def _search_route(reader: Rereader, kg: KnowledgeGraph, search: SiteSearch, sentence: str, url: str, routes: list[str]) -> Outcome:
-    """The site's search for the sentence: a result page other than ``url`` that shows it too makes the target ambiguous."""
+async def _search_route(reader: Rereader, kg: KnowledgeGraph, search: SiteSearch, sentence: str, url: str, routes: list[str]) -> Outcome | None:
+    """The site's search for the sentence: a result page other than ``url`` that shows it too makes the target ambiguous.
+
+    None when the search does not find ``url`` itself: a search that misses the one page known to hold the sentence
+    (it searches titles only, or it does not work here) proves nothing about the others.
+    """
     crawled = {normalize_url(str(p.attrs["url"])) for p in kg.nodes("page")}
     chrome, found = (await reader.read(search.url(NO_MATCH_QUERY), settle=True)), (await reader.read(search.url(sentence), settle=True))
     if isinstance(chrome, str) or isinstance(found, str):
-        return Outcome(None, "", [*routes, f"the site's search could not be read: {chrome if isinstance(chrome, str) else found}"])
-    shared = {result_url(h, crawled) for h in reader.links.get(search.url(NO_MATCH_QUERY), [])}
-    ranked = dict.fromkeys(result_url(h, crawled) for h in reader.links.get(search.url(sentence), []))  # the site's order: best first
-    results = [r for r in ranked if r not in shared and r != url and urlparse(r).netloc == urlparse(url).netloc]
-    for other in results[:MAX_RESULT_PAGES]:
+        return None  # an unreadable search proves nothing
+    # a result is a link the answer shows more often than a search for nothing does (the site's navigation shows both)
+    chrome_links = Counter(result_url(h, crawled) for h in reader.links.get(search.url(NO_MATCH_QUERY), []))
+    answer_links = Counter(result_url(h, crawled) for h in reader.links.get(search.url(sentence), []))  # in the site's order: best first
+    ranked = [r for r, n in answer_links.items() if n > chrome_links[r] and urlparse(r).netloc == urlparse(url).netloc]
+    if url not in ranked:
+        return None  # the search did not find the page: no proof
+    results = [r for r in ranked if r != url]
+    for other in results[:MAX_RESULT_PAGES]:  # the best results in the browser, as an agent sees them
         if not isinstance(await reader.read(other), str) and _norm(sentence) in _norm(reader.texts.get(other, "")):
             return Outcome("not_unique", f"the site's search ({search.url(sentence)}) finds the sentence also on {other}", routes)
-    left = f"; {len(results) - MAX_RESULT_PAGES} more results not read" if len(results) > MAX_RESULT_PAGES else ""
-    return Outcome(None, "", [*routes, f"the site's search finds {len(results)} other pages, none of the first {min(len(results), MAX_RESULT_PAGES)} shows the sentence{left}"])
+    rest = results[MAX_RESULT_PAGES:MAX_UNSEEN_PAGES]  # the others over HTTP
+    if holders := await reader.unseen.holders(sentence, rest):
+        return Outcome("not_unique", f"the site's search ({search.url(sentence)}) finds the sentence also on {holders[0]}", routes)
+    if len(results) > MAX_UNSEEN_PAGES:
+        return Outcome("not_unique", f"uniqueness unproven: the site's search finds {len(results)} pages (over {MAX_UNSEEN_PAGES})", routes)
+    return Outcome(None, "", [*routes, f"the site's search finds {len(results)} other pages, none shows the sentence"])
 
 
 def _norm(text: str) -> str:

@@ -20,6 +20,7 @@ from ..model import Edge, EdgeType, GraphMeta, KnowledgeGraph, Node, NodeType, S
 from .annotate import annotate
 from .capture import CrawlResult, PageCapture, normalize_url
 from .extract import ElementInfo, classify_element
+from .frontier import RESOURCE_EXTENSIONS
 from .fulltext import text_hashes
 from .records import add_records
 
@@ -213,5 +214,17 @@ def build_web_graph(result: CrawlResult, meta: GraphMeta) -> KnowledgeGraph:
     for page, ids in per_page:
         builder.link_page(page, ids)
     add_records(builder.kg, result, dict(builder.pages))
-    builder.kg.meta.stats.update(pages=len(result.pages), blocked=len(result.blocked), skipped=len(result.skipped))
+    builder.kg.meta.stats.update(pages=len(result.pages), blocked=len(result.blocked), skipped=len(result.skipped), unvisited=unvisited(result))
     return builder.kg
+
+
+#: Why a URL the crawl knew was not loaded, when its page may hold text no crawled page shows.
+_UNSEEN_REASONS = frozenset({"budget", "depth", "template_cap", "timeout"})
+#: At most this many unvisited URLs are kept in the graph's stats.
+MAX_UNVISITED = 5000
+
+
+def unvisited(result: CrawlResult) -> list[str]:
+    """Pages the crawl linked to but never loaded (budget, depth, a template's cap, a timeout), documents only, sorted."""
+    urls = (u for u, skip in result.skipped.items() if skip.reason in _UNSEEN_REASONS)
+    return sorted(u for u in urls if urlparse(u).path.rsplit(".", 1)[-1].lower() not in RESOURCE_EXTENSIONS or "." not in urlparse(u).path.rsplit("/", 1)[-1])[:MAX_UNVISITED]
