@@ -42,6 +42,7 @@ test-data: venv
 	@bash tests/data/fetch-pdfs.sh
 	@bash tests/data/fetch-todomvc.sh
 	@$(BIN)/python tests/data/build-penguins.py
+	@PYTHON=$(PYTHON) bash tests/data/build-trac.sh
 
 test: setup test-data
 	$(BIN)/ruff check --quiet .

@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
 from ..tools.errors import InputError
 from ..tools.registry import RegistrySpec, registry_spec
 from ..tools.runtime import Runtime
 from ..tools.settings import Recording, Settings
+from ..tools.tasks.files import read_task_file
 from ..tools.tasks.model import Task
 from .agents.base import AgentSpec, ServerFactory
 from .agents.command import check_sandbox
@@ -27,15 +25,10 @@ __all__ = ["Harness", "load_tasks_file"]
 
 
 def load_tasks_file(path: Path) -> list[Task]:
-    """Tasks from a JSONL file (one task per line, as ``tasks_export`` writes) or a JSON list."""
+    """Tasks from a JSONL file (one task per line, as ``tasks_export`` writes) or a JSON list; errors name line and field."""
     if not path.is_file():
         raise InputError(f"no tasks file {path}")
-    text = path.read_text(encoding="utf-8")
-    try:
-        rows = json.loads(text) if text.lstrip().startswith("[") else [json.loads(line) for line in text.splitlines() if line.strip()]
-        return [Task.model_validate(row) for row in rows]
-    except (json.JSONDecodeError, ValidationError) as exc:
-        raise InputError(f"{path} is not a tasks file ({str(exc).splitlines()[0]}); export one with `taskloom tasks export`") from None
+    return read_task_file(path)
 
 
 class Harness:

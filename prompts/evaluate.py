@@ -8,13 +8,17 @@ from fastmcp import FastMCP
 
 from ..tools.environment.trajectory import load_trajectory
 from ..tools.evaluate.judge import answer_judge_messages, trajectory_judge_messages
+from ..tools.security.roots import Roots
 from ..tools.tasks.store import TaskStore
 
 __all__ = ["register"]
 
 
-def register(mcp: FastMCP, tasks: TaskStore) -> None:
-    """Add ``solve_document_task``, ``judge_answer`` and ``judge_trajectory`` to ``mcp``."""
+def register(mcp: FastMCP, tasks: TaskStore, roots: Roots | None = None) -> None:
+    """Add ``solve_document_task``, ``judge_answer`` and ``judge_trajectory`` to ``mcp``.
+
+    ``roots``: where ``judge_trajectory`` may read a trajectory file (None: anywhere, for library use).
+    """
 
     @mcp.prompt
     def solve_document_task(task_id: str) -> str:
@@ -33,7 +37,8 @@ def register(mcp: FastMCP, tasks: TaskStore) -> None:
     @mcp.prompt
     def judge_trajectory(task_id: str, trajectory_path: str) -> str:
         """Judge whether a recorded episode completed its web task, from its actions and final page (no gold shown)."""
-        trajectory = load_trajectory(Path(trajectory_path))
+        path = Path(trajectory_path) if roots is None else roots.readable_file(trajectory_path, "trajectory_path")
+        trajectory = load_trajectory(path)
         closed = trajectory.closed
         messages = trajectory_judge_messages(
             tasks.load(task_id), trajectory.actions, closed.final_url if closed else None,

@@ -22,6 +22,7 @@ from ..tools.evaluate import mcp as eval_mcp
 from ..tools.generate import mcp as tasks_mcp
 from ..tools.graph import mcp as graph_mcp
 from ..tools.runtime import Runtime
+from ..tools.security.mcp import GoldNeedsToken
 from ..tools.security.roots import Roots
 from ..tools.settings import Settings
 from .errors import TaskloomErrors, quiet_expected_errors
@@ -66,7 +67,9 @@ def build_server(
     model (a server the harness starts per episode); ``episodes_dir`` is where
     trajectories go (default ``runs/episodes`` in the workspace). Each capability is a
     sub-server mounted under its namespace; Taskloom errors are translated in one
-    middleware and everything else is masked.
+    middleware and everything else is masked. Over HTTP, what reads task gold, runs or
+    files needs a bearer token (:class:`~taskloom.tools.security.mcp.GoldNeedsToken`), and
+    the roots a client advertises never widen the allowed roots.
 
     Without a ``runtime`` the server makes its own from ``settings`` and its lifespan
     closes it; a ``runtime`` passed in (the harness's per-episode servers share one
@@ -104,6 +107,7 @@ def build_server(
         lifespan=lifespan,
     )
     server.add_middleware(TaskloomErrors())
+    server.add_middleware(GoldNeedsToken())  # over HTTP, gold, runs and files need a bearer token
     if enable_desktop:
         desktops = DesktopEpisodes(workspace.runs / "episodes", settings.record_screenshots)
         desktop_server = _sub("desktop")
@@ -138,5 +142,5 @@ def build_server(
         server.mount(consensus_server, namespace="consensus")
         server.mount(report_server, namespace="report")
         register_prompts(server)
-        register_evaluation_prompts(server, rt.tasks)
+        register_evaluation_prompts(server, rt.tasks, roots)
     return server

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import subprocess
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pymupdf
@@ -18,6 +19,7 @@ os.environ.setdefault("FASTMCP_CHECK_FOR_UPDATES", "off")
 os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
+from taskloom.tools.environment.appstate import StateFolder  # noqa: E402
 from taskloom.tools.runtime import Runtime  # noqa: E402
 from taskloom.tools.settings import Settings  # noqa: E402
 
@@ -239,6 +241,58 @@ def penguins_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         else:
             raise RuntimeError(f"sqlite_web did not answer on {url}: {log.read_text()}")
         yield url
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
+TRAC_ENV = PDF_CACHE / "trac-env"  # tests/data/build-trac.sh (make test-data runs it): 300 tickets from tests/data/trac-tickets.csv
+TRAC_VENV = PDF_CACHE / "trac-venv"  # Trac 1.6 in a venv of its own (see tests/data/build-trac.sh)
+
+
+@dataclass
+class TracSite:
+    """A Trac served by ``tracd`` on 127.0.0.1: its base URL and its live state folder (reset to the seeded copy with ``state.reset()``)."""
+
+    url: str
+    state: StateFolder
+
+    @property
+    def db(self) -> Path:
+        """The live ``trac.db`` (the truth the tests compare the application's answers with)."""
+        return self.state.live / "db" / "trac.db"
+
+
+@pytest.fixture(scope="session")
+def trac_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TracSite]:
+    """Trac 1.6 (PyPI ``trac``, in tests/data/cache/trac-venv) over a fresh copy of the seeded environment, for the session; anonymous users may file and edit tickets."""
+    import socket
+    import time
+    import urllib.request
+
+    if not (TRAC_ENV / "db" / "trac.db").is_file() or not (TRAC_VENV / "bin" / "tracd").is_file():
+        subprocess.run(["bash", str(ROOT / "tests" / "data" / "build-trac.sh")], check=True)
+    state = StateFolder.copy_of(TRAC_ENV, tmp_path_factory.mktemp("trac") / "env")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    log = state.live.parent / "tracd.log"
+    command = [str(TRAC_VENV / "bin" / "tracd"), "-s", "-b", "127.0.0.1", "-p", str(port), str(state.live)]
+    with log.open("wb") as out:
+        server = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(200):
+            try:
+                urllib.request.urlopen(url + "/", timeout=2).close()
+                break
+            except OSError:
+                if server.poll() is not None:
+                    raise RuntimeError(f"tracd exited: {log.read_text()}") from None
+                time.sleep(0.1)
+        else:
+            raise RuntimeError(f"tracd did not answer on {url}: {log.read_text()}")
+        yield TracSite(url, state)
     finally:
         server.terminate()
         server.wait(timeout=10)

@@ -194,9 +194,9 @@ class Registry(Generic[T]):
     # -- loading -----------------------------------------------------------------------
 
     def _ensure(self) -> None:
-        if self._loaded or self._loading:
+        if self._loaded:
             return
-        with self._lock:
+        with self._lock:  # other threads wait here until loading is done; the loading thread re-enters (RLock)
             if self._loaded or self._loading:
                 return
             self._loading = True

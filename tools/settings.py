@@ -16,6 +16,7 @@ from .errors import InputError
 __all__ = ["Recording", "Settings", "load_settings"]
 
 EmbedderName = Literal["minilm", "hashing"]
+DEFAULT_WORKSPACE = Path(".taskloom")
 Recording = Literal["har", "trace"]
 
 
@@ -25,11 +26,13 @@ class Settings(BaseSettings):
     Values come, in order of precedence, from constructor arguments, environment
     variables (``TASKLOOM_WORKSPACE``, ``TASKLOOM_EMBEDDER``, …), a TOML file named by
     ``TASKLOOM_CONFIG`` (or ``./taskloom.toml`` when present), then the defaults below.
+    An empty variable counts as unset (``TASKLOOM_WORKSPACE=`` never makes the current
+    folder the workspace).
     """
 
-    model_config = SettingsConfigDict(env_prefix="TASKLOOM_", extra="ignore")
+    model_config = SettingsConfigDict(env_prefix="TASKLOOM_", extra="ignore", env_ignore_empty=True)
 
-    workspace: Path = Field(Path(".taskloom"), description="Directory holding graphs, chroma, tasks, runs, cache, reports.")
+    workspace: Path = Field(DEFAULT_WORKSPACE, description="Directory holding graphs, chroma, tasks, runs, cache, reports.")
     embedder: EmbedderName = Field(
         "minilm",
         description="'minilm' (all-MiniLM-L6-v2, 384-d, offline ONNX) or 'hashing' (fast, for tests only).",
@@ -98,18 +101,38 @@ class Settings(BaseSettings):
     allowed_hosts: list[str] = Field(default_factory=list, description="Extra Host header names the HTTP transport accepts (loopback names always).")
     allowed_origins: list[str] = Field(default_factory=list, description="Extra Origin values the HTTP transport accepts (loopback origins always).")
     agent_sandbox: Literal["auto", "user", "bwrap", "none"] = Field(
-        "auto", description="How command agents are kept from the workspace: auto (an unprivileged user when root, else bubblewrap), user, bwrap, or none (unsafe)."
+        "auto", description="How command agents are kept from the workspace: auto (a throw-away user when root, else bubblewrap), user, bwrap, or none (unsafe)."
     )
-    agent_user: str = Field("nobody", description="The unprivileged user command agents run as under the 'user' sandbox.")
+    agent_uids: tuple[int, int] = Field(
+        (1_600_000_000, 1_601_000_000),
+        description="Range [first, last) of throw-away uids: as root, each command agent runs as a fresh one, for one episode only.",
+    )
+    agent_paths: list[Path] = Field(
+        default_factory=list, description="Paths a bubblewrap-sandboxed agent also sees, read-only (its program, when not under /usr or named on its command line)."
+    )
     lock_timeout: float = Field(30.0, ge=0.0, le=3600.0, description="Seconds a workspace writer waits for another writer before 'workspace busy'.")
     fetch_timeout: float = Field(30.0, ge=1.0, le=600.0, description="Overall time limit for fetching one document by URL, seconds.")
     fetch_max_bytes: int = Field(64 * 1024 * 1024, ge=1024, description="Largest document fetched by URL, bytes.")
+
+    @field_validator("workspace", mode="before")
+    @classmethod
+    def _empty_is_unset(cls, value: Any) -> Any:
+        """An empty workspace (e.g. ``workspace = ""`` in the config file) means the default, never the current folder."""
+        return DEFAULT_WORKSPACE if isinstance(value, str) and not value.strip() else value
 
     @field_validator("snapshot_max_chars")
     @classmethod
     def _room_for_an_outline(cls, value: int) -> int:
         if 0 < value < 200:
             raise ValueError("snapshot_max_chars is 0 (never cut) or at least 200 (room for the page's outline and the marker)")
+        return value
+
+    @field_validator("agent_uids")
+    @classmethod
+    def _a_range_of_unprivileged_uids(cls, value: tuple[int, int]) -> tuple[int, int]:
+        first, last = value
+        if not 65536 <= first < last <= 2**32 - 2:
+            raise ValueError("agent_uids is [first, last) with 65536 <= first < last <= 4294967294 (no system or ordinary user's uid)")
         return value
 
     def to_env(self) -> dict[str, str]:
@@ -122,7 +145,7 @@ class Settings(BaseSettings):
                 value = value.get_secret_value()
             elif isinstance(value, Path):
                 value = value.resolve()
-            elif isinstance(value, list):
+            elif isinstance(value, (list, tuple)):
                 value = json.dumps([str(v.resolve()) if isinstance(v, Path) else str(v) for v in value])
             env[f"TASKLOOM_{name.upper()}"] = str(value).lower() if isinstance(value, bool) else str(value)
         return env

@@ -19,14 +19,17 @@ read it anyway (see :mod:`taskloom.tools.security.sandbox`).
   (``TASKLOOM_INSTRUCTION``) or ``stdin`` (written, then stdin is closed). The config
   path is always in ``TASKLOOM_MCP_CONFIG`` and the task id in ``TASKLOOM_TASK_ID``;
 * ``transport``: ``http`` (default) or ``stdio`` (the bridge), as above;
-* ``python``: the interpreter for ``{python}`` and the bridge (default: this one); as
-  root it must be one the agent user may run;
+* ``python``: the interpreter for ``{python}`` and the bridge (default: this one); under
+  the ``user`` sandbox it must be one any user may run (bubblewrap mounts it, with its
+  ``sys.path``, read-only);
 * ``timeout`` (seconds; default ``job.timeout_s``) is enforced here too.
 
-The agent runs in a session of its own, sandboxed (``Settings.agent_sandbox``), with
-HOME and working directory a fresh 0700 directory outside the workspace, and the
-harness's environment minus every ``TASKLOOM_*`` variable, ``PWD``/``OLDPWD`` and any
-variable whose value names the workspace. It gets ``PR_SET_PDEATHSIG(SIGKILL)``, so a
+The agent runs in a session of its own, sandboxed (``Settings.agent_sandbox``); as root,
+as a throw-away uid of its own for this episode alone (so no agent reads another's home,
+token or processes). Its HOME and working directory are a fresh 0700 directory outside
+the workspace, holding its 0600 MCP config; its environment is the harness's minus
+every ``TASKLOOM_*`` variable, ``PWD``/``OLDPWD`` and any variable whose value names the
+workspace. It gets ``PR_SET_PDEATHSIG(SIGKILL)``, so a
 killed harness takes it along. Its stdout and stderr go to ``agent.stdout.log`` /
 ``agent.stderr.log`` in the episode folder. What it did is what the served server
 recorded there; nothing is read from the agent.
@@ -45,7 +48,6 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import shutil
 import signal
 import string
 import subprocess
@@ -59,7 +61,9 @@ from fastmcp import Client
 
 from ...tools.errors import InputError, TaskloomError
 from ...tools.settings import Settings
-from ...tools.security.sandbox import AgentAccount, AgentLaunch, SandboxKind, agent_account, agent_launch, check_closed_to, choose_sandbox, die_with_parent, make_agent_home, pidns_problem
+from ...tools.security.accounts import AgentAccount, allocate_account, make_agent_home, release_account
+from ...tools.security.mounts import code_paths
+from ...tools.security.sandbox import AgentLaunch, SandboxKind, agent_launch, check_closed_to, choose_sandbox, die_with_parent, pidns_problem
 from .base import Job
 from .endpoint import Endpoint
 from .registry import agent
@@ -111,10 +115,7 @@ def agent_environment(base: Mapping[str, str], workspace: Path) -> dict[str, str
 
 def check_sandbox(settings: Settings) -> SandboxKind:
     """The sandbox command agents will run in; InputError (saying what to do) when none can work here."""
-    kind = choose_sandbox(settings.agent_sandbox)
-    if kind == "user":
-        agent_account(settings.agent_user)
-    return kind
+    return choose_sandbox(settings.agent_sandbox)
 
 
 def _template(cmd: str, name: str) -> list[str]:
@@ -289,17 +290,22 @@ class CommandAgent:
         hidden = [job.settings.workspace, job.episodes_dir]
         pid_namespace = kind == "user" and pidns_problem() is None
         argv, env = self.argv(job, config), self.environment(job, config)
-        return agent_launch(kind, argv, env, home, hidden=hidden, account=account, pid_namespace=pid_namespace)
+        code = code_paths(argv, env, self.python, job.settings.agent_paths, bridge=self.transport == "stdio") if kind == "bwrap" else []
+        return agent_launch(kind, argv, env, home, hidden=hidden, account=account, pid_namespace=pid_namespace, code=code)
 
     async def attempt(self, job: Job, client: Client[Any] | None) -> None:
         limit = self.timeout or job.timeout_s
         kind = check_sandbox(job.settings)  # refuse before anything starts when no sandbox can work
-        account = agent_account(job.settings.agent_user) if kind == "user" else None
-        if account is not None:
-            check_closed_to(account, job.settings.workspace)
         job.episodes_dir.mkdir(parents=True, exist_ok=True)
-        home = make_agent_home(account, avoid=[job.settings.workspace, job.episodes_dir])
+        avoid = [job.settings.workspace, job.episodes_dir]
+        account: AgentAccount | None = None
+        if kind != "none" and os.geteuid() == 0:  # a throw-away uid for this agent and episode alone
+            account, home = allocate_account(job.settings.agent_uids, avoid)
+        else:
+            home = make_agent_home(avoid)
         try:
+            if kind == "user" and account is not None:
+                check_closed_to(account, job.settings.workspace)
             async with job.serve_http() as endpoint:
                 spec = self.launch(job, kind, home, account)
                 config = home / "mcp.json"
@@ -319,7 +325,7 @@ class CommandAgent:
                         with anyio.CancelScope(shield=True):
                             await self._stop(process, family)
         finally:
-            shutil.rmtree(home, ignore_errors=True)  # the agent's scratch space: whatever it left there goes
+            release_account(account, home)  # its home, its files in /tmp and anything still running as it go
         if scope.cancelled_caught:
             raise AgentTimeout(f"command agent {self.name!r} did not finish within {limit:g} s; it was killed")
         if process.returncode:
@@ -345,8 +351,8 @@ class CommandAgent:
         except (PermissionError, FileNotFoundError) as exc:
             who = f" as user {spec.user}" if spec.user is not None else ""
             hint = (
-                "; it and every folder above it must be readable and searchable by agent_user (a Python under /root is not: "
-                "give python=/path/to/a/shared/python, or set agent_sandbox)"
+                "; it and every folder above it must be readable and searchable by any user (a Python under /root is not: "
+                "give python=/path/to/a/shared/python, or use agent_sandbox=bwrap, which mounts it)"
                 if spec.user is not None
                 else ""
             )

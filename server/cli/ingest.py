@@ -1,11 +1,13 @@
-"""``taskloom ingest PATH``: build a knowledge graph from a document, with progress on stderr."""
+"""``taskloom ingest PATH|URL``: build a knowledge graph from a document, with progress on stderr."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import urlparse
 
 import typer
 
+from ...tools.graph.ingest.fetch import is_url
 from ...tools.runtime import Runtime
 from .common import echo_json, progress_bar, roots, run, settings
 
@@ -14,17 +16,18 @@ _PHASES = {"page": "pages parsed", "parsed": "parsed", "embedded": "nodes embedd
 
 
 def ingest(
-    path: Path = typer.Argument(..., help="A PDF, HTML, Markdown or text file."),
+    source: str = typer.Argument(..., metavar="PATH|URL", help="A PDF, HTML, Markdown or text file, or its http(s) URL (fetched within its origin)."),
     name: str | None = typer.Option(None, "--name", help="Display name (default: the document's title)."),
 ) -> None:
-    """Ingest a document into a knowledge graph and print the report as JSON."""
+    """Ingest a document (a file, or an http(s) URL to fetch) into a knowledge graph and print the report as JSON."""
     current = settings()
-    source = run(lambda: roots(current).readable_file(path, "PATH"))
+    document: str | Path = source if is_url(source) else run(lambda: roots(current).readable_file(source, "PATH"))
+    label = (Path(urlparse(source).path).name or source) if isinstance(document, str) else document.name
     service = run(lambda: Runtime(current)).graphs  # a document ingest opens no browser: nothing to close
-    with progress_bar(f"ingest {source.name}") as update:
+    with progress_bar(f"ingest {label}") as update:
 
         def progress(done: float, total: float, message: str) -> None:
             update(done, total, _PHASES.get(message.split(" ")[0], message.split(" ")[0]))
 
-        report = run(lambda: service.ingest_document(source, name, progress))
+        report = run(lambda: service.ingest_document(document, name, progress))
     echo_json(report)

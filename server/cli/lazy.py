@@ -40,7 +40,7 @@ class LazyCommand:
 COMMANDS: dict[str, LazyCommand] = {
     "serve": LazyCommand("serve", "serve", "Run the Taskloom MCP server: over stdio by default, or over streamable HTTP (at /mcp) with --http."),
     "bridge": LazyCommand("bridge", "bridge", "Relay MCP over stdio to a Taskloom HTTP server (token from TASKLOOM_BRIDGE_TOKEN)."),
-    "ingest": LazyCommand("ingest", "ingest", "Ingest a document into a knowledge graph and print the report as JSON."),
+    "ingest": LazyCommand("ingest", "ingest", "Ingest a document (a file, or an http(s) URL to fetch) into a knowledge graph and print the report as JSON."),
     "crawl": LazyCommand("crawl", "crawl", "Crawl sites inside their allowed domains and print the report as JSON."),
     "demo": LazyCommand("demo", "demo", "The main job on the bundled examples: graphs, tasks, composites, agents, evaluation, consensus graphs, report."),
     "generate": LazyCommand("tasks", "generate", "Generate tasks from a knowledge graph and print the ids and the filtering report."),

@@ -15,6 +15,7 @@ from typing import Literal
 import typer
 
 from ...tools.security.http_guard import HttpPolicy, choose_token, guard_middleware, make_policy
+from ...tools.security.mcp import GOLD_TOOLS
 from ...tools.settings import Settings
 from .common import run, settings
 
@@ -54,6 +55,10 @@ def serve(
     Origin: absent, a loopback origin (any port) or an --allowed-origin; else 403.
 
     Token: required off loopback (printed once to stderr unless --token gives one); on loopback only if set; else 401.
+    Without a token, the full profile's tools that read task gold, runs or files (tasks_*, eval_*, consensus_*,
+    report_*, graph_ingest_document, graph_export) are refused.
+
+    Roots: over HTTP only the workspace and --allow-root folders count, never the roots a client advertises.
 
     Episodes belong to the MCP session that started them; other sessions cannot act in them.
     """
@@ -70,7 +75,7 @@ def serve(
         return
     policy, generated = run(_http_policy, host, token, allowed_host, allowed_origin, config)
     server = run(lambda: build_server(config, profile, enable_desktop, bound, episodes_dir))
-    _announce(host, port, policy, generated)
+    _announce(host, port, policy, generated, profile)
     server.run(
         transport="http", host=host, port=port, show_banner=False,
         middleware=[guard_middleware(policy)], host_origin_protection=False,
@@ -84,12 +89,17 @@ def _http_policy(host: str, token: str | None, hosts: list[str], origins: list[s
     return policy, generated
 
 
-def _announce(host: str, port: int, policy: HttpPolicy, generated: bool) -> None:
+def _announce(host: str, port: int, policy: HttpPolicy, generated: bool, profile: str = "full") -> None:
     """Tell the user, on stderr, where the server is and what it asks of clients; a generated token is shown once."""
     shown = f"[{host}]" if ":" in host else host
     lines = [f"taskloom: MCP over HTTP at http://{shown}:{port}/mcp; Host must be one of {', '.join(policy.host_names())}"]
     if policy.token is None:
         lines.append("taskloom: no bearer token required (loopback); pass --token or set TASKLOOM_TOKEN to require one")
+        if profile == "full":
+            lines.append(
+                "taskloom: without a token, what reads task gold, runs or files is refused over HTTP "
+                f"({', '.join(p + '*' if p.endswith('_') else p for p in GOLD_TOOLS)}); pass --token to use them"
+            )
     elif generated:
         lines.append(f"taskloom: bearer token (shown once; clients send 'Authorization: Bearer <token>'): {policy.token.get_secret_value()}")
     else:

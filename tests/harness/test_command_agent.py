@@ -21,6 +21,7 @@ from taskloom.harness.agents.base import Job
 from taskloom.harness.agents.command import AgentProcessError, AgentTimeout, CommandAgent
 from taskloom.tools.environment.trajectory import Trajectory, load_trajectory
 from taskloom.tools.errors import InputError
+from taskloom.tools.security.sandbox import bwrap_problem
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from processes import marked  # noqa: E402
@@ -194,12 +195,18 @@ async def test_cancelling_the_attempt_kills_the_command_and_everything_it_starte
 @pytest.mark.anyio
 @pytest.mark.integration
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium")
-@pytest.mark.parametrize("transport", ["http", "stdio"])
-async def test_the_minimal_agent_solves_a_two_step_navigation(process_agents_job: Any, process_agents_web_task: Any, agent_python: str, transport: str) -> None:
+@pytest.mark.parametrize(
+    ("transport", "sandbox"),
+    [("http", "auto"), ("stdio", "auto"), pytest.param("stdio", "bwrap", marks=pytest.mark.skipif(bwrap_problem() is not None, reason="no bubblewrap"))],
+)
+async def test_the_minimal_agent_solves_a_two_step_navigation(
+    process_agents_job: Any, process_agents_web_task: Any, agent_python: str, transport: str, sandbox: str
+) -> None:
+    """Under bubblewrap the agent sees only the system, its code and its home: the bridge's Taskloom modules are mounted for it."""
     task = process_agents_web_task(
         "web-poetry", "On the page “Harbourside Library”, open “Genres”, then open “Poetry”.", r"search\.html\?genre=poetry$", ["#nav-genres", "#genre-link-poetry"]
     )
-    job: Job = process_agents_job(task, "minimal")
+    job: Job = process_agents_job(task, "minimal", agent_sandbox=sandbox)
     options = {"cmd": "{python} " + shlex.quote(str(MINIMAL)), "python": agent_python, "transport": transport}
     await CommandAgent("minimal", options).attempt(job, None)
 

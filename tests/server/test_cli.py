@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from taskloom.tools.environment.site import serve_static
 from taskloom.tools.graph.service import GraphService
 from taskloom.tools.settings import Settings
 
@@ -179,6 +180,37 @@ def test_ingest_outside_the_allowed_roots_is_refused(tmp_path: Path) -> None:
     allowed = taskloom("--allow-root", str(outside), "ingest", str(doc), workspace=tmp_path / "ws", cwd=cwd)
     assert allowed.returncode == 0, allowed.stderr
     assert json.loads(allowed.stdout)["nodes"] > 0
+
+
+def test_ingest_fetches_a_url(tmp_path: Path) -> None:
+    with serve_static(ROOT / "examples" / "documents") as site:
+        done = taskloom("ingest", f"{site.url}/field-guide.md", workspace=tmp_path / "ws", cwd=tmp_path)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    report = json.loads(done.stdout)
+    assert report["nodes"] > 0 and report["graph_id"].startswith("field-guide-")
+    assert "/field-guide.md" in site.requests
+
+
+def test_an_empty_workspace_variable_never_makes_the_current_folder_the_workspace(tmp_path: Path) -> None:
+    cwd = tmp_path / "cwd"
+    cwd.mkdir(mode=0o755)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TASKLOOM_")}
+    env.update(TASKLOOM_WORKSPACE="", TASKLOOM_EMBEDDER="hashing", FASTMCP_SHOW_SERVER_BANNER="false")
+    done = subprocess.run([str(TASKLOOM), "graph", "list"], env=env, cwd=cwd, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in cwd.iterdir()) == [".taskloom"], "the default workspace, not the folder itself"
+    assert cwd.stat().st_mode & 0o777 == 0o755, "the current folder keeps its mode"
+
+
+def test_a_task_file_with_a_missing_gold_answer_is_refused_naming_line_and_field(tmp_path: Path) -> None:
+    rows = [json.loads(line) for line in (ROOT / "examples" / "tasks" / "field-guide-document-tasks.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
+    del rows[2]["gold_answer"]
+    bad = tmp_path / "tasks.jsonl"
+    bad.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    done = taskloom("--allow-root", str(tmp_path), "run", "--tasks", str(bad), "--agent", "oracle", workspace=tmp_path / "ws", cwd=tmp_path)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert f"line 3, field gold_answer: a document task needs a gold answer (task '{rows[2]['id']}')" in " ".join(done.stderr.split()), done.stderr
+    assert not (tmp_path / "ws" / "runs").exists() or not any((tmp_path / "ws" / "runs").iterdir()), "nothing ran"
 
 
 def test_export_never_overwrites_unless_asked(ingested: Ingested) -> None:

@@ -7,7 +7,9 @@ token; reached through 127.0.0.1 only), and checks each status against the rules
 bad Host or Origin → 403, token in force but not presented → 401, else 200 with an MCP
 session. Then real MCP clients share one server: a second session cannot use the first
 one's episode, nor can a sessionless (2026-07-28) client; sessionless clients have no
-session to own by and act by explicit episode id.
+session to own by and act by explicit episode id. Last, a client advertising ``file:///`` as
+its roots reaches nothing outside the server's roots, and without a token nothing that reads
+gold, runs or files.
 """
 
 from __future__ import annotations
@@ -29,8 +31,10 @@ import pytest
 from fastmcp import Client
 from fastmcp.client.transports import StreamableHttpTransport
 
+from taskloom.server.app import build_server
 from taskloom.tools.environment.site import serve_static
 from taskloom.tools.environment.trajectory import load_trajectory
+from taskloom.tools.settings import Settings
 
 pytestmark = pytest.mark.integration
 
@@ -280,3 +284,51 @@ async def test_second_http_session_cannot_drive_first_sessions_desktop(tmp_path:
             closed = await a.call_tool("env_close", {"episode_id": episode})
     record = load_trajectory(Path(closed.structured_content["trajectory"]))
     assert [a.name for a in record.actions] == ["screenshot"] and record.answer is None  # A's screenshot only; B's click and answer never landed
+
+
+@pytest.mark.anyio
+async def test_http_clients_cannot_widen_the_roots_and_need_a_token_for_gold(tmp_path: Path) -> None:
+    """A client advertising ``file:///`` as its roots reaches nothing outside the server's roots over HTTP,
+    with or without a token; without one, what reads gold, runs or files is refused; in memory (as over stdio) the
+    client's roots still count."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    secret = outside / "secret.md"
+    secret.write_text("# Secret\n\nThe vault code is 4711 and nobody outside the roots may read it.\n", encoding="utf-8")
+    victim = outside / "victim.json"
+    victim.write_text("{}", encoding="utf-8")
+    everything = ["file:///"]
+    token = "roots-probe-token-0042"
+    with serving(tmp_path / "tokened", "--token", token) as served:
+        async with Client(StreamableHttpTransport(served.url, headers={"Authorization": f"Bearer {token}"}), roots=everything, timeout=60, mode="legacy") as client:
+            read = await _error(client, "graph_ingest_document", {"path": str(secret)})
+            shadow = await _error(client, "graph_ingest_document", {"path": "/etc/shadow"})
+            wrote = await _error(client, "graph_export", {"graph_id": "any-graph", "path": str(victim), "overwrite": True})
+            listed = await client.call_tool("tasks_list", {})  # with the token, gold tools answer
+    for text in (read, shadow, wrote):
+        assert "outside the allowed roots" in text and "over HTTP the roots a client advertises do not count" in text, text
+    assert victim.read_text(encoding="utf-8") == "{}"
+    assert not listed.is_error
+
+    with serving(tmp_path / "tokenless") as served:
+        async with Client(StreamableHttpTransport(served.url), roots=everything, timeout=60, mode="legacy") as client:
+            refused = {tool: await _error(client, tool, args) for tool, args in [
+                ("graph_ingest_document", {"path": str(secret)}),
+                ("tasks_list", {}),
+                ("tasks_get", {"task_id": "doc-0000"}),
+                ("eval_run", {"run_id": "run-1"}),
+                ("graph_export", {"graph_id": "any-graph", "path": str(victim), "overwrite": True}),
+            ]}  # fmt: skip
+            with pytest.raises(Exception, match="needs a bearer token"):
+                await client.read_resource("taskloom://tasks/doc-0000")
+            graphs = await client.call_tool("graph_list", {})  # what reads no gold and no file still answers
+        stderr = served.stderr.read_text(errors="replace")
+    for tool, text in refused.items():
+        assert f"{tool} reads task gold, runs or files; over HTTP it needs a bearer token" in text and "--token" in text, (tool, text)
+    assert graphs.structured_content == {"result": []}
+    assert "without a token, what reads task gold, runs or files is refused over HTTP" in stderr, stderr
+
+    server = build_server(Settings(workspace=tmp_path / "memory-ws", embedder="hashing"))
+    async with Client(server, roots=[outside.as_uri()], mode="legacy") as client:  # in memory, as over stdio: the client is the user
+        report = await client.call_tool("graph_ingest_document", {"path": str(secret)})
+    assert report.structured_content["nodes"] > 0

@@ -54,6 +54,15 @@ def test_values_from_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path
     assert s.similarity_threshold == 0.42
 
 
+def test_an_empty_variable_counts_as_unset(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("TASKLOOM_WORKSPACE", "")
+    monkeypatch.setenv("TASKLOOM_EMBEDDER", "")
+    s = Settings()
+    assert s.workspace == Path(".taskloom") and s.embedder == "minilm"
+    write_config(tmp_path, 'workspace = "  "\n', monkeypatch)
+    assert Settings().workspace == Path(".taskloom"), "an empty workspace in the config file is the default too, never the current folder"
+
+
 def test_values_from_toml_top_level_keys(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     write_config(tmp_path, 'workspace = "/srv/taskloom"\nsimilarity_threshold = 0.33\nchunk_chars = 900\n', monkeypatch)
     s = Settings()

@@ -3,7 +3,8 @@
 Browser downloads are impossible here, so Chromium is always launched from a
 system binary (``executable_path``). Every context can be fenced to a set of
 origins (scheme, host, port; see :mod:`taskloom.tools.security.origin`): requests
-elsewhere are aborted before they leave the browser and logged on the context.
+elsewhere, WebSockets included (:mod:`.socket_fence`), are aborted before they
+leave the browser and logged on the context.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +25,7 @@ from playwright.async_api import Error as PlaywrightError
 from ..errors import TaskloomError
 from ..security.origin import OriginFence
 from .devtools_fence import close_stray_pages, fence_page
+from .socket_fence import REPORT_URL, fence_policy, guard_socket, meta_policy_script, record_report, with_policy
 
 Interception = Literal["route", "devtools"]
 
@@ -70,7 +73,7 @@ class GuardedContext:
 
     context: BrowserContext
     fence: OriginFence | None
-    blocked: list[str] = field(default_factory=list)
+    blocked: list[str] = field(default_factory=list)  # every URL refused: requests, navigations, WebSockets
     requested: list[str] = field(default_factory=list)
     left: list[str] = field(default_factory=list)  # blocked navigations (a page or frame that tried to go outside)
     interception: Interception = "route"
@@ -78,6 +81,7 @@ class GuardedContext:
     pending: set[asyncio.Future[None]] = field(default_factory=set)  # devtools interception: checks under way
     strays: int = 0  # devtools interception: pages opened by a page (popups), closed unread
     opening: int = 0  # devtools interception: new_page calls under way (their pages are ours, not strays)
+    policy: str | None = None  # route interception: the Content-Security-Policy added to documents and scripts (see .socket_fence)
 
     async def new_page(self) -> Page:
         """A new page of this context, fenced before it loads anything."""
@@ -132,21 +136,32 @@ class GuardedContext:
 
 #: How long the fence waits for one navigation hop; the page's own navigation timeout is usually shorter.
 _FETCH_TIMEOUT_MS = 300_000
+#: Every WebSocket URL (the fence decides in :func:`.socket_fence.guard_socket`).
+_ANY = re.compile(r".*")
 
 
 async def _guard(guarded: GuardedContext, route: Route) -> None:
-    """The route handler of a fenced context: abort outside, fetch navigations hop by hop."""
+    """The route handler of a fenced context: abort outside, fetch navigations and scripts hop by hop.
+
+    Documents and scripts (a worker's script among them) are answered with the fence's
+    connection policy added (:mod:`.socket_fence`); the policy's reports are listed here.
+    """
     request = route.request
     url = request.url
+    navigation = request.is_navigation_request()
     try:
+        if url == REPORT_URL:
+            record_report(guarded, request.post_data)
+            await route.fulfill(status=204)
+            return
         if not guarded.allows(url):
             guarded.blocked.append(url)
-            if request.is_navigation_request():
+            if navigation:
                 guarded.left.append(url)
             await route.abort("blockedbyclient")
             return
         guarded.requested.append(url)
-        if not request.is_navigation_request():
+        if not navigation and (guarded.policy is None or request.resource_type != "script"):
             await route.continue_()
             return
         try:
@@ -159,10 +174,11 @@ async def _guard(guarded: GuardedContext, route: Route) -> None:
             target = urljoin(url, location)
             if not guarded.allows(target):
                 guarded.blocked.append(target)
-                guarded.left.append(target)
+                if navigation:
+                    guarded.left.append(target)
                 await route.abort("blockedbyclient")
                 return
-        await route.fulfill(response=response)
+        await route.fulfill(response=response, headers=None if guarded.policy is None else with_policy(response.headers, guarded.policy))
     except PlaywrightError:
         return  # the page or request went away (closed context, navigation timed out) while this hop was checked
 
@@ -218,11 +234,17 @@ class BrowserPool:
             viewport={"width": viewport[0], "height": viewport[1]}, service_workers="block",
             record_har_path=record_har, record_har_content="embed" if record_har is not None else None,
         )
-        guarded = GuardedContext(context=context, fence=fence, interception=interception)
+        policy = fence_policy(fence) if interception == "route" else None
+        guarded = GuardedContext(context=context, fence=fence, interception=interception, policy=policy)
+        if fence is not None:
+            await context.route_web_socket(_ANY, lambda ws: guard_socket(guarded, ws))
         if fence is not None and interception == "route":
             await context.route("**/*", lambda route: _guard(guarded, route))
         elif fence is not None:
             close_stray_pages(guarded)
+            script = meta_policy_script(fence)
+            if script is not None:
+                await context.add_init_script(script)
         return guarded
 
     async def close(self) -> None:

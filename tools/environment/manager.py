@@ -13,7 +13,7 @@ import asyncio
 import json
 import re
 import secrets
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from playwright.async_api import BrowserContext
@@ -106,6 +106,9 @@ class EpisodeManager:
         self.sessions: dict[str, str] = {}
         self.owners: dict[str, str | None] = {}  # episode id -> binding key of the session that started it
         self._lock = asyncio.Lock()
+        #: Called (in a worker thread) before each browser episode opens: an application's state reset
+        #: (e.g. :meth:`.appstate.StateFolder.reset`), so every episode and gold replay starts from the same state.
+        self.state_reset: Callable[[], object] | None = None
 
     def private_task(self, task_id: str) -> Task | None:
         """The whole stored task, for server-side checks only (never returned to an agent); None if unreadable."""
@@ -155,6 +158,8 @@ class EpisodeManager:
         async with self._lock:
             if len(self.episodes) >= self.max_episodes:
                 raise InputError(f"{self.max_episodes} episodes are open; close one with env_close first")
+            if self.state_reset is not None:
+                await asyncio.to_thread(self.state_reset)
             episode_id = f"ep-{secrets.token_hex(6)}"
             guarded = await self.pool.new_context(fence=fence, record_har=self._har_path(episode_id))
             if "trace" in self.record:

@@ -20,10 +20,10 @@ from ..errors import InputError
 from ..graph.service import GraphService
 from ..llm.client import LLM, NoneLLM
 from ..registry import RegistrySpec
+from ..security.private import private_write_text
 from ..tasks.formats import ExportFormat, export_text
 from ..tasks.model import Task
 from ..tasks.store import TaskStore
-from ..workspace import atomic_write_text
 from .compose.composer import ComposeMode, ComposeResult, compose_tasks
 from .document.draft import Draft, Submission, Verdict, check_submission, make_draft
 from .filter.stages import GenerationReport, deduplicate, filter_reachable, mmr_select, score_quality
@@ -179,5 +179,5 @@ class TaskService:
         """Tasks in a registered export format (``jsonl``: full tasks; ``inspect``: inspect-ai Samples; plugins' own), written to ``path`` when given."""
         text = export_text(fmt, self.list(kind))
         if path is not None:
-            atomic_write_text(Path(path), text)
+            private_write_text(Path(path), text)  # gold: 0600, in folders made 0700
         return text

@@ -42,7 +42,7 @@ from .ingest.similarity import link_similar
 from .model import KnowledgeGraph, Node, NodeType
 from .vectors import VectorStore
 
-__all__ = ["embed_graph", "embed_nodes", "embed_inputs", "type_counts", "EmbedReport", "EmbeddingCache", "Splitter", "InputPlan", "plan_inputs", "splitter_for", "EMBED_MAX_TOKENS"]
+__all__ = ["embed_graph", "prepare_vectors", "store_vectors", "GraphVectors", "embed_nodes", "embed_inputs", "type_counts", "EmbedReport", "EmbeddingCache", "Splitter", "InputPlan", "plan_inputs", "splitter_for", "EMBED_MAX_TOKENS"]
 
 log = logging.getLogger(__name__)
 
@@ -441,6 +441,59 @@ def embed_nodes(
     return plan.nodes, matrix, report
 
 
+class GraphVectors(NamedTuple):
+    """A graph's node vectors, computed and not yet stored (see :func:`prepare_vectors`)."""
+
+    nodes: list[Node]
+    matrix: np.ndarray
+    variant: str
+
+
+def prepare_vectors(
+    kg: KnowledgeGraph,
+    settings: Settings,
+    embedder: Embedder,
+    types: Iterable[NodeType],
+    similarity_types: Iterable[NodeType] = (),
+    progress: ProgressFn | None = None,
+    report: EmbedReport | None = None,
+) -> GraphVectors:
+    """Embed nodes of ``types`` that have text and link similar ones; nothing is written to the vector store.
+
+    Nodes of ``similarity_types`` (prose with at least 8 words) also get
+    ``semantic_similar`` edges. Vectors are cached in the workspace of ``settings``;
+    ``report`` (when given) is filled in with what embedding took. Needs no workspace
+    lock: :func:`store_vectors` writes the result.
+    """
+    with EmbeddingCache.of_workspace(settings.workspace) as cache:
+        nodes, matrix, done = embed_nodes(kg, embedder, types, cache, progress)
+    clock = time.perf_counter()
+    similar_types = set(similarity_types)
+    similar = [i for i, n in enumerate(nodes) if n.type in similar_types and not n.attrs.get("code") and len(n.text.split()) >= 8]
+    if similar:
+        link_similar(kg, [nodes[i].id for i in similar], matrix[similar], settings.similarity_threshold, settings.similarity_top_k)
+    done.seconds["link"] = time.perf_counter() - clock
+    kg.meta.embedder, kg.meta.embedding_dim = embedder.name, embedder.dim
+    if report is not None:
+        for name, value in done:
+            setattr(report, name, value)
+    split = splitter_for(embedder)
+    variant = f"{embedder.variant}; inputs of at most {split.max_tokens} word pieces" if split else embedder.variant
+    return GraphVectors(nodes, matrix, variant)
+
+
+def store_vectors(kg: KnowledgeGraph, prepared: GraphVectors, vectors: VectorStore, embedder: Embedder, report: EmbedReport | None = None) -> int:
+    """Replace the graph's vectors with ``prepared`` (the write, under the workspace lock); return how many."""
+    clock = time.perf_counter()
+    if prepared.nodes:
+        vectors.replace(kg.id, [n.id for n in prepared.nodes], prepared.matrix, [n.type.value for n in prepared.nodes], embedder.name, prepared.variant)
+    else:
+        vectors.delete(kg.id)
+    if report is not None:
+        report.seconds["store"] = time.perf_counter() - clock
+    return len(prepared.nodes)
+
+
 def embed_graph(
     kg: KnowledgeGraph,
     settings: Settings,
@@ -453,31 +506,11 @@ def embed_graph(
 ) -> int:
     """Embed nodes of ``types`` that have text, replace the graph's vectors, return how many.
 
-    Nodes of ``similarity_types`` (prose with at least 8 words) also get
-    ``semantic_similar`` edges. Vectors are cached in the workspace of ``settings``;
-    ``report`` (when given) is filled in with what embedding took.
+    :func:`prepare_vectors` then :func:`store_vectors`; see them for the details.
     """
-    with EmbeddingCache.of_workspace(settings.workspace) as cache:
-        nodes, matrix, done = embed_nodes(kg, embedder, types, cache, progress)
-    clock = time.perf_counter()
-    similar_types = set(similarity_types)
-    similar = [i for i, n in enumerate(nodes) if n.type in similar_types and not n.attrs.get("code") and len(n.text.split()) >= 8]
-    if similar:
-        link_similar(kg, [nodes[i].id for i in similar], matrix[similar], settings.similarity_threshold, settings.similarity_top_k)
-    done.seconds["link"] = time.perf_counter() - clock
-    clock = time.perf_counter()
-    if nodes:
-        split = splitter_for(embedder)
-        variant = f"{embedder.variant}; inputs of at most {split.max_tokens} word pieces" if split else embedder.variant
-        vectors.replace(kg.id, [n.id for n in nodes], matrix, [n.type.value for n in nodes], embedder.name, variant)
-    else:
-        vectors.delete(kg.id)
-    done.seconds["store"] = time.perf_counter() - clock
-    kg.meta.embedder, kg.meta.embedding_dim = embedder.name, embedder.dim
-    if report is not None:
-        for name, value in done:
-            setattr(report, name, value)
-    return len(nodes)
+    report = report if report is not None else EmbedReport()
+    prepared = prepare_vectors(kg, settings, embedder, types, similarity_types, progress, report)
+    return store_vectors(kg, prepared, vectors, embedder, report)
 
 
 def type_counts(kg: KnowledgeGraph) -> tuple[dict[str, int], dict[str, int]]:

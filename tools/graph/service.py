@@ -26,7 +26,7 @@ from ..workspace import Workspace, atomic_write_text
 from .export import export_graph
 from .facts import FactsResult, graph_facts
 from .ingest.fetch import fetch_document, is_url
-from .ingest.pipeline import EMBEDDED_TYPES, IngestReport, ProgressFn, ingest_document
+from .ingest.pipeline import EMBEDDED_TYPES, IngestReport, ProgressFn, prepare_document, store_document
 from .lexical import LexicalIndex, fuse
 from .model import Edge, GraphMeta, KnowledgeGraph, Node, NodeType
 from .queries import get_node, graph_stats, neighbors, shortest_path
@@ -131,8 +131,10 @@ class GraphService:
     def ingest_document(self, source: str | Path, name: str | None = None, progress: ProgressFn | None = None) -> IngestReport:
         """Parse, build, embed and store one document (PDF, HTML, Markdown, text), given by path or http(s) URL.
 
-        Holds the workspace lock while it writes; a failure removes the vectors it had
-        written for a graph that was not stored.
+        Fetching, parsing and embedding need no lock; the workspace lock is held only
+        while the vectors and the graph file are written, so concurrent ingests wait for
+        each other's writes, not for each other's parsing. A failure removes the vectors
+        it had written for a graph that was not stored.
         """
         origin: str | None = None
         if isinstance(source, str) and is_url(source):
@@ -141,11 +143,12 @@ class GraphService:
             name = name or Path(urlparse(source).path).stem or urlparse(source).netloc
         else:
             path = Path(source)
+        prepared = prepare_document(path, self.settings, self.embedder, name, progress, origin)
         with self.write_lock(f"ingest {origin or path}"):
             before: set[str] | None = None
             try:
                 before = self._collection_names()
-                return ingest_document(path, self.settings, self.store, self.vectors, self.embedder, name, progress, origin=origin)
+                return store_document(prepared, self.store, self.vectors, self.embedder)
             except BaseException as exc:
                 self._discard_partial(before)
                 clear = storage_error(exc, f"the graph of {origin or path}", self.workspace.root)

@@ -31,6 +31,8 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from ..errors import EmbedderError, InputError, NotFoundError, TaskloomError
+from . import chroma_file
+from .chroma_file import DB_FILE
 
 if TYPE_CHECKING:
     from chromadb.api import ClientAPI
@@ -206,6 +208,7 @@ class VectorStore:
         settings = chromadb.config.Settings(anonymized_telemetry=False, allow_reset=False)
         if self._server is None:
             self.path.mkdir(parents=True, exist_ok=True)
+            chroma_file.create(self.path / DB_FILE)
             return chromadb.PersistentClient(path=str(self.path), settings=settings)
         host, port, ssl = self._server
         try:
@@ -478,8 +481,9 @@ class VectorStore:
     def drop(self, name: str) -> bool:
         """Drop the collection called ``name`` and remove its index folders; return whether it existed.
 
-        Chroma leaves a deleted collection's HNSW folder on disk; it is removed here (embedded
-        store only). On a server, only this workspace's collections can be dropped.
+        Chroma leaves a deleted collection's HNSW folder on disk; it is removed here, and the
+        rows' space is given back to the disk (embedded store only, see :mod:`.chroma_file`).
+        On a server, only this workspace's collections can be dropped.
         """
         from chromadb.errors import NotFoundError as ChromaNotFound
 
@@ -498,7 +502,20 @@ class VectorStore:
         if segments is not None and remaining is not None:
             for seg in segments - remaining:
                 shutil.rmtree(self.path / seg, ignore_errors=True)
+        if not self.remote:
+            try:
+                chroma_file.compact(self.path / DB_FILE, full=False)  # cheap: cuts free pages off the end
+            except chroma_file.VectorStoreFull as err:
+                log.warning("%s; the vectors are deleted, their space comes back with `taskloom gc`", err)
         return True
+
+    def free_bytes(self) -> int:
+        """Bytes inside the embedded database that deleted vectors left unused (0 on a server)."""
+        return 0 if self.remote else chroma_file.free_bytes(self.path / DB_FILE)
+
+    def compact(self) -> int:
+        """Give the space deleted vectors left inside the embedded database back to the disk (see :mod:`.chroma_file`); bytes freed."""
+        return 0 if self.remote else chroma_file.compact(self.path / DB_FILE)
 
     @_reaching
     def collections(self, count: bool = True) -> list[CollectionInfo]:
@@ -525,7 +542,7 @@ class VectorStore:
 
     def orphan_segment_dirs(self) -> list[Path]:
         """Index folders under the database that no collection refers to (left by deletes and crashes)."""
-        if self.remote or not (self.path / "chroma.sqlite3").is_file():
+        if self.remote or not (self.path / DB_FILE).is_file():
             return []
         used = self._segment_ids()
         if used is None:
@@ -542,7 +559,7 @@ class VectorStore:
             return None
         self.client  # noqa: B018 - make sure the database exists and is migrated
         try:
-            with closing(sqlite3.connect(self.path / "chroma.sqlite3", timeout=10)) as db:
+            with closing(sqlite3.connect(self.path / DB_FILE, timeout=10)) as db:
                 if collection_id is None:
                     rows = db.execute("SELECT id FROM segments").fetchall()
                 else:

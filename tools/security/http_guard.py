@@ -8,7 +8,9 @@ harness starts for one episode) can put it in front of MCP. Order of checks:
 2. ``Origin`` must be absent, a loopback origin (``http(s)://127.0.0.1|localhost|[::1]``,
    any port) or a configured origin; else 403 (a web page calling a local server).
 3. When the policy has a token, ``Authorization: Bearer <token>`` must match it
-   (``secrets.compare_digest``); else 401 with ``WWW-Authenticate: Bearer``.
+   (``secrets.compare_digest``); else 401 with ``WWW-Authenticate: Bearer``. A request
+   whose token matched is marked (``scope["state"][BEARER_CHECKED]``), so the MCP layer
+   knows its caller holds the token (:mod:`.mcp`: gold needs one over HTTP).
 
 Rejections answer with a short JSON body saying why, before MCP sees the request.
 """
@@ -29,6 +31,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from ..errors import InputError
 
 __all__ = [
+    "BEARER_CHECKED",
     "HttpGuard",
     "HttpPolicy",
     "LOOPBACK_NAMES",
@@ -39,6 +42,8 @@ __all__ = [
 ]
 
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
+#: Key in an ASGI scope's ``state`` set on requests whose bearer token the guard checked.
+BEARER_CHECKED = "taskloom_bearer_checked"
 _NAME = re.compile(r"[a-z0-9]([a-z0-9-]{0,62})(\.[a-z0-9]([a-z0-9-]{0,62}))*\.?")
 _TOKEN = re.compile(r"[\x21-\x7e]{8,512}")
 _SHOWN = 120  # at most this many characters of a rejected header are echoed back
@@ -170,6 +175,8 @@ class HttpGuard:
             return
         rejection = self.check(scope)
         if rejection is None:
+            state = scope.setdefault("state", {})
+            state[BEARER_CHECKED] = self.policy.token is not None
             await self.app(scope, receive, send)
         elif scope["type"] == "websocket":
             await send({"type": "websocket.close", "code": 1008, "reason": rejection[1][:100]})

@@ -120,7 +120,12 @@ class WorkspaceLock:
         self.stale = _parse_holder(os.pread(fd, 65536, 0).decode("utf-8", errors="replace"))
         record = Holder(pid=os.getpid(), command=_command(), what=self.what, since=datetime.now(UTC).isoformat(timespec="seconds"))
         os.ftruncate(fd, 0)
-        os.pwrite(fd, record.model_dump_json().encode(), 0)
+        try:
+            os.pwrite(fd, record.model_dump_json().encode(), 0)
+        except OSError as exc:
+            if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+                raise
+            # a full disk: the lock is held all the same (flock), only who holds it goes unrecorded (gc must still run)
         return True
 
     def _busy(self) -> WorkspaceBusyError:

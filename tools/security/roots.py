@@ -4,7 +4,7 @@ Every path a caller names goes through :class:`Roots` before anything opens it:
 the text is checked (no NUL byte, not empty, not over-long), ``~`` is expanded,
 symlinks are resolved, and the real path must lie inside one of the roots (the
 workspace, the roots the user configured with ``--allow-root``, and, for an MCP
-client that advertises them, the client's roots). Then the kind of thing is
+client over stdio that advertises them, the client's roots; see :mod:`.mcp`). Then the kind of thing is
 checked: a regular file to read, a folder to walk, a file to write that must not
 exist unless overwriting was asked for. Every refusal is an
 :class:`~taskloom.tools.errors.InputError` or

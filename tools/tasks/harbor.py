@@ -13,6 +13,9 @@ which Harbor copies into the container after the agent has finished (``tests/``)
 for its oracle agent (``solution/``). The verifier is :mod:`.harbor_check`, copied verbatim;
 it writes ``reward.txt`` (1 or 0) to Harbor's verifier log folder. Web tasks need their site
 reachable from the container; see ``docs/exports.md`` for what a Harbor run of them checks.
+
+On the exporting machine the gold is its owner's alone: every folder Taskloom makes is 0700,
+every file 0600 (scripts 0700), except ``environment/``'s files (no gold; 0644, as the image needs them).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from urllib.parse import urlparse
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..security.private import DIR_MODE, FILE_MODE, private_dirs
 from .model import SuccessCriterion, Task
 
 __all__ = [
@@ -227,11 +231,11 @@ def _dockerfile(document: str | None) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _write(path: Path, text: str, executable: bool = False) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
+def _write(path: Path, text: str, executable: bool = False, shared: bool = False) -> None:
+    """Write one file of a task folder: 0600 (0700 if ``executable``), or 0644 when ``shared`` (no gold; copied into the image)."""
+    private_dirs(path.parent)
     path.write_text(text, encoding="utf-8")
-    if executable:
-        path.chmod(0o755)
+    path.chmod(0o644 if shared else DIR_MODE if executable else FILE_MODE)
 
 
 def write_harbor_task(task: Task, folder: Path, document: Path | None = None, agent_timeout_s: float = 600.0) -> None:
@@ -239,9 +243,10 @@ def write_harbor_task(task: Task, folder: Path, document: Path | None = None, ag
     doc_name = None if document is None else (_SAFE.sub("-", document.name).strip("-.") or "document")
     _write(folder / "instruction.md", harbor_instruction(task, doc_name))
     _write(folder / "task.toml", to_toml(harbor_config(task, agent_timeout_s).model_dump(mode="json")))
-    _write(folder / "environment" / "Dockerfile", _dockerfile(doc_name))
+    _write(folder / "environment" / "Dockerfile", _dockerfile(doc_name), shared=True)
     if document is not None and doc_name is not None:
         shutil.copyfile(document, folder / "environment" / doc_name)
+        (folder / "environment" / doc_name).chmod(0o644)
     _write(folder / "tests" / "test.sh", _TEST_SH, executable=True)
     _write(folder / "tests" / "check.py", _CHECK_SOURCE.read_text(encoding="utf-8"))
     _write(folder / "tests" / "expected.json", _expected(task).model_dump_json(indent=1, exclude_none=True) + "\n")
@@ -262,7 +267,7 @@ def write_harbor_tasks(
     environment; a document task whose source is unknown is skipped with the reason.
     An existing task folder is replaced only with ``overwrite``.
     """
-    out.mkdir(parents=True, exist_ok=True)
+    private_dirs(out)
     report = HarborExport(out=str(out))
     for task in tasks:
         name = _SAFE.sub("-", task.id).strip("-.") or "task"
@@ -280,7 +285,7 @@ def write_harbor_tasks(
         staging = Path(tempfile.mkdtemp(dir=out, prefix=f".{name}."))
         try:
             write_harbor_task(task, staging, document, agent_timeout_s)
-            staging.chmod(0o755)
+            staging.chmod(DIR_MODE)  # gold lies under tests/ and solution/: the folder is its owner's alone
             if target.exists():
                 shutil.rmtree(target)
             os.replace(staging, target)

@@ -49,7 +49,7 @@ class SuccessCriterion(BaseModel):
     """
 
     kind: Literal[
-        "url_matches", "page_is", "query_has", "text_present", "text_absent", "element_state", "items", "stored", "action_performed", "clicked", "typed"
+        "url_matches", "page_is", "query_has", "text_present", "text_absent", "element_state", "items", "stored", "record", "action_performed", "clicked", "typed"
     ]
     value: str = Field(
         description="Regex for url_matches; a URL for page_is (same page after normalising fragment, trailing slash, index.html and "
@@ -58,7 +58,9 @@ class SuccessCriterion(BaseModel):
         '{"<item text>": "checked"|"unchecked"|"shown", ...} that the visible items of one list in the main content must be exactly '
         "(order ignored; an item is named by its whole text, first line, or first label, heading or link; 'shown' = any state); for stored, a text "
         "that some localStorage or sessionStorage value of the page's origin holds as a whole string (JSON values searched leaf by leaf; case "
-        "and spaces ignored: items a filtered view hides are still checked); canonical action for "
+        "and spaces ignored: items a filtered view hides are still checked); for record, JSON "
+        '{"source": export URL, "key": {column: value}, "fields": {column: value}, "count": N, "total": M|null}: the application\'s CSV/TSV export, '
+        "fetched after the episode, has exactly N rows with the key, each with the fields, and M rows in all (see taskloom.tools.evaluate.appstate); canonical action for "
         "action_performed; the clicked element's name or text for clicked; the typed text for typed."
     )
     state: str | None = Field(None, description="element_state: visible, hidden, checked, unchecked, disabled, enabled, value=<text> or label=<selected option>.")
@@ -68,7 +70,7 @@ class SuccessCriterion(BaseModel):
     @property
     def on_state(self) -> bool:
         """True when the criterion is tested against the page rather than the actions."""
-        return self.kind in ("url_matches", "page_is", "query_has", "text_present", "text_absent", "element_state", "items", "stored")
+        return self.kind in ("url_matches", "page_is", "query_has", "text_present", "text_absent", "element_state", "items", "stored", "record")
 
 
 def criterion_key(criterion: SuccessCriterion) -> str:

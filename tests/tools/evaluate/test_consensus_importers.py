@@ -124,3 +124,21 @@ def test_our_trajectories_feed_a_consensus_graph(tmp_path: Path) -> None:
         load_ours(tmp_path / "nothing")
     g = build_consensus(trajs)
     assert g.task_id == "web-1" and g.summary.action_nodes == 3 and g.summary.successes == 1
+
+
+def test_a_taskloom_runs_own_trajectories_import_with_the_runs_verdicts(tmp_path: Path) -> None:
+    """Document episodes close without a verdict of their own; their run's results.jsonl has it, so no --unknown is needed."""
+    run = tmp_path / "runs" / "run-1"
+    _episode(run / "episodes" / "web-1" / "alpha" / "ep-a", "alpha", None, ["Search", "Buy"])
+    _episode(run / "episodes" / "web-1" / "beta" / "ep-b", "beta", None, ["Help"])
+    rows = [
+        {"task_id": "web-1", "agent": "alpha", "success": False, "task_kind": "document"},
+        {"task_id": "web-1", "agent": "alpha", "success": True, "task_kind": "document"},  # a resumed run: the last line wins
+        {"task_id": "web-1", "agent": "beta", "success": False, "task_kind": "document"},
+    ]
+    (run / "results.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + '\n{"task_id": "torn', encoding="utf-8")
+    trajs = load_ours(run, unknown="error")
+    assert sorted((t.agent, t.success) for t in trajs) == [("alpha", True), ("beta", False)]
+    _episode(tmp_path / "loose" / "ep-c", "gamma", None, ["Search"])  # no run around it: still an unknown outcome
+    with pytest.raises(InputError, match="no outcome"):
+        load_ours(tmp_path / "loose", unknown="error")

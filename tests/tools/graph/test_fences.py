@@ -3,12 +3,15 @@
 A "site" server links to pages that leave it for an "other" server on another port of
 the same host (an HTTP redirect, a JavaScript ``location=``, a meta refresh, a two-hop
 redirect) and to a missing page; the crawler must store none of them and list the
-blocked URLs. Documents by URL: a trickling server is cut off at ``fetch_timeout``,
-an oversized body is refused, redirects are checked hop by hop.
+blocked URLs. WebSockets to the other port (from the page, a blob worker, a worker made
+from a URL) must not reach it either. Documents by URL: a trickling server is cut off at
+``fetch_timeout``, an oversized body is refused, redirects are checked hop by hop, each
+against the origin (scheme, host and port) asked for.
 """
 
 from __future__ import annotations
 
+import asyncio
 import doctest
 import threading
 import time
@@ -20,10 +23,12 @@ from pathlib import Path
 import pytest
 
 import taskloom.tools.graph.ingest.fetch as fetch_module
+from taskloom.tools.browser.pool import BrowserPool
 from taskloom.tools.errors import DocumentError, InputError
 from taskloom.tools.graph.service import GraphService
 from taskloom.tools.graph.web.crawl import SiteUnreachable
 from taskloom.tools.runtime import Runtime
+from taskloom.tools.security.origin import OriginFence
 from taskloom.tools.settings import Settings
 
 Route = Callable[[BaseHTTPRequestHandler], None]
@@ -194,6 +199,55 @@ def test_a_start_url_that_is_not_a_page_of_the_site_is_an_error_and_stores_nothi
     assert not graphs_dir.exists() or not any(graphs_dir.iterdir()), list(graphs_dir.iterdir())
 
 
+def _script(handler: BaseHTTPRequestHandler, code: str) -> None:
+    body = code.encode()
+    handler.send_response(200)
+    handler.send_header("Content-Type", "text/javascript")
+    handler.send_header("Content-Length", str(len(body)))
+    handler.end_headers()
+    handler.wfile.write(body)
+
+
+@pytest.mark.integration
+def test_websockets_to_another_port_are_blocked_and_listed(other: Server, tmp_path: Path) -> None:
+    socket = lambda path: f"new WebSocket('ws://127.0.0.1:{other.base.rsplit(':', 1)[1]}{path}')"  # noqa: E731 - a JS expression
+    blob = lambda path: f"<script>new Worker(URL.createObjectURL(new Blob([\"{socket(path)}\"])))</script>"  # noqa: E731
+    server = Server({
+        "/": page("Live board", '<p><a href="/worker.html">worker</a> <a href="/url-worker.html">url worker</a></p>', head=f"<script>{socket('/ws-page')}</script>"),
+        "/worker.html": page("Worker board", "<p>Scores from a worker.</p>" + blob("/ws-worker")),
+        "/url-worker.html": page("URL worker board", "<p>Scores from a script worker.</p><script>new Worker('/w.js')</script>"),
+        "/w.js": lambda h: _script(h, socket("/ws-url-worker")),
+    }).start()
+    other.log.clear()
+
+    async def episode() -> list[str]:  # an agent's episode is fenced by routing instead: the same pages there
+        pool = BrowserPool()
+        try:
+            guarded = await pool.new_context(fence=OriginFence.for_site(server.base + "/"))
+            page = await guarded.context.new_page()
+            for path in ("/", "/worker.html", "/url-worker.html"):
+                await page.goto(server.base + path)
+                await page.wait_for_timeout(500)  # let the page and its workers try
+            await guarded.context.close()
+            return guarded.blocked
+        finally:
+            await pool.close()
+
+    try:
+        settings = Settings(workspace=tmp_path / "ws", embedder="hashing", crawl_delay=0)
+        service, report = _crawl(settings, server.base + "/")
+        in_episode = asyncio.run(episode())
+        time.sleep(0.5)  # a handshake that got out would have reached the other server by now
+    finally:
+        server.stop()
+    assert len(report_pages(service, report)) == 3
+    assert not [p for p in other.log if p.startswith("/ws-")], other.log
+    sockets = f"ws://127.0.0.1:{other.base.rsplit(':', 1)[1]}"
+    blocked = report.blocked_urls  # type: ignore[attr-defined]
+    assert f"{sockets}/ws-page" in blocked, blocked
+    assert {f"{sockets}/ws-page", f"{sockets}/ws-worker", f"{sockets}/ws-url-worker"} <= set(in_episode), in_episode
+
+
 def test_allowed_domains_entries_are_checked(tmp_path: Path) -> None:
     settings = Settings(workspace=tmp_path / "ws", embedder="hashing")
     with pytest.raises(InputError, match="allowed_domains entry"):
@@ -240,6 +294,7 @@ def docs(other: Server) -> Iterator[Server]:
             "/notes.txt": lambda h: send(h, 200, text, {"Content-Type": "text/plain"}),
             "/moved": redirect(lambda: "/notes.txt"),
             "/away": redirect(lambda: "http://127.0.0.2:9/notes.txt"),
+            "/port": redirect(lambda: other.base + "/secret.html"),
             "/file": redirect(lambda: "file:///etc/passwd"),
             "/trickle": _trickle_body,
             "/trickle-headers": _trickle_headers,
@@ -262,10 +317,18 @@ def test_a_same_host_redirect_is_followed(docs: Server, limited: GraphService) -
     assert report.nodes > 0 and "/notes.txt" in docs.log
 
 
-@pytest.mark.parametrize(("path", "message"), [("/away", "leaves 127.0.0.1 for 127.0.0.2"), ("/file", "scheme 'file' is not http or https"), ("/loop0", "more than 5 times")])
-def test_redirects_that_leave_the_host_or_go_on_too_long_are_refused(docs: Server, limited: GraphService, path: str, message: str) -> None:
-    with pytest.raises(DocumentError, match=message):
+@pytest.mark.parametrize(
+    ("path", "message"),
+    [("/away", "for http://127.0.0.2:9"), ("/port", "for http://127.0.0.1:"), ("/file", "scheme 'file' is not http or https"), ("/loop0", "more than 5 times")],
+)
+def test_redirects_that_leave_the_origin_or_go_on_too_long_are_refused(docs: Server, other: Server, limited: GraphService, path: str, message: str) -> None:
+    other.log.clear()
+    with pytest.raises(DocumentError, match=message) as refused:
         limited.ingest_document(docs.base + path)
+    if path in ("/away", "/port"):
+        assert f"it leaves {docs.base}" in str(refused.value)
+    assert other.log == [], "a refused hop is never fetched"
+    assert limited.list_graphs() == []
     if path == "/loop0":
         assert "/loop5" in docs.log and "/loop6" not in docs.log  # five hops followed, the sixth refused
 

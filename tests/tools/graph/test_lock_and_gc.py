@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 import threading
 import time
 from pathlib import Path
@@ -103,6 +104,45 @@ def test_concurrent_ingests_in_one_process_both_succeed(settings: Settings, doc:
     assert collect_garbage(settings, dry_run=True).found == 0
 
 
+def test_five_concurrent_ingests_parse_and_embed_side_by_side_and_all_finish(settings: Settings, tmp_path: Path) -> None:
+    """Each ingest waits, in its first progress report (after parsing), until all five are there: only
+    possible when none holds the workspace lock while it parses and embeds."""
+    docs = []
+    for i in range(5):
+        doc = tmp_path / f"notes-{i}.md"
+        doc.write_text(DOC.replace("Field notes", f"Field notes {i}"), encoding="utf-8")
+        docs.append(doc)
+    everyone = threading.Barrier(5, timeout=30)
+    service = GraphService(settings.model_copy(update={"lock_timeout": 10.0}))
+    results: list[str] = []
+    failures: list[BaseException] = []
+
+    def ingest(doc: Path) -> None:
+        met = False
+
+        def progress(done: float, total: float, message: str) -> None:
+            nonlocal met
+            if not met:
+                met = True
+                assert read_holder(service.workspace.root / ".locks" / "graphs.lock") is None, "nobody writes yet"
+                everyone.wait()
+
+        try:
+            results.append(service.ingest_document(doc, progress=progress).graph_id)
+        except BaseException as exc:  # noqa: BLE001 - collected and asserted below
+            failures.append(exc)
+
+    threads = [threading.Thread(target=ingest, args=(d,)) for d in docs]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not failures, failures
+    assert len(set(results)) == 5 and sorted(m.id for m in service.list_graphs()) == sorted(results)
+    assert sorted(c.graph_id or "" for c in service.vectors.collections()) == sorted(results)
+    assert collect_garbage(settings, dry_run=True).found == 0
+
+
 def test_a_failed_ingest_leaves_no_vectors_behind(settings: Settings, doc: Path) -> None:
     service = GraphService(settings)
     graph_id = service.ingest_document(doc).graph_id
@@ -160,6 +200,37 @@ def test_gc_lists_then_removes_debris_and_keeps_what_is_in_use(settings: Setting
     assert [m.id for m in service.list_graphs()] == [kept]
     assert service.search(kept, "heron nests", k=1)[0].node_id
     assert collect_garbage(settings, dry_run=True).found == 0
+
+
+def test_deleting_a_graph_gives_its_space_back_and_gc_compacts_an_older_store(settings: Settings, doc: Path, tmp_path: Path) -> None:
+    big = tmp_path / "long-notes.md"
+    big.write_text("\n\n".join(f"## Part {i}\n\n" + DOC.split("## Rivers")[1] * 3 for i in range(60)), encoding="utf-8")
+    service = GraphService(settings)
+    db = service.vectors.path / "chroma.sqlite3"
+    service.ingest_document(doc)
+    graph_id = service.ingest_document(big).graph_id
+    full = db.stat().st_size
+    service.delete(graph_id)
+    assert db.stat().st_size < full // 2, "a delete gives the vectors' space back to the disk"
+    assert service.vectors.free_bytes() == 0
+
+    older = Settings(workspace=tmp_path / "older", embedder="hashing", allow_roots=settings.allow_roots)
+    legacy = Workspace(older.workspace).chroma / "chroma.sqlite3"  # a store made before: SQLite's default, no auto-vacuum
+    with sqlite3.connect(legacy) as con:
+        con.execute("CREATE TABLE made_before (x)")
+        con.execute("DROP TABLE made_before")
+    old = GraphService(older)
+    old.ingest_document(doc)
+    old.delete(old.ingest_document(big).graph_id)
+    left = old.vectors.free_bytes()
+    assert left > 0, "an older store keeps the deleted vectors' pages"
+    before = legacy.stat().st_size
+    report = collect_garbage(older)
+    assert report.vector_free_bytes == left and report.compacted_bytes == before - legacy.stat().st_size > left // 2, report
+    assert report.found == 0 and not report.errors and old.vectors.free_bytes() == 0
+    assert old.search(old.list_graphs()[0].id, "heron nests", k=1), "the store still answers after compacting"
+    with sqlite3.connect(legacy) as con:
+        assert con.execute("PRAGMA auto_vacuum").fetchone()[0] == 2, "converted: later deletes give space back themselves"
 
 
 def test_gc_waits_for_a_writer_and_reports_busy(settings: Settings) -> None:

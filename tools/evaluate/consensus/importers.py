@@ -68,7 +68,7 @@ from .parsers import browsergym_steps, name_hint, parse_abp, parse_browsergym, p
 from .reports import ImportLog, ImportOptions, Unknown
 
 __all__ = [
-    "Unknown", "load_ours", "load_online_mind2web", "load_result_folders", "load_browsergym", "load_labels", "load_jsonl",
+    "Unknown", "load_ours", "run_outcome", "load_online_mind2web", "load_result_folders", "load_browsergym", "load_labels", "load_jsonl",
     "action_from_object", "importers", "importer", "Importer", "Parse",
 ]  # fmt: skip
 
@@ -118,8 +118,42 @@ def _free_text(text: str) -> CanonicalAction | None:
     return canonicalize_text(text)
 
 
+def run_outcome(path: Path, runs: dict[Path, dict[tuple[str, str], bool]] | None = None) -> bool | None:
+    """The outcome a Taskloom run recorded for the episode whose trajectory is ``path``, or None.
+
+    A run keeps each episode's trajectory at ``runs/{run}/episodes/{task}/{agent}/{episode}/trajectory.jsonl``
+    and its verdict in ``runs/{run}/results.jsonl`` (document answers are scored there, not
+    in the trajectory). ``runs`` caches each run's verdicts by (task, agent); the last line wins.
+    """
+    folders = Path(path).resolve().parents
+    if len(folders) < 5 or folders[3].name != "episodes":
+        return None
+    run, task, agent = folders[4], folders[2].name, folders[1].name
+    if runs is None or run not in runs:
+        verdicts: dict[tuple[str, str], bool] = {}
+        try:
+            lines = (run / "results.jsonl").read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError):
+            lines = []
+        for line in lines:
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError:
+                continue  # a torn last line (the run was killed mid-write)
+            if isinstance(row, dict) and isinstance(row.get("success"), bool):
+                verdicts[(str(row.get("task_id")), str(row.get("agent")))] = row["success"]
+        if runs is None:
+            return verdicts.get((task, agent))
+        runs[run] = verdicts
+    return runs[run].get((task, agent))
+
+
 def load_ours(paths: Path | Iterable[Path], *, unknown: Unknown = "skip", log: ImportLog | None = None) -> list[AgentTrajectory]:
-    """Our trajectory files: a ``trajectory.jsonl``, a folder searched recursively for them, or several of either."""
+    """Our trajectory files: a ``trajectory.jsonl``, a folder searched recursively for them, or several of either.
+
+    An episode closed without a verdict of its own (a document task, scored by its run) takes
+    the verdict its run recorded (:func:`run_outcome`); only one without either is an unknown outcome.
+    """
     log = _log(log, unknown)
     items = [paths] if isinstance(paths, Path) else list(paths)
     files: list[Path] = []
@@ -131,13 +165,15 @@ def load_ours(paths: Path | Iterable[Path], *, unknown: Unknown = "skip", log: I
         else:
             raise NotFoundError(f"{p} does not exist; pass a trajectory.jsonl file or a folder containing some.")
     out = []
+    runs: dict[Path, dict[tuple[str, str], bool]] = {}
     for f in files:
         try:
             traj = load_trajectory(f)
         except InputError as exc:
             log.skip(str(f), f"unreadable: {exc}")
             continue
-        raw = None if traj.closed is None or traj.closed.success is None else ("success" if traj.closed.success else "failure")
+        verdict = traj.closed.success if traj.closed is not None and traj.closed.success is not None else run_outcome(f, runs)
+        raw = None if verdict is None else ("success" if verdict else "failure")
         success, status = log.outcome(raw, str(f))
         if success is not None:
             out.append(from_trajectory(traj, success=success).model_copy(update={"status": status}))

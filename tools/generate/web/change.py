@@ -17,6 +17,8 @@ Two sources, both read from what the crawl observed, never from a site's names:
   only when submitting changes what the main content says (a new line, not naming a typed
   or chosen value) or the URL's query. ``quality["change"]["validates"]`` records whether
   an invalid value (a too-short number) leaves the criterion unmet.
+- **Create forms** (:mod:`.create`). A form that creates a record in an application:
+  goals to add one with given field values, checked on the application's own export.
 - **Query consoles** (:mod:`.query`). A form the site pre-fills with a statement selecting
   a whole table: goals to show exactly the records meeting some conditions, checked on the
   records the page then shows.
@@ -39,6 +41,7 @@ from ...errors import TaskloomError
 from ...graph.model import KnowledgeGraph, Node
 from ...tasks.model import Difficulty, GoldStep, Provenance, SuccessCriterion, Task
 from ..registry import Candidates, GenerationRequest, generator
+from .create import create_forms, create_tasks, read_exports
 from .phrasing import field_phrase
 from .query import query_consoles, query_tasks
 
@@ -438,6 +441,12 @@ def _field_words(plan: FormPlan, values: dict[str, str]) -> tuple[str, str]:
     return " ".join(parts), choice
 
 
+def _home_url(kg: KnowledgeGraph) -> str:
+    """The crawl's shallowest page (not an app state): where a goal starts."""
+    pages = [n for n in kg.nodes("page") if not n.attrs.get("state")]
+    return str(min(pages, key=lambda n: (int(n.attrs.get("depth") or 0), str(n.attrs["url"]))).attrs["url"]) if pages else ""
+
+
 async def form_tasks(kg: KnowledgeGraph, seed: int, count: int, pool: BrowserPool, report: dict[str, Any]) -> list[Task]:
     """Up to ``count`` form goals, each probed (see :func:`probe_form`)."""
     tasks: list[Task] = []
@@ -480,6 +489,10 @@ async def web_change(request: GenerationRequest) -> Candidates:
         tasks += list_tasks(kg, app, seed, max(count, 3))
     plans = form_plans(kg)
     consoles = query_consoles(kg)
+    if create_forms(kg):  # forms that create records in an application: checked on its exports after the episode
+        created, created_report = create_tasks(kg, await read_exports(kg, report), seed, max(3, count // 2), _home_url(kg), _task)
+        tasks += created
+        report.update(created_report)
     if plans or consoles:
         pool = BrowserPool(request.settings.chromium)
         try:

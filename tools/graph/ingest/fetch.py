@@ -1,10 +1,12 @@
 """Fetch a document given by http(s) URL into the workspace cache, so it can be ingested like a file.
 
-Redirects are followed by hand, at most :data:`MAX_REDIRECTS` hops, and each hop is
-checked: its scheme must be http or https, and it may change the origin only to the
-same host (e.g. http → https, another port of that host) or to a host the caller
-allows (``allowed_hosts``, subdomains included). So a public URL cannot bounce the
-fetch to ``127.0.0.1`` or another machine the user did not name. The whole fetch
+Redirects are followed by hand, at most :data:`MAX_REDIRECTS` hops, and each hop passes
+the same origin fence as a crawl (:class:`~taskloom.tools.security.origin.OriginFence`):
+its scheme must be http or https and its origin (scheme, host and port) that of the URL
+asked for, or one the caller allows (``allowed_hosts``: a host and its subdomains on the
+URL's scheme and port, or a full origin such as ``https://cdn.example.org``). So a URL
+cannot bounce the fetch to ``127.0.0.1``, to another port of its own host (another local
+service) or to a machine the user did not name. The whole fetch
 (connecting, every redirect, headers and body) runs against one deadline, so a
 server trickling a byte a second is cut off at ``timeout``; a body larger than
 ``max_bytes`` is refused as soon as it is announced or read.
@@ -24,6 +26,7 @@ from urllib.parse import urljoin, urlparse
 import httpx
 
 from ...errors import DocumentError, InputError
+from ...security.origin import OriginFence
 
 __all__ = ["is_url", "fetch_document", "MAX_REDIRECTS"]
 
@@ -67,27 +70,36 @@ def fetch_document(
     return target
 
 
-def redirect_allowed(current: str, target: str, allowed_hosts: Collection[str] = ()) -> str | None:
-    """Why a redirect from ``current`` to ``target`` is refused, or None when it may be followed.
+def redirect_allowed(start: str, target: str, allowed_hosts: Collection[str] = ()) -> str | None:
+    """Why a redirect of a fetch that began at ``start`` to ``target`` is refused, or None when it may be followed.
 
-    >>> redirect_allowed("http://example.org/a", "https://example.org/b") is None
+    >>> redirect_allowed("http://example.org/a", "http://example.org/b") is None
     True
     >>> redirect_allowed("https://example.org/a", "http://127.0.0.1:8000/secret")
-    'it leaves example.org for 127.0.0.1'
+    'it leaves https://example.org for http://127.0.0.1:8000'
+    >>> redirect_allowed("http://127.0.0.1:8000/a", "http://127.0.0.1:8001/secret")
+    'it leaves http://127.0.0.1:8000 for http://127.0.0.1:8001'
+    >>> redirect_allowed("http://example.org/a", "https://example.org/a")
+    'it leaves http://example.org for https://example.org'
     >>> redirect_allowed("https://example.org/a", "https://cdn.example.net/a", {"example.net"}) is None
     True
     >>> redirect_allowed("http://example.org/a", "file:///etc/passwd")
     "its scheme 'file' is not http or https"
     """
-    old, new = urlparse(current), urlparse(target)
+    new = urlparse(target)
     if new.scheme not in ("http", "https"):
         return f"its scheme {new.scheme!r} is not http or https"
-    host, to = (old.hostname or "").lower(), (new.hostname or "").lower()
-    if not to:
+    if not new.hostname:
         return "it has no host"
-    if to == host or any(to == h or to.endswith("." + h) for h in allowed_hosts):
+    fence = OriginFence.for_site(start, list(allowed_hosts), argument="allowed_hosts")
+    if fence.allows(target):
         return None
-    return f"it leaves {host} for {to}"
+    return f"it leaves {fence.describe()} for {_origin(target)}"
+
+
+def _origin(url: str) -> str:
+    parts = urlparse(url)
+    return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}"
 
 
 async def _fetch(url: str, max_bytes: int, allowed_hosts: set[str]) -> tuple[str, bytes, str]:
@@ -98,7 +110,7 @@ async def _fetch(url: str, max_bytes: int, allowed_hosts: set[str]) -> tuple[str
             async with client.stream("GET", current) as response:
                 if response.is_redirect:
                     target = urljoin(current, response.headers.get("location", ""))
-                    reason = redirect_allowed(current, target, allowed_hosts)
+                    reason = redirect_allowed(url, target, allowed_hosts)
                     if reason:
                         raise DocumentError(f"{url} redirects to {target}, which is refused: {reason}; fetch the final URL directly if you trust it")
                     current = target

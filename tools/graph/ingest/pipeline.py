@@ -1,7 +1,9 @@
 """Ingest one document: detect its format, parse (the :mod:`.registry` parser for it), build the graph, link, embed, store.
 
 The graph file is written last, after its vectors: a graph that is listed is
-complete, and an ingestion interrupted half-way is simply run again.
+complete, and an ingestion interrupted half-way is simply run again. Everything but
+those two writes (:func:`prepare_document`) needs no workspace lock, so concurrent
+ingests parse and embed side by side and take turns only to write (:func:`store_document`).
 """
 
 from __future__ import annotations
@@ -10,13 +12,14 @@ import hashlib
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import NamedTuple
 
 from pydantic import BaseModel, Field
 
 from ...errors import DocumentError, InputError, NotFoundError
 from ...llm.embedders import Embedder
 from ...settings import Settings
-from ..embedding import EmbedReport, embed_graph, type_counts
+from ..embedding import EmbedReport, GraphVectors, prepare_vectors, store_vectors, type_counts
 from ..model import GraphMeta, KnowledgeGraph, NodeType
 from ..store import GraphStore, make_graph_id
 from ..vectors import VectorStore
@@ -26,7 +29,7 @@ from .entities import link_entities
 from .links import link_citations, link_references
 from .registry import parsers
 
-__all__ = ["IngestReport", "build_document_graph", "ingest_document", "detect_format", "EMBEDDED_TYPES", "SIMILARITY_TYPES"]
+__all__ = ["IngestReport", "PreparedDocument", "build_document_graph", "prepare_document", "store_document", "ingest_document", "detect_format", "EMBEDDED_TYPES", "SIMILARITY_TYPES"]
 
 ProgressFn = Callable[[float, float, str], None]
 
@@ -124,38 +127,50 @@ def build_document_graph(
     return kg
 
 
-def ingest_document(
+class PreparedDocument(NamedTuple):
+    """A document's graph and vectors, built and embedded but not stored (see :func:`prepare_document`)."""
+
+    kg: KnowledgeGraph
+    vectors: GraphVectors
+    timings: dict[str, float]
+    embedding: EmbedReport
+
+
+def prepare_document(
     path: Path,
     settings: Settings,
-    store: GraphStore,
-    vectors: VectorStore,
     embedder: Embedder,
     name: str | None = None,
     progress: ProgressFn | None = None,
     origin: str | None = None,
-) -> IngestReport:
-    """Parse ``path`` into a knowledge graph, embed it, and store both.
+) -> PreparedDocument:
+    """Parse ``path``, build its graph and embed it: all the slow work, none of it written to the workspace.
 
-    The graph id is derived from the name and the file's content hash, so ingesting
-    the same file again replaces its graph instead of duplicating it. ``origin`` (a
-    URL the file was fetched from) is recorded as the graph's source.
+    ``origin`` (a URL the file was fetched from) is recorded as the graph's source.
     """
     timings: dict[str, float] = {}
     kg = build_document_graph(path, settings, name, progress, timings)
-    graph_id = kg.id
     if origin:
         kg.meta.sources = [origin]
     clock = time.perf_counter()
     embedding = EmbedReport()
-    embedded = embed_graph(kg, settings, vectors, embedder, EMBEDDED_TYPES, SIMILARITY_TYPES, progress, embedding)
+    prepared = prepare_vectors(kg, settings, embedder, EMBEDDED_TYPES, SIMILARITY_TYPES, progress, embedding)
     timings["embed"] = time.perf_counter() - clock
-    embedding.seconds = {k: round(v, 3) for k, v in embedding.seconds.items()}
+    return PreparedDocument(kg, prepared, timings, embedding)
 
+
+def store_document(prepared: PreparedDocument, store: GraphStore, vectors: VectorStore, embedder: Embedder) -> IngestReport:
+    """Write a prepared document's vectors, then its graph file (the part that needs the workspace lock)."""
+    kg, timings, embedding = prepared.kg, prepared.timings, prepared.embedding
+    clock = time.perf_counter()
+    embedded = store_vectors(kg, prepared.vectors, vectors, embedder, embedding)
     kg.meta.stats.update(embedded=embedded, nodes=len(kg), edges=kg.g.number_of_edges())
     store.save(kg)
+    timings["store"] = time.perf_counter() - clock
+    embedding.seconds = {k: round(v, 3) for k, v in embedding.seconds.items()}
     counts = type_counts(kg)
     return IngestReport(
-        graph_id=graph_id,
+        graph_id=kg.id,
         name=kg.meta.name,
         format=kg.meta.stats["format"],
         pages=kg.meta.stats["pages"],
@@ -167,3 +182,22 @@ def ingest_document(
         seconds={k: round(v, 3) for k, v in timings.items()},
         embedding=embedding,
     )
+
+
+def ingest_document(
+    path: Path,
+    settings: Settings,
+    store: GraphStore,
+    vectors: VectorStore,
+    embedder: Embedder,
+    name: str | None = None,
+    progress: ProgressFn | None = None,
+    origin: str | None = None,
+) -> IngestReport:
+    """Parse ``path`` into a knowledge graph, embed it, and store both (:func:`prepare_document`, then :func:`store_document`).
+
+    The graph id is derived from the name and the file's content hash, so ingesting
+    the same file again replaces its graph instead of duplicating it. ``origin`` (a
+    URL the file was fetched from) is recorded as the graph's source.
+    """
+    return store_document(prepare_document(path, settings, embedder, name, progress, origin), store, vectors, embedder)
