@@ -44,7 +44,14 @@ def import_lines(report: ImportReport) -> list[str]:
         + ", ".join(f"{k} {_pct(v, report.actions)}" for k, v in sorted(report.kinds.items(), key=lambda kv: -kv[1]))
         + f"); low confidence {report.low_confidence} (re-read by the LLM: {report.llm_refined}); no-action markers {report.no_action_markers}; with reference length {report.with_reference}",
     ]
+    lines.insert(1, f"runs per agent: {', '.join(f'{a} {n}' for a, n in report.runs_per_agent.items()) or '-'}; agent-task pairs with repeated runs: "
+                 f"{report.repeated}; verdicts from: {', '.join(f'{k} {v}' for k, v in report.verdict_sources.items()) or '-'}")
+    if report.layouts:
+        lines.insert(2, "layout: " + ", ".join(f"{k} ({v})" for k, v in report.layouts.items()))
+    lines.append(f"empty runs {report.empty_runs}; unparsed actions {report.unparsed} ({_pct(report.unparsed, report.actions)})")
+    lines += [f"  unparsed x{n}: {text}" for text, n in report.unparsed_examples]
     lines += [f"skipped {n} ({reason})" for reason, n in report.skip_reasons.items()]
+    lines += [f"note: {note}" for note in report.notes]
     return lines
 
 
@@ -56,7 +63,18 @@ def summary_lines(summary: SetSummary) -> list[str]:
         f"step inflation: median {summary.inflation.median}, p90 {summary.inflation.p90} over {summary.inflation.count} trajectories",
     ]
     lines += [f"  level {lvl}: median {d.median}, mean {d.mean} ({d.count})" for lvl, d in summary.inflation_by_level.items()]
-    lines += [f"  agent {a.agent}: {a.successes}/{a.trajectories} success, median inflation {a.inflation.median}" for a in summary.agents]
+    lines += [
+        f"  agent {a.agent}: {a.successes}/{a.trajectories} success over {a.tasks} tasks ({a.runs_per_task:g} runs each), "
+        f"pass@{max(a.pass_at_k, default=1)} {a.pass_at_k.get(max(a.pass_at_k, default=1), '-')}, pass^{max(a.pass_hat_k, default=1)} "
+        f"{a.pass_hat_k.get(max(a.pass_hat_k, default=1), '-')}, median inflation {a.inflation.median}"
+        for a in summary.agents
+    ]
+    lines.append(f"labelled steps (Fisher's exact test, p <= alpha): {summary.traps} traps ({summary.trap_findings} distinct, {summary.one_agent_traps} "
+                 f"from one agent only), {summary.critical} critical ({summary.critical_findings} distinct, {summary.one_agent_critical} from one agent only)")  # fmt: skip
+    for step in summary.labelled_steps[:5]:
+        who = ", ".join(f"{a} {ok}/{n}" for a, (n, ok) in step.attribution.items())
+        lines.append(f"  {step.edge_class} [{step.support}] {step.task_id}: {step.target} — {step.run_successes}/{step.runs} runs succeed vs "
+                     f"{step.success_without:.0%} of the others, p={step.p_value:.3g}; by agent: {who}")  # fmt: skip
     return lines
 
 
@@ -71,8 +89,9 @@ def import_set(
     agent: str | None = typer.Option(None, "--agent", help="Agent name for formats that do not name one."),
     llm: bool = typer.Option(False, "--llm", help="Ask the configured LLM about actions the format parser read with low confidence (cached)."),
     as_json: bool = typer.Option(False, "--json", help="Print the import report as JSON."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Show what would be imported (runs, layout, actions, skips) without storing the set."),
 ) -> None:
-    """Import agent logs into a named set; prints what was imported and skipped (with reasons)."""
+    """Import agent logs into a named set; prints what was imported and skipped (with reasons). Exits 1 when no run is imported."""
     service = _service()
     allowed = roots(settings())
     checked = [run(allowed.readable, str(p), "path") for p in paths]
@@ -82,14 +101,18 @@ def import_set(
         labels=None if labels is None else run(allowed.readable_file, labels, "--labels"),
     )  # fmt: skip
     result = run(service.import_trajectories, source, checked, options)
-    if llm:
+    if llm and not dry_run:
         result = run(anyio.run, service.refine_with_llm, result)
-    folder = run(service.save_set, set_id, [result])
+    folder = None if dry_run or not result.report.imported else run(service.save_set, set_id, [result])
     if as_json:
         echo_json(result.report)
-        return
-    typer.echo("\n".join(import_lines(result.report)))
-    typer.echo(f"stored: {folder}; next: taskloom consensus build --set {set_id}")
+    else:
+        typer.echo("\n".join(import_lines(result.report)))
+    if not result.report.imported:
+        typer.echo(f"0 runs imported from {', '.join(map(str, paths))}; nothing stored", err=True)
+        raise typer.Exit(1)
+    if not as_json:
+        typer.echo(f"dry run: nothing stored (set {set_id} would hold {result.report.imported} runs)" if folder is None else f"stored: {folder}; next: taskloom consensus build --set {set_id}")
 
 
 @app.command("build")

@@ -21,7 +21,7 @@ from .consensus.model import AgentTrajectory, ConsensusGraph, Thresholds
 from .consensus.canonicalize import canonicalize_llm
 from .consensus.model import ACTION_KINDS
 from .consensus.reports import LOW_CONFIDENCE, ImportLog, ImportOptions, ImportReport, ImportResult
-from .consensus.sets import SetSummary, load_imports, load_set, save_set, summarize_set
+from .consensus.sets import SetSummary, load_imports, load_set, number_runs, save_set, summarize_set
 from .episode import evaluate_episode, judge_episode
 from .judge import AnswerJudgement, judge_answer
 from .metrics import answer_scores, answer_success
@@ -153,7 +153,7 @@ class EvaluationService:
             if not Path(path).exists():
                 raise NotFoundError(f"no such file or folder {path}; check the path")
             found += load(Path(path), log)
-        return log.result(str(source), [Path(p) for p in paths], found)
+        return log.result(str(source), [Path(p) for p in paths], number_runs(found))
 
     async def refine_with_llm(self, result: ImportResult, min_confidence: float = LOW_CONFIDENCE) -> ImportResult:
         """Ask the configured LLM about the import's low-confidence actions (free text it could not parse well).
@@ -222,13 +222,8 @@ class EvaluationService:
         return set_id
 
     def save_set(self, set_id: str, results: list[ImportResult]) -> Path:
-        """Store imported trajectories as the set ``set_id`` (replacing it); ids must be unique across the imports."""
-        trajectories = [t for r in results for t in r.trajectories]
-        seen: set[tuple[str, str]] = set()
-        for t in trajectories:
-            if (t.agent, t.id) in seen:
-                raise InputError(f"trajectory {t.id!r} of agent {t.agent!r} is imported twice; import each source once")
-            seen.add((t.agent, t.id))
+        """Store imported trajectories as the set ``set_id`` (replacing it); repeated runs are numbered (:func:`number_runs`)."""
+        trajectories = number_runs([t for r in results for t in r.trajectories])
         return save_set(self.workspace.runs, self._set_id(set_id), trajectories, [r.report for r in results])
 
     def build_set(

@@ -61,25 +61,65 @@ def test_nodes_and_edges_are_counted(graph: ConsensusGraph) -> None:
     assert g.summary.action_nodes == 6 and g.summary.action_edges == 6 and g.summary.complexity == pytest.approx(3.6)
 
 
-def test_traps_critical_bottleneck(graph: ConsensusGraph) -> None:
-    g = graph
+def twice() -> list[AgentTrajectory]:
+    """The library with every run repeated (ids kept apart): 8 successes, 6 Advanced-search failures, 6 scroll failures."""
+    return library() + [t.model_copy(update={"id": t.id + "b", "run": 1}) for t in library()]
+
+
+def test_traps_critical_bottleneck() -> None:
+    g = build_consensus(twice())
     cls = {(e.source, e.target): e.edge_class for e in g.edges}
     nav, q, sub, res, adv, scr = (nid(g, t) for t in (NAV, QUERY, SUBMIT, RESULT, ADVANCED, SCROLL))
-    assert cls[(nav, adv)] == "trap"  # everyone who clicks Advanced search fails
+    assert cls[(nav, adv)] == "trap"  # everyone who clicks Advanced search fails: 0/6 against 8/14, p = 0.042
     assert cls[(adv, scr)] == "trap" and cls[(q, scr)] == "trap"
     assert cls[(q, sub)] == "critical" and cls[(sub, res)] == "critical"  # every success passes here, never a failure
     assert cls[(nav, q)] == "bottleneck" and cls[("start", nav)] == "bottleneck"  # everyone's traffic, mixed success
     assert cls[(res, "success")] == "normal" and cls[(scr, "failure")] == "normal"  # terminal edges are never classified
     assert g.summary.edge_classes == {"trap": 3, "critical": 2, "bottleneck": 2, "normal": 2}
+    trap = g.edge(nav, adv)
+    assert (trap.runs, trap.run_successes, trap.success_without) == (6, 0, pytest.approx(8 / 14))
+    assert trap.p_value == pytest.approx(0.0419, abs=1e-4)
+    assert trap.support == "one agent" and trap.attribution == {"a": (6, 0)}  # only agent a clicks Advanced search
+    crit = g.edge(q, sub)
+    assert crit.support == "agents" and crit.attribution == {"a": (4, 4), "b": (4, 4)} and crit.p_value is not None and crit.p_value < 1e-4
+    assert g.edge(nav, q).p_value == pytest.approx(0.0419, abs=1e-4) and g.edge("start", nav).p_value is None  # every run starts there
+    # Advanced search → Scroll is taken by exactly the runs that clicked Advanced search: the same finding, pointed at the first
+    assert g.edge(adv, scr).same_runs_as == f"{nav}->{adv}" and trap.same_runs_as is None and g.edge(q, scr).same_runs_as is None
+    assert g.edge(sub, res).same_runs_as == f"{q}->{sub}" and crit.same_runs_as is None
+
+
+def test_labels_need_runs_and_a_difference_from_the_base_rate(graph: ConsensusGraph) -> None:
+    # 10 runs: 0 of the 3 Advanced-search runs succeed against 4 of the other 7: p = 0.2, too little evidence for a trap
+    g = graph
+    e = g.edge(nid(g, NAV), nid(g, ADVANCED))
+    assert (e.runs, e.p_value, e.edge_class) == (3, pytest.approx(0.2), "normal")
+    assert g.summary.edge_classes["trap"] == 0
+    # a hard task (1 success in 12) where the correct route succeeds 1 time in 10: no trap, whatever its low success rate
+    right = [traj(i, [NAV, QUERY, SUBMIT], i == 0, "a" if i % 2 else "b") for i in range(10)]
+    lost = [traj(20 + i, [NAV, ADVANCED], False, "c") for i in range(2)]
+    hard = build_consensus(right + lost)
+    assert hard.summary.edge_classes["trap"] == 0 and hard.edge(nid(hard, QUERY), nid(hard, SUBMIT)).success_rate == 0.1
+    # one looping run traverses an edge many times but is one run: no trap from it
+    loop = [traj(0, [NAV, ADVANCED, SCROLL, ADVANCED, SCROLL, ADVANCED, SCROLL], False)] + [traj(i, [NAV, QUERY, SUBMIT], True) for i in range(1, 6)]
+    looped = build_consensus(loop)
+    e = looped.edge(nid(looped, ADVANCED), nid(looped, SCROLL))
+    assert (e.count, e.runs, e.edge_class) == (3, 1, "normal")
 
 
 def test_thresholds_are_configurable() -> None:
-    strict = build_consensus(library(), thresholds=Thresholds(min_count=4, critical_min_coverage=1.0))
+    strict = build_consensus(twice(), thresholds=Thresholds(min_runs=7, critical_min_coverage=1.0))
     cls = {(strict.node(e.source).label, strict.node(e.target).label): e.edge_class for e in strict.edges}
-    assert cls[("navigate(url='https://lib.example/')", "click(text='Advanced search', element='link')")] == "normal"  # only 3 traversals
+    assert cls[("navigate(url='https://lib.example/')", "click(text='Advanced search', element='link')")] == "normal"  # only 6 runs
     assert cls[("type(text='dune', element='Search')", "click(text='Submit', element='button')")] == "critical"
-    rare = build_consensus(library(), thresholds=Thresholds(trap_min_coverage=0.5))
-    assert rare.summary.edge_classes["trap"] == 0  # each trap edge is used by 3 of 10 trajectories
+    assert build_consensus(twice(), thresholds=Thresholds(trap_min_coverage=0.5)).summary.edge_classes["trap"] == 0  # 6 of 20 runs each
+    assert build_consensus(twice(), thresholds=Thresholds(alpha=0.01)).summary.edge_classes["trap"] == 0  # p = 0.042
+
+
+def test_pass_at_k_per_agent(graph: ConsensusGraph) -> None:
+    a = next(p for p in graph.agents if p.agent == "a")  # agent a: 2 successes in 5 runs
+    assert (a.trajectories, a.successes) == (5, 2)
+    assert a.pass_at_k[1] == 0.4 and a.pass_at_k[4] == 1.0 and a.pass_at_k[2] == pytest.approx(0.7)
+    assert a.pass_hat_k[1] == 0.4 and a.pass_hat_k[2] == pytest.approx(0.1) and a.pass_hat_k[3] == 0.0
 
 
 def test_reward_values_by_hand(graph: ConsensusGraph) -> None:
@@ -125,7 +165,9 @@ def test_necessity_and_agent_profiles(graph: ConsensusGraph) -> None:
     }  # fmt: skip
     a, b = g.agents
     assert (a.agent, a.trajectories, a.successes, a.success_rate) == ("a", 5, 2, 0.4)
-    assert (a.trap_hits, a.trajectories_with_traps, b.trap_hits, b.trajectories_with_traps) == (6, 3, 3, 3)
+    assert (a.trap_hits, b.trap_hits) == (0, 0)  # 10 runs: no edge is a significant trap
+    big = {p.agent: p for p in build_consensus(twice()).agents}
+    assert (big['a'].trap_hits, big['a'].trajectories_with_traps, big['b'].trap_hits, big['b'].trajectories_with_traps) == (12, 6, 6, 6)
     assert a.mean_steps == pytest.approx(17 / 5)
     assert a.necessity_rate == pytest.approx(11 / 17) and b.necessity_rate == pytest.approx(14 / 17)
     assert a.mean_step_inflation == pytest.approx((1 + 1 + 0.75 * 3) / 5)

@@ -79,9 +79,9 @@ def test_insta_jsonl_objects() -> None:
         "navigate(url='https://www.example.org')",
         "click(text='Recipes', element='link')",
         "type(text='lentil soup', element='searchbox')",
-        "other(text='Answer: three lentil soup recipes')",  # 'stop' is no browser action: its description is canonicalised
+        "answer(text='three lentil soup recipes')",  # 'stop' is no browser action: its description is canonicalised, an answer
     ]
-    assert ok.actions[1].confidence == 0.9 and ok.actions[3].confidence == 0.1
+    assert ok.actions[1].confidence == 0.9 and ok.actions[3].confidence == 0.9
     assert failed.success is False  # "label": 0
     assert [a.text for a in failed.actions] == ["click(text='Sign in', element='button')", "select(option='Vegan', element='Diet')"]
     assert failed.actions[0].necessary is False and failed.actions[1].necessary is None

@@ -9,6 +9,7 @@ from networkx.utils import UnionFind
 
 from taskloom.tools.evaluate.consensus import (
     AgentTrajectory,
+    CanonicalAction,
     block_key,
     build_consensus,
     canonicalize_text,
@@ -154,3 +155,21 @@ def test_shuffled_input_gives_an_identical_graph(cross_step: bool) -> None:
         shuffled = trajs[:]
         rng.shuffle(shuffled)
         assert build_consensus(shuffled, cross_step=cross_step).model_dump_json() == reference
+
+
+def test_field_merging_by_what_the_element_is() -> None:
+    def act(name: str, page: str | None = None, **fields: object) -> CanonicalAction:
+        return make_action(name, dict(fields), confidence=1.0, source="t", url=page)
+
+    runs = [
+        [act("navigate", url="https://food.example:443/recipes/?b=2&a=1"), act("click", text="Creamy Pasta (1,234)", element="link"),
+         act("click", element="image", page="https://food.example/recipes/1"), act("click", text="25", element="gridcell", page="https://cal.example/july")],
+        [act("navigate", url="https://food.example/recipes?a=1&b=2"), act("click", text="Creamy pasta 1,301 ratings", element="link"),
+         act("click", element="image", page="https://food.example/recipes/2"), act("click", text="25", element="gridcell", page="https://cal.example/october")],
+    ]  # fmt: skip
+    graph = build_consensus([AgentTrajectory(id=str(i), agent="a", success=True, actions=a) for i, a in enumerate(runs)])
+    node = {v: n for n in graph.nodes for v in n.variants}
+    assert node["navigate(url='https://food.example:443/recipes/?b=2&a=1')"].visits == 2  # default port, trailing slash, query order
+    assert node["click(text='Creamy Pasta (1,234)', element='link')"].visits == 2  # rating counts are not the link's name
+    assert node["click(element='image')"].visits == 1 and len([n for n in graph.nodes if "click(element='image')" in n.variants]) == 2  # unnamed: per page
+    assert len([n for n in graph.nodes if "click(text='25', element='gridcell')" in n.variants]) == 2  # day 25 of July is not of October

@@ -82,13 +82,16 @@ def test_agentrewardbench_agents_share_nodes_on_most_tasks(service: EvaluationSe
     s = built.summary
     assert s.tasks == 94 and s.tasks_with_several_agents >= 80
     assert s.tasks_with_shared_nodes / s.tasks_with_several_agents > 0.8
-    assert s.shared_traps and all(len(t.agents) >= 2 for t in s.shared_traps)
+    # at most 4 runs per task (one per agent): no step's success rate can differ significantly from the others' (Fisher p ≥ 0.33)
+    assert max(r.trajectories for r in s.task_index) <= 4 and s.shared_traps == [] and s.traps == 0
     assert s.separating_steps and s.separating_steps[0].gap > 0
     graphs = service.set_graphs("arb")[1]
     post = next(g for g in graphs if g.task_id == "webarena.629")  # "Create a discussion post …": three agents start on "Submit"
     submit = next(n for n in post.nodes if "click(id='62')" in n.variants)
     assert submit.label == "click(id='62')  “Submit”" and submit.hint is not None and submit.hint.startswith("Submit (")
-    assert len(submit.agents) == 3 and post.edge("start", submit.id).edge_class == "trap"
+    start = post.edge("start", submit.id)
+    assert len(submit.agents) == 3 and start.runs == 3 and start.run_successes == 0 and start.edge_class == "normal"
+    assert start.p_value is not None and start.p_value > 0.05 and sorted(start.attribution) == submit.agents  # 0 of 3 against 1 of 1: p = 0.25
     no_success = [g for g in graphs if g.summary.successes == 0 and g.summary.trajectories >= 2]
     assert no_success and all(g.summary.edge_classes["trap"] == 0 and "traps" in g.not_computable for g in no_success)
 
@@ -148,6 +151,7 @@ def test_cli_imports_builds_and_reports_a_set(tmp_path: Path) -> None:
     imported = _cli("import", "abp", str(ABP), "--set", "abp", "--tasks", str(TASKS), workspace=tmp_path)
     assert imported.returncode == 0, imported.stderr
     assert "300 found, 300 imported, 0 skipped" in imported.stdout and "263 success, 37 failure" in imported.stdout
+    assert "layout: <root>/<task>/result.json (300)" in imported.stdout and "runs per agent: abp 300" in imported.stdout
     built = _cli("build", "--set", "abp", workspace=tmp_path)
     assert built.returncode == 0, built.stderr
     assert "300 tasks, 300 trajectories" in built.stdout and "level hard" in built.stdout
@@ -158,3 +162,6 @@ def test_cli_imports_builds_and_reports_a_set(tmp_path: Path) -> None:
     assert "not computable: 1 run" in html
     missing = _cli("build", "--set", "nobody", workspace=tmp_path)
     assert missing.returncode != 0 and "no imported set 'nobody'" in (missing.stderr + missing.stdout)
+    wrong = _cli("import", "mind2web", str(ARB), "--set", "arb", "--dry-run", workspace=tmp_path)  # BrowserGym files, not result folders
+    assert wrong.returncode != 0 and "0 runs found" in wrong.stderr + wrong.stdout and "expected <root>/<task>/result.json" in wrong.stderr + wrong.stdout
+    assert not (tmp_path / "runs" / "arb").exists()

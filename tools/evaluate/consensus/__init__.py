@@ -1,22 +1,24 @@
 """Consensus graphs (WebGraphEval): import logs, canonicalise into typed actions, merge, analyse, summarise sets.
 
 >>> from taskloom.tools.evaluate.consensus import AgentTrajectory, build_consensus, canonicalize_text
->>> runs = [AgentTrajectory(id=str(i), agent="a", success=i < 2, actions=[canonicalize_text("Go to example.org"),
-...         canonicalize_text("click the 'Buy' button" if i < 2 else "click the 'Help' link")]) for i in range(4)]
+>>> runs = [AgentTrajectory(id=str(i), agent="a", run=i, success=i < 4, actions=[canonicalize_text("Go to example.org"),
+...         canonicalize_text("click the 'Buy' button" if i < 4 else "click the 'Help' link")]) for i in range(8)]
 >>> graph = build_consensus(runs)
->>> graph.edge(graph.node_of("navigate(url='example.org')").id, graph.node_of("click(text='Help', element='link')").id).edge_class
-'trap'
+>>> help = graph.edge(graph.node_of("navigate(url='example.org')").id, graph.node_of("click(text='Help', element='link')").id)
+>>> help.edge_class, round(help.p_value, 4), help.support, help.attribution
+('trap', 0.0286, 'one agent', {'a': (4, 0)})
 """
 
 from __future__ import annotations
 
-from .analyze import build_consensus, classify_edge, entropy, group_by_task, propagate_values
+from .analyze import build_consensus, classify_edge, compare_runs, entropy, group_by_task, propagate_values
 from .canonicalize import OBSERVATIONS, LLMConversion, canonicalize_llm, canonicalize_text, from_trajectory, make_action, parse_canonical
 from .fields import normalize_url
 from .importers import action_from_object, load_browsergym, load_jsonl, load_labels, load_online_mind2web, load_ours, load_result_folders
 from .merge import MergeResult, block_key, levenshtein, max_distance, merge_actions, merge_fields, naive_merge, similarity, sorted_groups
 from .parsers import browsergym_history, parse_abp, parse_browsergym, parse_code
 from .reports import ImportLog, ImportOptions, ImportReport, ImportResult
+from .stats import fisher_exact, pass_at_k, pass_hat_k
 from .model import (
     CONSENSUS_VERSION,
     ActionTarget,
@@ -61,6 +63,10 @@ __all__ = [
     "GraphSummary",
     "build_consensus",
     "classify_edge",
+    "compare_runs",
+    "fisher_exact",
+    "pass_at_k",
+    "pass_hat_k",
     "propagate_values",
     "entropy",
     "group_by_task",

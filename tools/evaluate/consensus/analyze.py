@@ -10,7 +10,9 @@ Choices where the paper leaves details open (all parameters live in :class:`Thre
   value moves more than ``value_tolerance`` (or ``value_max_iterations`` sweeps). On a DAG whose
   edges go forward in mean step one sweep is exact (the second confirms it). An edge's value is
   ``γ · V(target)``.
-* **Edge classes**: see :class:`Thresholds` (trap → critical → bottleneck → normal).
+* **Edge classes**: see :class:`Thresholds` (trap → critical → bottleneck → normal). Trap and
+  critical compare the runs taking an edge with the task's other runs by Fisher's exact test
+  (:mod:`.stats`), so a step is not a trap merely because the whole task is hard.
 * **Node importance** = the unweighted mean success rate over the node's distinct in- and
   out-edges × the fraction of trajectories visiting the node. Virtual nodes get 0.
 * **Path optimality.** The reference is the shortest successful trajectory with at least
@@ -38,6 +40,7 @@ from typing import Literal
 from ...errors import InputError
 from .fields import DEFAULT_PIXEL_TOLERANCE
 from .merge import MergeResult, merge_actions, merge_fields
+from .stats import fisher_exact, pass_at_k, pass_hat_k
 from .model import (
     FAILURE,
     START,
@@ -55,7 +58,7 @@ from .model import (
     TrajectoryReport,
 )
 
-__all__ = ["build_consensus", "propagate_values", "classify_edge", "entropy", "group_by_task", "MergeMode"]
+__all__ = ["build_consensus", "propagate_values", "classify_edge", "compare_runs", "entropy", "group_by_task", "MergeMode"]
 
 Path = list[str]
 MergeMode = Literal["fields", "string"]
@@ -121,17 +124,56 @@ def propagate_values(
     return value, sweeps
 
 
+def compare_runs(edge: ConsensusEdge, runs: int, successes: int, t: Thresholds) -> None:
+    """Fill ``success_without`` and ``p_value`` of an edge of a task with ``runs`` runs, ``successes`` of them successful.
+
+    Only edges that could be labelled are tested (enough runs, not into a terminal, some runs without them).
+    """
+    without = runs - edge.runs
+    if without <= 0 or edge.target in (SUCCESS, FAILURE):
+        return
+    ok_without = successes - edge.run_successes
+    edge.success_without = ok_without / without
+    if edge.runs >= t.min_runs and edge.count >= t.min_count:
+        edge.p_value = fisher_exact(edge.run_successes, edge.runs - edge.run_successes, ok_without, without - ok_without)
+
+
 def classify_edge(edge: ConsensusEdge, t: Thresholds) -> EdgeClass:
-    """The class of one edge under ``t`` (see :class:`Thresholds`)."""
+    """The class of one edge under ``t`` (see :class:`Thresholds`); trap and critical need :func:`compare_runs` first."""
     if edge.target in (SUCCESS, FAILURE) or edge.count < t.min_count:
         return "normal"
-    if edge.success_rate <= t.trap_max_success and edge.coverage >= t.trap_min_coverage:
+    rate = edge.run_successes / edge.runs if edge.runs else edge.success_rate
+    significant = edge.runs >= t.min_runs and edge.p_value is not None and edge.p_value <= t.alpha and edge.success_without is not None
+    if significant and edge.success_without is not None and rate < edge.success_without and rate <= t.trap_max_success and edge.coverage >= t.trap_min_coverage:
         return "trap"
-    if edge.success_rate >= t.critical_min_success and edge.success_coverage >= t.critical_min_coverage:
+    if (
+        significant and edge.success_without is not None and rate > edge.success_without and rate >= t.critical_min_success
+        and edge.success_coverage >= t.critical_min_coverage
+    ):  # fmt: skip
         return "critical"
     if edge.coverage >= t.bottleneck_min_coverage and t.trap_max_success < edge.success_rate < t.critical_min_success:
         return "bottleneck"
     return "normal"
+
+
+def _same_runs(edges: dict[tuple[str, str], ConsensusEdge], paths: list[Path], nodes: dict[str, ConsensusNode]) -> None:
+    """Point each trap or critical edge taken by exactly the runs of an earlier one of its class (lower mean step) at that edge."""
+    labelled = {k for k, e in edges.items() if e.edge_class in ("trap", "critical")}
+    if len(labelled) < 2:
+        return
+    runs: dict[tuple[str, str], set[int]] = defaultdict(set)
+    for i, path in enumerate(paths):
+        for pair in zip(path, path[1:]):
+            if pair in labelled:
+                runs[pair].add(i)
+    first: dict[tuple[str, frozenset[int]], tuple[str, str]] = {}
+    step = {n: node.mean_step for n, node in nodes.items()}
+    for key in sorted(labelled, key=lambda k: (step.get(k[0], -1.0), step.get(k[1], math.inf), k)):
+        group = (edges[key].edge_class, frozenset(runs[key]))
+        if group in first:
+            edges[key].same_runs_as = "->".join(first[group])
+        else:
+            first[group] = key
 
 
 def _ratio(a: float, b: float) -> float:
@@ -216,10 +258,15 @@ def _edges(trajs: Sequence[AgentTrajectory], paths: list[Path]) -> dict[tuple[st
     cover: Counter[tuple[str, str]] = Counter()
     cover_ok: Counter[tuple[str, str]] = Counter()
     agents: dict[tuple[str, str], set[str]] = defaultdict(set)
+    attribution: dict[tuple[str, str], dict[str, list[int]]] = defaultdict(dict)
     for traj, path in zip(trajs, paths):
         pairs = list(zip(path, path[1:]))
         for pair in pairs:
             agents[pair].add(traj.agent)
+        for pair in set(pairs):
+            mine = attribution[pair].setdefault(traj.agent, [0, 0])
+            mine[0] += 1
+            mine[1] += traj.success
         count.update(pairs)
         if traj.success:
             succ.update(pairs)
@@ -230,6 +277,8 @@ def _edges(trajs: Sequence[AgentTrajectory], paths: list[Path]) -> dict[tuple[st
         (s, d): ConsensusEdge.model_construct(  # built from counts: nothing to validate, and graphs hold many edges
             source=s, target=d, count=c, successes=succ[(s, d)], failures=c - succ[(s, d)], success_rate=succ[(s, d)] / c,
             weight=c / total, coverage=cover[(s, d)] / n, success_coverage=_ratio(cover_ok[(s, d)], n_ok), agents=sorted(agents[(s, d)]),
+            runs=cover[(s, d)], run_successes=cover_ok[(s, d)], success_without=None, p_value=None, support=None, value=0.0, edge_class="normal",
+            attribution={a: (r, ok) for a, (r, ok) in sorted(attribution[(s, d)].items())}, same_runs_as=None,
         )  # fmt: skip
         for (s, d), c in sorted(count.items())
     }
@@ -279,6 +328,12 @@ def _strategies(trajs: Sequence[AgentTrajectory], paths: list[Path], nodes: dict
     return stats, per_agent
 
 
+def _pass(runs: int, wins: int) -> tuple[dict[int, float], dict[int, float]]:
+    """pass@k and pass^k for k = 1 … runs (rounded to 4 places)."""
+    ks = range(1, runs + 1)
+    return {k: round(pass_at_k(runs, wins, k), 4) for k in ks}, {k: round(pass_hat_k(runs, wins, k), 4) for k in ks}
+
+
 def _profiles(reports: list[TrajectoryReport], per_agent: dict[str, Counter[tuple[str, ...]]]) -> list[AgentProfile]:
     by_agent: dict[str, list[TrajectoryReport]] = defaultdict(list)
     for r in reports:
@@ -288,12 +343,14 @@ def _profiles(reports: list[TrajectoryReport], per_agent: dict[str, Counter[tupl
         rs = by_agent[agent]
         steps = sum(r.steps for r in rs)
         necessary = math.fsum((r.necessary_fraction or 0.0) * r.steps for r in rs)
+        at_k, hat_k = _pass(len(rs), sum(r.success for r in rs))
         out.append(
             AgentProfile(
                 agent=agent, trajectories=len(rs), successes=sum(r.success for r in rs), success_rate=sum(r.success for r in rs) / len(rs),
                 mean_steps=steps / len(rs), mean_step_inflation=_mean([r.step_inflation for r in rs]), trap_hits=sum(r.trap_hits for r in rs),
                 trajectories_with_traps=sum(r.trap_hits > 0 for r in rs), necessity_rate=necessary / steps if steps else None,
                 strategies=len(per_agent.get(agent, {})), strategy_entropy=entropy(list(per_agent.get(agent, Counter()).values())),
+                pass_at_k=at_k, pass_hat_k=hat_k,
             )
         )  # fmt: skip
     return out
@@ -381,14 +438,18 @@ def _build(trajectories: Sequence[AgentTrajectory], theta: float, t: Thresholds,
         successors[s].append((d, e.count))
     order = sorted(nodes, key=lambda n: (-nodes[n].mean_step, n)) + [START]
     values, sweeps = propagate_values(successors, order, t.gamma, t.value_tolerance, t.value_max_iterations)
-    no_success = not single and not any(x.success for x in trajectories)
-    if no_success:
-        missing["traps"] = f"not computable: none of the {n_traj} runs succeeded, so no step is avoided by successful runs"
+    wins = sum(x.success for x in trajectories)
+    if not single and wins in (0, n_traj):
+        what = "none" if wins == 0 else "all"
+        missing["traps"] = f"not computable: {what} of the {n_traj} runs succeeded, so no step's success rate differs from the others'"
     for e in edges.values():
         e.value = t.gamma * values[e.target]
-        e.edge_class = "normal" if single else classify_edge(e, t)
-        if no_success and e.edge_class == "trap":
-            e.edge_class = "normal"
+        if not single:
+            compare_runs(e, n_traj, wins, t)
+            e.edge_class = classify_edge(e, t)
+        if e.edge_class in ("trap", "critical"):
+            e.support = "agents" if len(e.agents) >= t.min_agents else "one agent"
+    _same_runs(edges, paths, nodes)
 
     incident: dict[str, list[float]] = defaultdict(list)
     for (s, d), e in edges.items():

@@ -198,7 +198,23 @@ def from_trajectory(trajectory: Trajectory, success: bool | None = None, agent: 
 
 # -- free-text rules ---------------------------------------------------------------------
 
-_MIND2WEB = re.compile(r"^\s*[\[<](?P<tag>[^\]>]*)[\]>]\s*(?P<text>.*?)\s*->\s*(?P<op>[A-Za-z_ ]+?)\s*(?::\s*(?P<value>.*?))?\s*$")
+_MIND2WEB = re.compile(r"^\s*(?:[\[<](?P<tag>[^\]>]*)[\]>])?\s*(?P<text>.*?)\s*->\s*(?P<op>[A-Za-z][A-Za-z_ ]*?)\s*(?::\s*(?P<value>.*?))?\s*$", re.S)
+#: Mind2Web-style operations (``[tag] text -> OP: value``, or tagless ``-> OP: value``) by the canonical action they are.
+_OPS = {
+    **dict.fromkeys(("CLICK", "TAP", "LEFT_CLICK", "RIGHT_CLICK"), "click"), **dict.fromkeys(("DOUBLE_CLICK", "DBLCLICK", "DOUBLECLICK"), "dblclick"),
+    **dict.fromkeys(("HOVER", "MOUSE_MOVE"), "hover"), **dict.fromkeys(("TYPE", "INPUT", "FILL", "TYPE_TEXT", "ENTER_TEXT"), "type"),
+    **dict.fromkeys(("SELECT", "SELECT_OPTION", "CHOOSE"), "select"),
+    **dict.fromkeys(("ENTER", "PRESS", "KEY", "KEYPRESS", "KEY_PRESS", "PRESS_KEY", "HOTKEY", "KEYBOARD"), "press"),
+    **dict.fromkeys(("SCROLL", "SCROLL_UP", "SCROLL_DOWN", "SCROLL_LEFT", "SCROLL_RIGHT"), "scroll"),
+    **dict.fromkeys(("NAVIGATE", "NAVIGATE_TO", "GOTO", "GO_TO", "VISIT", "OPEN", "OPEN_URL", "LOAD", "URL"), "navigate"),
+    **dict.fromkeys(("GO_BACK", "BACK", "NAVIGATE_BACK"), "go_back"), **dict.fromkeys(("REFRESH", "RELOAD"), "refresh"),
+    **dict.fromkeys(("WAIT", "SLEEP"), "wait"), **dict.fromkeys(("NEW_TAB", "OPEN_TAB"), "new_tab"),
+    **dict.fromkeys(("GO_FORWARD", "FORWARD"), "go_forward"), **dict.fromkeys(("CLOSE_TAB", "SWITCH_TAB", "TAB_FOCUS"), "switch_tab"),
+    **dict.fromkeys(("ANSWER", "FINAL_ANSWER", "RESPOND", "RESPONSE", "REPLY", "STOP", "TERMINATE", "DONE", "FINISH", "COMPLETE",
+                     "TASK_COMPLETE", "SEND_MSG_TO_USER"), "answer"),
+}  # fmt: skip
+_DIRECTION = re.compile(r"\b(up|down|left|right)\b", re.I)
+_ANSWER = re.compile(r"^\s*(?:final\s+answer|answer|respond|reply|stop|terminate)\s*(?::|\[)\s*(?P<text>.*?)\]?\s*$|^\s*(?:done|terminate|stop)\s*\.?\s*$", re.I | re.S)
 _PYAUTOGUI = re.compile(r"^\s*(?:pyautogui\.)?(?P<fn>click|doubleClick|rightClick|moveTo|write|typewrite|press|hotkey|scroll)\s*\((?P<args>.*)\)\s*;?\s*$")
 _AT = re.compile(r"\b(?P<verb>click|clicked|tap|tapped|double[- ]?click(?:ed)?|hover(?:ed)?|move(?:d)?)\b.*?\(?\s*(?P<x>-?\d+(?:\.\d+)?)\s*,\s*(?P<y>-?\d+(?:\.\d+)?)\s*\)?", re.I)
 _SCROLL = re.compile(r"\bscroll(?:ed|ing)?\b(?:\s+the\s+page)?\s*(?P<dir>up|down|left|right)?", re.I)
@@ -234,23 +250,42 @@ def _strip_element(target: str) -> str:
     return " ".join(words)
 
 
-def _mind2web(m: re.Match[str], source: str) -> CanonicalAction:
-    tag = m.group("tag").strip().lower()
+def _operation(op: str) -> str:
+    return re.sub(r"[\s-]+", "_", op.strip()).upper()
+
+
+def _mind2web(m: re.Match[str], source: str) -> CanonicalAction | None:
+    """A Mind2Web-style operation; None for a tagless ``… -> X`` whose X is no known operation (other free text)."""
+    from .parsers import normalize_key  # parsers builds on this module
+
+    op = _operation(m.group("op"))
+    name = _OPS.get(op)
+    if m.group("tag") is None and name is None:
+        return None
+    tag = (m.group("tag") or "").strip().lower()
     tag = _TAG.get(tag, tag) or None
     text = " ".join(m.group("text").split()) or None
-    op = m.group("op").strip().upper()
     value = (m.group("value") or "").strip() or None
-    conf = 0.95 if text else 0.8
-    if op == "TYPE":
-        return make_action("type", {"text": value, "element": text or tag}, confidence=conf, source=source)
-    if op == "SELECT":
-        return make_action("select", {"option": value, "element": text or tag}, confidence=conf, source=source)
-    if op == "HOVER":
-        return make_action("hover", {"text": text, "element": tag}, confidence=conf, source=source)
-    if op in ("ENTER", "PRESS"):
-        return make_action("press", {"key": value or "Enter"}, confidence=conf, source=source)
-    if op == "CLICK":
-        return make_action("click", {"text": text, "element": tag}, confidence=conf, source=source)
+    conf = 0.95 if text or m.group("tag") is None else 0.8
+    if name in ("type", "select"):
+        field = "text" if name == "type" else "option"
+        return make_action(name, {field: value, "element": text or tag}, confidence=conf, source=source)
+    if name in ("click", "dblclick", "hover"):
+        return make_action(name, {"text": text or value, "element": tag}, confidence=conf, source=source)
+    if name == "press":
+        return make_action("press", {"key": normalize_key(value or (text if op != "ENTER" else None) or "Enter")}, confidence=conf, source=source)
+    if name == "scroll":
+        word = _DIRECTION.search(f"{op.replace('_', ' ')} {value or ''} {text or ''}")
+        return make_action("scroll", {"direction": word.group(1).lower() if word else "down"}, confidence=conf if word else 0.7, source=source)
+    if name == "navigate":
+        return make_action("navigate", {"url": value or text}, confidence=conf, source=source)
+    if name == "wait":
+        seconds = re.match(r"\d+(?:\.\d+)?", value or "")
+        return make_action("wait", {"seconds": seconds.group(0) if seconds else None}, confidence=conf, source=source)
+    if name == "answer":
+        return make_action("answer", {"text": value}, confidence=conf, source=source)
+    if name is not None:  # go_back, refresh, new_tab, go_forward, switch_tab
+        return make_action(name, {}, confidence=conf, source=source)
     return make_action("other", {"text": source}, confidence=0.1, source=source)
 
 
@@ -320,8 +355,10 @@ def canonicalize_text(description: str) -> CanonicalAction:
     parsed = parse_canonical(src)
     if parsed is not None:
         return make_action(parsed[0], parsed[1], confidence=1.0, source=description)
-    if (m := _MIND2WEB.match(src)) is not None:
-        return _mind2web(m, description)
+    if (m := _MIND2WEB.match(src)) is not None and (act := _mind2web(m, description)) is not None:
+        return act
+    if (m := _ANSWER.match(src)) is not None:
+        return make_action("answer", {"text": (m.group("text") or "").strip() or None}, confidence=0.9, source=description)
     if (m := _PYAUTOGUI.match(src)) is not None and (act := _pyautogui(m, description)) is not None:
         return act
     quoted = _quoted(src)

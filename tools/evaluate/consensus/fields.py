@@ -9,10 +9,15 @@ trajectory navigated to, else unknown):
 * **scroll**: by direction; **key**: by key; **back**, **wait**: one node each; **answer**: one
   node per answer action name (``answer`` / ``report_infeasible``), whatever the text;
 * **click** / **hover** with an element identity (:meth:`ActionTarget.identity`: element id,
-  selector, or role + name): by identity;
+  selector, or role + name): by identity, the name without counts and current values
+  (:func:`element_name`: "Pasta (1,234 ratings)" is "pasta", "Sort by: Price" is "sort by"); a
+  name that is only a number (a calendar day, a page number) says nothing across pages: it
+  merges on the same page only;
 * **click** / **hover** at coordinates only: on the same page, within ``pixel_tolerance``
   pixels on both axes (single linkage over the points sorted by x, so the partition does not
   depend on input order);
+* **unnamed controls** (``click(element='image')``): by canonical string on the same page only
+  (when the page is unknown, after the same preceding action): never across pages;
 * anything else: by canonical string.
 
 Every key is built from sorted, normalised fields, so the partition is independent of input order.
@@ -20,6 +25,7 @@ Every key is built from sorted, normalised fields, so the partition is independe
 
 from __future__ import annotations
 
+import re
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from functools import lru_cache
@@ -28,9 +34,9 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from networkx.utils import UnionFind
 
-from .model import AgentTrajectory, CanonicalAction
+from .model import ActionTarget, AgentTrajectory, CanonicalAction
 
-__all__ = ["normalize_url", "page_contexts", "field_key", "cluster_points", "field_paths", "DEFAULT_PIXEL_TOLERANCE"]
+__all__ = ["normalize_url", "element_name", "page_contexts", "field_key", "cluster_points", "field_paths", "DEFAULT_PIXEL_TOLERANCE"]
 
 #: Two clicks at most this many pixels apart on both axes, on the same page, are the same click.
 DEFAULT_PIXEL_TOLERANCE = 12.0
@@ -58,6 +64,27 @@ def normalize_url(url: str) -> str:
     return f"{host}{port}{parts.path.rstrip('/')}" + (f"?{query}" if query else "")
 
 
+_COUNT = re.compile(
+    r"\(\s*[\d.,]+\s*[km+]?\s*[^\W\d]*\s*\)|\b\d(?:[.,]\d)?\s+out\s+of\s+5(?:\s+stars?)?|"
+    r"\b[\d.,]+\s*[km+]?\s+(?:ratings?|reviews?|votes?|results?|items?|comments?|stars?|answers?|likes?|products?|listings?)\b",
+    re.I,
+)  # fmt: skip
+_FORM_ROLES = {"combobox", "listbox", "select", "textbox", "searchbox", "spinbutton", "slider", "input", "textarea"}
+
+
+@lru_cache(maxsize=65_536)
+def element_name(name: str, role: str = "") -> str:
+    """An element's name as it identifies the element: casefolded, counts stripped, a form control's current value dropped.
+
+    >>> element_name("Creamy Pasta (1,234)"), element_name("Creamy pasta 1,234 ratings"), element_name("Sort by: Price", "combobox")
+    ('creamy pasta', 'creamy pasta', 'sort by')
+    """
+    text = _COUNT.sub(" ", name)
+    if role.lower() in _FORM_ROLES and ":" in text:
+        text = text.split(":", 1)[0]
+    return " ".join(text.split()).casefold().strip(" -–|·,")
+
+
 def _norm(text: str | None) -> str:
     return " ".join((text or "").split()).casefold()
 
@@ -75,10 +102,24 @@ def page_contexts(actions: Sequence[CanonicalAction]) -> list[str]:
     return out
 
 
-def field_key(act: CanonicalAction, page: str) -> tuple[Any, ...] | None:
-    """The merge key of an action, or None for a coordinate-only click or hover (clustered by :func:`cluster_points`)."""
-    kind, target = act.kind, act.target
+def _identity(target: ActionTarget | None, page: str) -> tuple[str, ...] | None:
+    """What says which element this is (:meth:`ActionTarget.identity`), names cleaned; a bare number is tied to its page."""
     identity = target.identity() if target is not None else None
+    if target is None or identity is None or identity[0] != "name":
+        return identity
+    name = element_name(target.name or "", target.role or "") or identity[2]
+    if re.fullmatch(r"[\d\s.,:/-]+", name):
+        return ("name", identity[1], name, page)
+    return ("name", identity[1], name)
+
+
+def field_key(act: CanonicalAction, page: str, previous: tuple[Any, ...] | None = None) -> tuple[Any, ...] | None:
+    """The merge key of an action, or None for a coordinate-only click or hover (clustered by :func:`cluster_points`).
+
+    ``previous`` is the key of the action before (where an unnamed control is, when the page is unknown).
+    """
+    kind, target = act.kind, act.target
+    identity = _identity(target, page)
     if kind == "navigate":
         return ("navigate", normalize_url(act.value or ""))
     if kind in ("type", "select"):
@@ -94,6 +135,9 @@ def field_key(act: CanonicalAction, page: str) -> tuple[Any, ...] | None:
             return (kind, act.name, identity)
         if target is not None and target.x is not None and target.y is not None:
             return None
+        if not page and previous is not None and len(previous) == 4 and isinstance(previous[3], tuple):
+            return (kind, act.name, act.text, previous[3])  # after another unnamed control: the same place as that one
+        return (kind, act.name, act.text, page or ("after", previous))  # an unnamed control: this page only
     return (kind, act.name, act.text)
 
 
@@ -130,7 +174,7 @@ def field_paths(trajectories: Sequence[AgentTrajectory], tolerance: float) -> tu
     for t, traj in enumerate(trajectories):
         path: list[tuple[Any, ...] | None] = []
         for s, (act, page) in enumerate(zip(traj.actions, page_contexts(traj.actions))):
-            key = field_key(act, page)
+            key = field_key(act, page, path[-1] if path else None)
             if key is None:
                 assert act.target is not None and act.target.x is not None and act.target.y is not None
                 pending[(act.name, page)].append((t, s, (act.target.x, act.target.y)))

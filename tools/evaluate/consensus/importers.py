@@ -24,18 +24,20 @@ the instruction from ``goal``.
 **Ours** (:func:`load_ours`): ``trajectory.jsonl`` files written by the recorder; the outcome is
 ``closed.success`` (None when the task had no criteria or the episode did not close).
 
-**Online-Mind2Web** (:func:`load_online_mind2web`): a results folder with one sub-folder per task::
+**Online-Mind2Web** (:func:`load_online_mind2web`): result folders, one ``result.json`` per run::
 
-    <root>/<task_id>/result.json    {"task_id": "...", "task": "...", "action_history": ["[button]  Search -> CLICK", ...],
+    <root>/<task_id>/result.json    {"task_id": "...", "task": "...", "action_history": ["[button]  Search -> CLICK", "-> PRESS: Enter", ...],
                                      "final_result_response": "...", <outcome>}
     <root>/<task_id>/trajectory/    screenshots (ignored)
 
-``task_id`` defaults to the folder name. The outcome is the first present of ``success`` (bool),
-``predicted_label`` (1 success, 0 failure, as WebJudge writes), ``result_status`` / ``status``
-(``success``/``succeeded``/``completed``/``pass``/``passed`` or ``failure``/``failed``/``fail``/
-``error``/``timeout``). A ``labels`` file overrides it: JSON ``{task_id: label}`` or JSON Lines of
-``{"task_id", "predicted_label"}`` (by the ``.jsonl`` suffix); label 2 (Online-Mind2Web's "not executable") skips the task.
-Actions are free text, canonicalised by rules (:func:`canonicalize_text`).
+or with agent and run folders (``<root>/<agent>/<task>/<run>/result.json``: every layout in
+:mod:`.folders`, which also says how runs are numbered). ``task_id`` defaults to the folder name; the
+actions are ``action_history`` or Mind2Web's ``action_reprs``. The outcome is ``predicted_label``
+(1 success, 0 failure, as WebJudge writes: a judge's verdict), else ``success`` / ``result_status``
+/ ``status`` (the agent's own claim). A ``labels`` file overrides it: JSON ``{task_id: label}`` or
+JSON Lines of ``{"task_id", "predicted_label"}`` (by the ``.jsonl`` suffix), optionally per ``agent``
+and ``run``; label 2 (Online-Mind2Web's "not executable") skips the run. Actions are free text,
+canonicalised by rules (:func:`canonicalize_text`: tagged ``[tag] text -> OP: value`` and tagless ``-> OP: value``).
 
 **JSONL** (:func:`load_jsonl`), one object per line::
 
@@ -64,6 +66,7 @@ from ...errors import InputError, NotFoundError
 from ...registry import Registry
 from .canonicalize import FIELDS, canonicalize_text, from_trajectory, make_action
 from .model import AgentTrajectory, CanonicalAction
+from .folders import load_labels, read_result_folders
 from .parsers import browsergym_steps, name_hint, parse_abp, parse_browsergym, parse_code
 from .reports import ImportLog, ImportOptions, Unknown
 
@@ -87,7 +90,6 @@ def importer(name: str) -> Callable[[F], F]:
 
 
 _NAMES = {"action", "action_key", "name", "type"}
-_GENERIC = {"runs", "results", "result", "output", "outputs", "logs", "data"}  # folder names that do not name an agent
 
 
 def _log(log: ImportLog | None, unknown: Unknown) -> ImportLog:
@@ -176,23 +178,8 @@ def load_ours(paths: Path | Iterable[Path], *, unknown: Unknown = "skip", log: I
         raw = None if verdict is None else ("success" if verdict else "failure")
         success, status = log.outcome(raw, str(f))
         if success is not None:
-            out.append(from_trajectory(traj, success=success).model_copy(update={"status": status}))
+            out.append(from_trajectory(traj, success=success).model_copy(update={"status": status, "verdict_source": "reference", "source": str(f)}))
     return out
-
-
-def load_labels(path: Path) -> dict[str, int]:
-    """Outcome labels by task id: a ``.jsonl`` file of ``{"task_id", "predicted_label"}`` lines (WebJudge), or
-    JSON — an object ``{task_id: label}`` or a list of such rows."""
-    text = path.read_text(encoding="utf-8")
-    try:
-        data = [json.loads(line) for line in text.splitlines() if line.strip()] if path.suffix == ".jsonl" else json.loads(text)
-        if isinstance(data, dict):
-            return {str(k): int(v) for k, v in data.items()}
-        return {str(r["task_id"]): int(r["predicted_label"]) for r in data}
-    except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
-        raise InputError(
-            f"{path}: labels must be JSON Lines of {{'task_id', 'predicted_label'}} or a JSON object {{task_id: label}} with integer labels ({exc!r})."
-        ) from exc
 
 
 def _read_json(path: Path, log: ImportLog) -> Any:
@@ -206,33 +193,12 @@ def _read_json(path: Path, log: ImportLog) -> Any:
 def load_result_folders(
     root: Path, parse: Parse = _free_text, agent: str | None = None, *, labels: Path | None = None, unknown: Unknown = "skip", log: ImportLog | None = None
 ) -> list[AgentTrajectory]:
-    """Every ``<root>/<task>/result.json`` as one trajectory of ``agent`` (default: the folder name of ``root``), actions read by ``parse``."""
+    """Every run under ``root`` in Online-Mind2Web result folders (layouts: :mod:`.folders`), actions read by ``parse``.
+
+    The agent defaults to its folder in the layout, else the folder name of ``root``; ``0 runs found`` is an error naming the layouts expected.
+    """
     log = _log(log, unknown)
-    if not root.is_dir():
-        raise NotFoundError(f"{root} is not a folder; pass the results folder that holds one sub-folder per task.")
-    overrides = load_labels(labels) if labels is not None else {}
-    name = agent or log.options.agent or (root.resolve().parent.name if root.name in _GENERIC else root.name)
-    out = []
-    for result in sorted(root.glob("*/result.json")):
-        where = str(result)
-        data = _read_json(result, log)
-        if data is None:
-            continue
-        task_id = str(data.get("task_id") or result.parent.name)
-        if task_id in overrides:
-            if overrides[task_id] not in (0, 1):
-                log.skip(where, f"label {overrides[task_id]}: not executable")
-                continue
-            raw: Any = overrides[task_id] == 1
-        else:
-            raw = next((data[k] for k in ("success", "predicted_label", "result_status", "status") if k in data), None)
-        success, status = log.outcome(raw, where)
-        if success is None:
-            continue
-        actions = _parse_all(data.get("action_history", []), where, parse, log)
-        instruction = next((data[k] for k in ("task", "confirmed_task", "instruction") if isinstance(data.get(k), str)), None)
-        out.append(AgentTrajectory(id=f"{name}/{task_id}", task_id=task_id, agent=name, actions=actions, success=success, status=status, instruction=instruction))
-    return out
+    return read_result_folders(root, lambda items, where, lg: _parse_all(items, where, parse, lg), agent, labels, log)
 
 
 def load_online_mind2web(root: Path, agent: str | None = None, *, labels: Path | None = None, unknown: Unknown = "skip", log: ImportLog | None = None) -> list[AgentTrajectory]:
@@ -285,6 +251,7 @@ def load_browsergym(path: Path, *, unknown: Unknown = "skip", log: ImportLog | N
             actions = [a.model_copy(update={"hint": name_hint(r, a, goal or "")}) for a, r in zip(actions, reasons)]
         out.append(AgentTrajectory(
             id=f"{agent}/{task_id}", task_id=task_id, agent=agent, actions=actions, success=success, status=status, instruction=goal,
+            verdict_source="reference", source=where,
         ))  # fmt: skip
     return out
 
@@ -297,9 +264,11 @@ def action_from_object(obj: dict[str, Any]) -> CanonicalAction:
     necessary = obj.get("necessary") if isinstance(obj.get("necessary"), bool) else None
     source = json.dumps(obj, ensure_ascii=False, sort_keys=True)
     if name not in FIELDS or name == "other":
-        if isinstance(obj.get("description"), str):
-            act = canonicalize_text(obj["description"])
-            return act.model_copy(update={"necessary": necessary})
+        text = next((obj[k] for k in ("description", "action") if isinstance(obj.get(k), str) and obj[k].strip()), None)
+        if text is not None:  # a described action, or a logged action line with its page ({"action": "-> CLICK", "url": …})
+            act = canonicalize_text(text)
+            url = obj.get("url") if isinstance(obj.get("url"), str) else None
+            return act.model_copy(update={"necessary": necessary, "url": act.url or url})
         return make_action("other", {"text": source}, confidence=0.1, source=source, necessary=necessary)
     fields: dict[str, Any] = {k: v for k, v in obj.items() if k not in _NAMES and isinstance(v, str | int | float) and not isinstance(v, bool)}
     if "element" not in fields and "target_element_type" in fields:
@@ -348,6 +317,7 @@ def load_jsonl(path: Path, *, agent: str | None = None, unknown: Unknown = "skip
                 success=success,
                 status=status,
                 instruction=next((obj[k] for k in ("instruction", "task", "goal") if isinstance(obj.get(k), str)), None),
+                source=where,
             )
         )
     return out

@@ -29,6 +29,7 @@ __all__ = [
     "EdgeClass",
     "ActionKind",
     "ACTION_KINDS",
+    "VerdictSource",
     "ActionTarget",
     "CanonicalAction",
     "AgentTrajectory",
@@ -49,6 +50,8 @@ NodeKind = Literal["start", "action", "success", "failure"]
 EdgeClass = Literal["trap", "critical", "bottleneck", "normal"]
 ActionKind = Literal["click", "type", "select", "scroll", "navigate", "back", "key", "answer", "wait", "other"]
 ACTION_KINDS: tuple[ActionKind, ...] = ("click", "type", "select", "scroll", "navigate", "back", "key", "answer", "wait", "other")
+#: Who said whether a run succeeded: the agent itself (its own status), a judge (e.g. WebJudge's label), or the benchmark's reference check.
+VerdictSource = Literal["agent", "judge", "reference"]
 
 
 class ActionTarget(BaseModel):
@@ -93,11 +96,18 @@ class CanonicalAction(BaseModel):
 
 
 class AgentTrajectory(BaseModel):
-    """One attempt at a task by one agent, as a sequence of canonical actions with an outcome."""
+    """One run: one attempt at a task by one agent, as a sequence of canonical actions with an outcome.
+
+    Repeated runs of one agent on one task are normal: they share ``agent`` and ``task_id`` and
+    differ in ``run`` (and ``id``).
+    """
 
     id: str
     task_id: str | None = None
     agent: str = "agent"
+    run: int | None = Field(None, ge=0, description="Which attempt of this agent at this task (0-based); None when the agent has one run of it.")
+    verdict_source: VerdictSource | None = Field(None, description="Who decided the outcome: agent (its own claim), judge, reference; None when unknown.")
+    source: str | None = Field(None, description="The file (and line) the run was read from.")
     model: str | None = None
     actions: list[CanonicalAction] = Field(default_factory=list)
     success: bool
@@ -110,21 +120,31 @@ class AgentTrajectory(BaseModel):
 class Thresholds(BaseModel):
     """Parameters of the analyses; every edge-class rule is stated on its field.
 
-    An edge is classified in this order (the first rule that holds wins); edges into
-    ``success``/``failure`` are always ``normal`` (their success rate *is* the outcome), and
-    edges seen fewer than ``min_count`` times are ``normal`` (too little evidence):
+    Labels compare **runs**: an edge's runs are the trajectories traversing it (a looping run
+    counts once), its success rate among them is set against the success rate of the task's
+    other runs by Fisher's exact test (two-sided, :func:`~.stats.fisher_exact`). An edge is
+    classified in this order (the first rule that holds wins); edges into ``success``/``failure``
+    are always ``normal`` (their success rate *is* the outcome), and edges traversed fewer than
+    ``min_count`` times or by fewer than ``min_runs`` runs are ``normal`` (too little evidence):
 
-    * **trap** — success rate ≤ ``trap_max_success`` and traversed by at least ``trap_min_coverage``
-      of all trajectories (the paper: occurs often, almost always fails);
-    * **critical** — success rate ≥ ``critical_min_success`` and traversed by at least
-      ``critical_min_coverage`` of the *successful* trajectories (consistently successful,
-      shared by the solutions);
+    * **trap** — the runs taking it succeed less often than the others, p ≤ ``alpha``, at most
+      ``trap_max_success`` of them succeed (almost always fails), and it is taken by at least
+      ``trap_min_coverage`` of all runs;
+    * **critical** — the runs taking it succeed more often than the others, p ≤ ``alpha``, at least
+      ``critical_min_success`` of them succeed, and it is taken by at least ``critical_min_coverage``
+      of the *successful* runs (shared by the solutions);
     * **bottleneck** — traversed by at least ``bottleneck_min_coverage`` of *all* trajectories
-      with a success rate strictly between the trap and critical bounds (high traffic, mixed success);
+      with a success rate strictly between ``trap_max_success`` and ``critical_min_success`` (high traffic, mixed success);
     * **normal** — everything else.
+
+    Every trap and critical edge names its support: ``agents`` when at least ``min_agents``
+    agents took it, else ``one agent``; ``attribution`` gives each agent's runs and successes.
     """
 
     min_count: int = Field(2, ge=1, description="Edges traversed fewer times are always 'normal'.")
+    min_runs: int = Field(3, ge=1, description="Trap and critical edges are taken by at least this many runs.")
+    alpha: float = Field(0.05, gt=0.0, le=1.0, description="Fisher's exact test (two-sided) must give p ≤ alpha for a trap or critical edge.")
+    min_agents: int = Field(2, ge=1, description="A label is supported by 'agents' with at least this many agents taking the edge, else by 'one agent'.")
     trap_max_success: float = Field(0.2, ge=0.0, le=1.0)
     trap_min_coverage: float = Field(0.05, ge=0.0, le=1.0, description="Fraction of all trajectories traversing the edge ('occurs often').")
     critical_min_success: float = Field(0.8, ge=0.0, le=1.0)
@@ -180,6 +200,15 @@ class ConsensusEdge(BaseModel):
     value: float = Field(0.0, description="γ·V(target): the discounted value of taking this transition.")
     edge_class: EdgeClass = "normal"
     agents: list[str] = Field(default_factory=list, description="Agents whose trajectories traverse the edge, sorted.")
+    runs: int = Field(0, description="Trajectories traversing the edge (a looping run counts once).")
+    run_successes: int = Field(0, description="Successful trajectories among them.")
+    success_without: float | None = Field(None, description="Success rate of the task's runs that do not traverse the edge (None when all do).")
+    p_value: float | None = Field(None, description="Fisher's exact test (two-sided) of success with vs without the edge; None when not tested.")
+    support: Literal["agents", "one agent"] | None = Field(None, description="For trap and critical edges: taken by several agents, or by one agent only.")
+    attribution: dict[str, tuple[int, int]] = Field(default_factory=dict, description="Per agent: (runs traversing the edge, successful ones).")
+    same_runs_as: str | None = Field(
+        None, description="For a trap or critical edge taken by exactly the runs of an earlier edge of that class: that edge ('n3->n4'). One finding, not two."
+    )
 
 
 class MergeStats(BaseModel):
@@ -226,6 +255,8 @@ class AgentProfile(BaseModel):
     necessity_rate: float | None = Field(None, description="Fraction of the agent's actions mapped to necessary nodes.")
     strategies: int = Field(0, description="Distinct strategies among its successful trajectories.")
     strategy_entropy: float = Field(0.0, description="Shannon entropy (bits) of its own strategy distribution.")
+    pass_at_k: dict[int, float] = Field(default_factory=dict, description="k → chance that at least one of k of its runs succeeds (k = 1 … its runs).")
+    pass_hat_k: dict[int, float] = Field(default_factory=dict, description="k → chance that all k of k of its runs succeed (τ-bench's pass^k).")
 
 
 class StrategyStats(BaseModel):

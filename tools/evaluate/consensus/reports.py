@@ -18,11 +18,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ...errors import InputError, NotFoundError
 from ...security.roots import Roots
-from .model import ACTION_KINDS, AgentTrajectory
+from .model import ACTION_KINDS, AgentTrajectory, CanonicalAction
 
 __all__ = [
     "Unknown", "SUCCESS_STATUSES", "FAILURE_STATUSES", "map_status", "ImportOptions", "Skipped", "ImportReport", "ImportResult",
-    "ImportLog", "TaskInfo", "load_task_info", "LOW_CONFIDENCE",
+    "ImportLog", "TaskInfo", "load_task_info", "LOW_CONFIDENCE", "UNPARSED", "unparsed",
 ]  # fmt: skip
 
 Unknown = Literal["error", "skip", "fail", "success"]
@@ -33,6 +33,13 @@ FAILURE_STATUSES = frozenset({
 })  # fmt: skip
 #: Actions parsed with less confidence than this are counted as ``low_confidence`` in the report.
 LOW_CONFIDENCE = 0.5
+#: Actions at or below this confidence were not understood at all (``other(text=…)`` fallbacks): counted as ``unparsed``.
+UNPARSED = 0.1
+
+
+def unparsed(action: CanonicalAction) -> bool:
+    """True for an action the parser did not understand (kept as ``other(text=…)``)."""
+    return action.kind == "other" and action.confidence <= UNPARSED
 
 
 def map_status(raw: Any) -> bool | None:
@@ -89,6 +96,15 @@ class ImportReport(BaseModel):
     with_reference: int = Field(0, description="Imported trajectories with an external reference length.")
     tasks: int = 0
     agents: list[str] = Field(default_factory=list)
+    runs_per_agent: dict[str, int] = Field(default_factory=dict, description="Imported runs per agent.")
+    repeated: int = Field(0, description="Agent-task pairs with more than one run.")
+    verdict_sources: dict[str, int] = Field(default_factory=dict, description="Imported runs per verdict source (agent, judge, reference, unknown).")
+    layouts: dict[str, int] = Field(default_factory=dict, description="Folder layouts recognised (result folders), with how many runs each.")
+    empty_runs: int = Field(0, description="Imported runs without a single action.")
+    no_action_list: int = Field(0, description="Runs whose log holds no action list at all (imported with no actions).")
+    unparsed: int = Field(0, description=f"Actions the parser did not understand (kept as other(text=…), confidence ≤ {UNPARSED}).")
+    unparsed_examples: list[tuple[str, int]] = Field(default_factory=list, description="The most frequent unparsed action texts with their counts.")
+    notes: list[str] = Field(default_factory=list, description="Things the user should know about this import (not errors).")
 
 
 class ImportResult(BaseModel):
@@ -105,9 +121,15 @@ class ImportLog:
     options: ImportOptions
     skipped: list[Skipped] = field(default_factory=list)
     markers: int = 0
+    layouts: Counter[str] = field(default_factory=Counter)
+    no_action_list: int = 0
+    notes: list[str] = field(default_factory=list)
 
     def skip(self, item: str, reason: str) -> None:
         self.skipped.append(Skipped(item=item, reason=reason))
+
+    def note(self, text: str) -> None:
+        self.notes.append(text)
 
     def outcome(self, raw: Any, item: str) -> tuple[bool | None, str | None]:
         """``(success, status)`` of a raw outcome under the ``unknown`` policy; success None means skipped (logged)."""
@@ -131,6 +153,13 @@ class ImportLog:
     def result(self, fmt: str, paths: list[Path], trajectories: list[AgentTrajectory]) -> ImportResult:
         trajectories = apply_task_info(trajectories, self.options.tasks)
         kinds = Counter(a.kind for t in trajectories for a in t.actions)
+        missed = Counter(" ".join(a.source.split())[:120] for t in trajectories for a in t.actions if unparsed(a))
+        pairs = Counter((t.agent, t.task_id) for t in trajectories)
+        notes = list(self.notes)
+        if missed:
+            notes.append(f"{sum(missed.values())} actions were not understood and kept as other(text=…); the most frequent: {missed.most_common(1)[0][0]!r}")
+        if empty := sum(not t.actions for t in trajectories):
+            notes.append(f"{empty} runs have no actions" + (f" ({self.no_action_list} without any action list: expected action_history or action_reprs)" if self.no_action_list else ""))
         report = ImportReport(
             format=fmt, paths=[str(p) for p in paths], found=len(trajectories) + len(self.skipped), imported=len(trajectories),
             skipped=self.skipped, skip_reasons=dict(sorted(Counter(s.reason.split(":")[0].split("'")[0].strip() for s in self.skipped).items())),
@@ -139,7 +168,10 @@ class ImportLog:
             actions=sum(kinds.values()), kinds={k: kinds[k] for k in ACTION_KINDS if kinds[k]},
             low_confidence=sum(a.confidence < LOW_CONFIDENCE for t in trajectories for a in t.actions), no_action_markers=self.markers,
             with_reference=sum(t.reference_steps is not None for t in trajectories), tasks=len({t.task_id for t in trajectories}),
-            agents=sorted({t.agent for t in trajectories}),
+            agents=sorted({t.agent for t in trajectories}), runs_per_agent=dict(sorted(Counter(t.agent for t in trajectories).items())),
+            repeated=sum(n > 1 for n in pairs.values()), verdict_sources=dict(sorted(Counter(t.verdict_source or "unknown" for t in trajectories).items())),
+            layouts=dict(self.layouts), empty_runs=sum(not t.actions for t in trajectories), no_action_list=self.no_action_list,
+            unparsed=sum(missed.values()), unparsed_examples=missed.most_common(5), notes=notes,
         )  # fmt: skip
         return ImportResult(trajectories=trajectories, report=report)
 

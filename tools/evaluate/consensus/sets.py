@@ -8,6 +8,9 @@ The cross-task summary answers what a benchmark team asks first: which agents, h
 succeed, how far their paths run past the reference (per level when the task file gives levels),
 which traps and critical steps recur (an edge's target action in several tasks), which traps
 several agents fall into on the same task, and which single steps separate success from failure.
+Runs are first-class: an agent's figures pool its runs, and pass@k / pass^k (:mod:`.stats`) say how
+reliably it solves a task over k runs. Every labelled step carries its Fisher p-value, its support
+(several agents or one agent) and each agent's runs and successes through it.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from __future__ import annotations
 import json
 import math
 import statistics
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -25,9 +28,10 @@ from ...errors import InputError, NotFoundError
 from ...workspace import atomic_write_json, atomic_write_text
 from .model import AgentTrajectory, ConsensusGraph
 from .reports import ImportReport
+from .stats import fisher_exact, pass_at_k, pass_hat_k
 
 __all__ = [
-    "SetSummary", "AgentRow", "TaskRow", "Distribution", "Finding", "SharedTrap", "SeparatingStep", "save_set", "load_set",
+    "SetSummary", "AgentRow", "AgentTaskRow", "TaskRow", "Distribution", "Finding", "SharedTrap", "SeparatingStep", "number_runs", "save_set", "load_set",
     "load_imports", "summarize_set",
 ]  # fmt: skip
 
@@ -44,12 +48,28 @@ class Distribution(BaseModel):
 
 
 class AgentRow(BaseModel):
+    """One agent over the set: its runs pooled."""
+
     agent: str
     tasks: int
     trajectories: int
     successes: int
     success_rate: float
     inflation: Distribution
+    runs_per_task: float = Field(0.0, description="Mean runs per task it attempted.")
+    pass_at_k: dict[int, float] = Field(default_factory=dict, description="k → mean over its tasks of pass@k (k up to its fewest runs on a task).")
+    pass_hat_k: dict[int, float] = Field(default_factory=dict, description="k → mean over its tasks of pass^k (all k runs succeed).")
+
+
+class AgentTaskRow(BaseModel):
+    """One agent on one task: its runs, successes, pass@k and pass^k (k = 1 … runs)."""
+
+    agent: str
+    task_id: str
+    runs: int
+    successes: int
+    pass_at_k: dict[int, float]
+    pass_hat_k: dict[int, float]
 
 
 class TaskRow(BaseModel):
@@ -80,7 +100,7 @@ class Finding(BaseModel):
 
 
 class SharedTrap(BaseModel):
-    """A trap edge of one task that several agents traversed."""
+    """A labelled edge (trap or critical) of one task, with the statistics behind its label."""
 
     task_id: str
     source: str
@@ -88,6 +108,14 @@ class SharedTrap(BaseModel):
     agents: list[str]
     count: int
     success_rate: float
+    edge_class: str = "trap"
+    runs: int = Field(0, description="Runs taking the step.")
+    run_successes: int = 0
+    success_without: float | None = Field(None, description="Success rate of the task's other runs.")
+    p_value: float | None = Field(None, description="Fisher's exact test, two-sided.")
+    support: str | None = Field(None, description="'agents' or 'one agent'.")
+    attribution: dict[str, tuple[int, int]] = Field(default_factory=dict, description="Per agent: (runs taking the step, successful ones).")
+    same_runs_as: str | None = Field(None, description="Set when exactly the runs of an earlier labelled edge take it: one finding, not a new one.")
 
 
 class SeparatingStep(BaseModel):
@@ -99,6 +127,7 @@ class SeparatingStep(BaseModel):
     success_with: float
     success_without: float
     gap: float = Field(description="success_with − success_without.")
+    p_value: float = Field(1.0, description="Fisher's exact test (two-sided) of success with vs without the step.")
 
 
 class SetSummary(BaseModel):
@@ -119,6 +148,16 @@ class SetSummary(BaseModel):
     recurring_critical: list[Finding]
     shared_traps: list[SharedTrap]
     separating_steps: list[SeparatingStep]
+    traps: int = Field(0, description="Trap edges over all tasks.")
+    critical: int = Field(0, description="Critical edges over all tasks.")
+    trap_findings: int = Field(0, description="Trap edges not taken by exactly the runs of an earlier trap (distinct findings).")
+    critical_findings: int = Field(0, description="Critical edges not taken by exactly the runs of an earlier critical edge.")
+    one_agent_traps: int = Field(0, description="Trap edges taken by one agent only (its runs alone make the label).")
+    one_agent_critical: int = Field(0, description="Critical edges taken by one agent only.")
+    labelled_steps: list[SharedTrap] = Field(
+        default_factory=list, description="Distinct trap and critical findings (no same_runs_as), strongest evidence (smallest p) first (up to 30)."
+    )
+    agent_tasks: list[AgentTaskRow] = Field(default_factory=list, description="Every agent on every task it attempted: runs, pass@k, pass^k.")
     task_index: list[TaskRow]
     imports: list[ImportReport] = Field(default_factory=list)
 
@@ -139,6 +178,38 @@ def _distribution(values: Sequence[float]) -> Distribution:
 
 def _set_dir(runs: Path, set_id: str) -> Path:
     return runs / set_id
+
+
+def number_runs(trajectories: Sequence[AgentTrajectory]) -> list[AgentTrajectory]:
+    """The trajectories of one or more imports as distinct runs.
+
+    The same file (or line) imported twice for one agent is an error. Two runs of one agent on one
+    task that share an id (e.g. two result folders imported with one ``--agent``) are repeated runs:
+    that agent's runs of that task are numbered 0, 1, … (keeping distinct numbers the logs gave) and
+    their ids become ``<agent>/<task>#<run>``.
+    """
+    sources = Counter((t.agent, t.source) for t in trajectories if t.source)
+    twice = sorted(src for (_, src), n in sources.items() if n > 1)
+    if twice:
+        raise InputError(f"{len(twice)} files are imported twice (e.g. {twice[0]}); import each source once")
+    ids = Counter((t.agent, t.id) for t in trajectories)
+    clash = {(t.agent, t.task_id) for t in trajectories if ids[(t.agent, t.id)] > 1}
+    if not clash:
+        return list(trajectories)
+    groups: dict[tuple[str, str | None], list[int]] = defaultdict(list)
+    for i, t in enumerate(trajectories):
+        if (t.agent, t.task_id) in clash:
+            groups[(t.agent, t.task_id)].append(i)
+    out = list(trajectories)
+    for (agent, task), members in groups.items():
+        given = [trajectories[i].run for i in members]
+        numbers = given if None not in given and len(set(given)) == len(given) else list(range(len(members)))
+        for i, n in zip(members, numbers):
+            out[i] = trajectories[i].model_copy(update={"run": n, "id": f"{agent}/{task}#{n}"})
+    left = [k for k, n in Counter((t.agent, t.id) for t in out).items() if n > 1]
+    if left:
+        raise InputError(f"trajectory {left[0][1]!r} of agent {left[0][0]!r} is imported twice; import each source once")
+    return out
 
 
 def save_set(runs: Path, set_id: str, trajectories: Sequence[AgentTrajectory], reports: Sequence[ImportReport]) -> Path:
@@ -173,9 +244,25 @@ def _separating(graph: ConsensusGraph, min_each: int = 2) -> list[SeparatingStep
         if n.kind != "action" or n.trajectories < min_each or without < min_each:
             continue
         with_rate, without_rate = n.successes / n.trajectories, (ok - n.successes) / without
+        p = fisher_exact(n.successes, n.trajectories - n.successes, ok - n.successes, without - (ok - n.successes))
         out.append(SeparatingStep(task_id=graph.task_id or "", label=n.label, with_step=n.trajectories, success_with=round(with_rate, 4),
-                                  success_without=round(without_rate, 4), gap=round(with_rate - without_rate, 4)))  # fmt: skip
+                                  success_without=round(without_rate, 4), gap=round(with_rate - without_rate, 4), p_value=round(p, 6)))  # fmt: skip
     return out
+
+
+def _agent_tasks(trajectories: Sequence[AgentTrajectory]) -> list[AgentTaskRow]:
+    """Runs, successes, pass@k and pass^k of every (agent, task) pair."""
+    groups: dict[tuple[str, str], list[bool]] = defaultdict(list)
+    for t in trajectories:
+        groups[(t.agent, t.task_id or "")].append(t.success)
+    rows = []
+    for (agent, task), outcomes in sorted(groups.items()):
+        n, c = len(outcomes), sum(outcomes)
+        rows.append(AgentTaskRow(
+            agent=agent, task_id=task, runs=n, successes=c, pass_at_k={k: round(pass_at_k(n, c, k), 4) for k in range(1, n + 1)},
+            pass_hat_k={k: round(pass_hat_k(n, c, k), 4) for k in range(1, n + 1)},
+        ))  # fmt: skip
+    return rows
 
 
 def summarize_set(set_id: str, graphs: Sequence[ConsensusGraph], trajectories: Sequence[AgentTrajectory], imports: Sequence[ImportReport] = ()) -> SetSummary:
@@ -194,14 +281,22 @@ def summarize_set(set_id: str, graphs: Sequence[ConsensusGraph], trajectories: S
                 per_agent[r.agent].append(r.step_inflation)
                 if g.level:
                     by_level[g.level].append(r.step_inflation)
+    pairs = _agent_tasks(trajectories)
     rows = []
     for agent in sorted(agent_tasks):
         mine = [t for t in trajectories if t.agent == agent]
         wins = sum(t.success for t in mine)
-        rows.append(AgentRow(agent=agent, tasks=len(agent_tasks[agent]), trajectories=len(mine), successes=wins,
-                             success_rate=round(wins / len(mine), 4) if mine else 0.0, inflation=_distribution(per_agent[agent])))  # fmt: skip
+        theirs = [r for r in pairs if r.agent == agent]
+        ks = range(1, min((r.runs for r in theirs), default=0) + 1)
+        rows.append(AgentRow(
+            agent=agent, tasks=len(agent_tasks[agent]), trajectories=len(mine), successes=wins, success_rate=round(wins / len(mine), 4) if mine else 0.0,
+            inflation=_distribution(per_agent[agent]), runs_per_task=round(len(mine) / len(theirs), 4) if theirs else 0.0,
+            pass_at_k={k: round(math.fsum(r.pass_at_k[k] for r in theirs) / len(theirs), 4) for k in ks},
+            pass_hat_k={k: round(math.fsum(r.pass_hat_k[k] for r in theirs) / len(theirs), 4) for k in ks},
+        ))  # fmt: skip
     findings: dict[str, dict[str, Finding]] = {"trap": {}, "critical": {}}
     shared: list[SharedTrap] = []
+    labelled: list[SharedTrap] = []
     index: list[TaskRow] = []
     separating: list[SeparatingStep] = []
     several = with_shared = 0
@@ -216,8 +311,14 @@ def summarize_set(set_id: str, graphs: Sequence[ConsensusGraph], trajectories: S
                 f.task_ids.append(g.task_id or "")
             f.traversals += e.count
             f.agents = sorted(set(f.agents) | set(e.agents))
+            step = SharedTrap(
+                task_id=g.task_id or "", source=label[e.source], target=label[e.target], agents=e.agents, count=e.count, success_rate=e.success_rate,
+                edge_class=e.edge_class, runs=e.runs, run_successes=e.run_successes, success_without=e.success_without, p_value=e.p_value,
+                support=e.support, attribution=e.attribution, same_runs_as=e.same_runs_as,
+            )  # fmt: skip
+            labelled.append(step)
             if e.edge_class == "trap" and len(e.agents) >= 2:
-                shared.append(SharedTrap(task_id=g.task_id or "", source=label[e.source], target=label[e.target], agents=e.agents, count=e.count, success_rate=e.success_rate))
+                shared.append(step)
         agents = sorted({p.agent for p in g.agents})
         shared_nodes = sum(1 for n in g.nodes if n.kind == "action" and len(n.agents) >= 2)
         if len(agents) >= 2:
@@ -240,6 +341,12 @@ def summarize_set(set_id: str, graphs: Sequence[ConsensusGraph], trajectories: S
         inflation_by_level={lvl: _distribution(v) for lvl, v in sorted(by_level.items())}, tasks_with_shared_nodes=with_shared,
         tasks_with_several_agents=several, recurring_traps=top("trap"), recurring_critical=top("critical"),
         shared_traps=sorted(shared, key=lambda s: (-len(s.agents), -s.count, s.task_id, s.target))[:15],
-        separating_steps=sorted((s for s in separating if s.gap > 0), key=lambda s: (-s.gap, -s.with_step, s.task_id, s.label))[:15],
+        separating_steps=sorted((s for s in separating if s.gap > 0), key=lambda s: (s.p_value, -s.gap, -s.with_step, s.task_id, s.label))[:15],
+        traps=sum(s.edge_class == "trap" for s in labelled), critical=sum(s.edge_class == "critical" for s in labelled),
+        trap_findings=sum(s.edge_class == "trap" and s.same_runs_as is None for s in labelled),
+        critical_findings=sum(s.edge_class == "critical" and s.same_runs_as is None for s in labelled),
+        one_agent_traps=sum(s.edge_class == "trap" and s.support == "one agent" for s in labelled),
+        one_agent_critical=sum(s.edge_class == "critical" and s.support == "one agent" for s in labelled),
+        labelled_steps=sorted((s for s in labelled if s.same_runs_as is None), key=lambda s: (s.p_value if s.p_value is not None else 1.0, s.task_id, s.target))[:30], agent_tasks=pairs,
         task_index=sorted(index, key=lambda r: ((r.instruction or "").casefold(), r.task_id)), imports=list(imports),
     )  # fmt: skip
