@@ -41,6 +41,7 @@ setup: system venv
 test-data: venv
 	@bash tests/data/fetch-pdfs.sh
 	@bash tests/data/fetch-todomvc.sh
+	@bash tests/data/fetch-playwright-mcp.sh
 	@$(BIN)/python tests/data/build-penguins.py
 	@PYTHON=$(PYTHON) bash tests/data/build-trac.sh
 

@@ -23,6 +23,7 @@ from ..tools.runtime import Runtime
 from ..tools.tasks.model import Task
 from .agents.base import Agent, AgentSpec, Job, ServerFactory
 from .agents.registry import make_agent
+from .reasons import crash_reason, failure_reason
 from .store import RunSpec, RunStore
 
 __all__ = ["Progress", "run_episodes", "run_one"]
@@ -56,7 +57,7 @@ async def _attempt(agent: Agent, job: Job) -> _Outcome:
     except TimeoutError as exc:  # an agent that enforces its own time limit (command) says so this way
         outcome = _Outcome(status="timeout", reason=_reason(exc))
     except Exception as exc:  # an agent's crash ends its episode, not the run
-        outcome = _Outcome(status="crashed", reason=_reason(exc))
+        outcome = _Outcome(status="crashed", reason=crash_reason(exc))
     return outcome
 
 
@@ -104,6 +105,7 @@ async def run_one(
         "tokens": agent.tokens, "model": result.model or agent.model,
         "criteria": verdicts(closed.checks) if closed and closed.checks else [], "final_url": closed.final_url if closed else None,
     })
+    result = result.model_copy(update={"reason": failure_reason(task, result, trajectory)})  # never blank for a failure
     if run.judge and trajectory is not None:
         try:
             result = await judge_episode(result, task, trajectory, runtime.llm)

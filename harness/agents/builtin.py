@@ -19,7 +19,7 @@ Choices the method leaves open, made here:
   once a newer snapshot arrives the older ones in the history are replaced by a
   one-line note, so the prompt holds the current page only. Tool errors are fed back
   as ``Error: …`` results, never raised. ``browser_take_screenshot`` is not offered:
-  the loop is text-only.
+  the loop is text-only; nor ``browser_close`` (the episode ends with ``env_close``).
 * **Always closed.** Whatever ends the attempt (the runner's time limit included), the
   episode is closed with ``env_close`` inside a shielded scope bounded by
   :data:`CLOSE_TIMEOUT_S`, so the server checks the final state; then the server
@@ -55,7 +55,8 @@ from .registry import agent
 __all__ = ["BuiltinAgent", "openai_tools", "render_result", "CLOSE_TIMEOUT_S", "HIDDEN_TOOLS"]
 
 CLOSE_TIMEOUT_S = 20.0  # bound on the final env_close after a cancellation
-HIDDEN_TOOLS = frozenset({"browser_take_screenshot"})  # image results cannot go back in a text-only loop
+#: Not offered: image results cannot go back in a text-only loop; this agent ends with env_answer and env_close, not browser_close.
+HIDDEN_TOOLS = frozenset({"browser_take_screenshot", "browser_close"})
 _SNAPSHOT = "\nsnapshot:\n"
 _OMITTED = "\nsnapshot: (omitted: a later result shows the page as it is now)"
 

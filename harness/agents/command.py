@@ -22,7 +22,16 @@ read it anyway (see :mod:`taskloom.tools.security.sandbox`).
 * ``python``: the interpreter for ``{python}`` and the bridge (default: this one); under
   the ``user`` sandbox it must be one any user may run (bubblewrap mounts it, with its
   ``sys.path``, read-only);
-* ``timeout`` (seconds; default ``job.timeout_s``) is enforced here too.
+* ``timeout`` (seconds; default ``job.timeout_s``) is enforced here too;
+* ``answer``: how the agent gives its final answer. ``env`` (default): it calls
+  ``env_answer``. ``last-message``: as a Playwright-MCP agent ends, with its last message:
+  when it gave no answer through the tool, the last paragraph of its stdout is recorded
+  as the answer (marked ``source: last_message``). ``tool``: the instruction handed over
+  ends with a sentence naming the ``env_answer`` tool, for agents that follow it.
+
+A Playwright-MCP agent needs no ``env_*`` call: the served server is bound to the task, so
+its first ``browser_*`` call opens the episode on the task's start page, and
+``browser_close`` (or the end of the attempt) closes it.
 
 The agent runs in a session of its own, sandboxed (``Settings.agent_sandbox``); as root,
 as a throw-away uid of its own for this episode alone (so no agent reads another's home,
@@ -47,6 +56,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import signal
 import string
@@ -59,8 +69,10 @@ from typing import IO, Any
 import anyio
 from fastmcp import Client
 
+from ...tools.environment.trajectory import AnswerRecord, load_trajectory
 from ...tools.errors import InputError, TaskloomError
 from ...tools.settings import Settings
+from ...tools.workspace import append_jsonl
 from ...tools.security.accounts import AgentAccount, allocate_account, make_agent_home, release_account
 from ...tools.security.mounts import code_paths
 from ...tools.security.sandbox import AgentLaunch, SandboxKind, agent_launch, check_closed_to, choose_sandbox, die_with_parent, pidns_problem
@@ -68,10 +80,15 @@ from .base import Job
 from .endpoint import Endpoint
 from .registry import agent
 
-__all__ = ["CommandAgent", "AgentTimeout", "AgentProcessError", "mcp_config", "agent_environment", "check_sandbox", "log_tail", "PLACEHOLDERS", "INPUT_MODES", "TRANSPORTS", "GRACE_S"]
+__all__ = ["ANSWER_MODES", "CommandAgent", "AgentTimeout", "last_message", "record_last_message", "AgentProcessError", "mcp_config", "agent_environment", "check_sandbox", "log_tail", "PLACEHOLDERS", "INPUT_MODES", "TRANSPORTS", "GRACE_S"]
 
 PLACEHOLDERS = ("instruction", "config", "task_id", "python")
 INPUT_MODES = ("arg", "env", "stdin")
+ANSWER_MODES = ("env", "last-message", "tool")
+#: What ``answer=tool`` adds to the instruction the agent receives.
+ANSWER_TOOL_NOTE = "When you have the final answer, call the env_answer tool with it."
+#: Longest answer taken from an agent's last message (characters).
+MAX_LAST_MESSAGE = 2_000
 TRANSPORTS = ("http", "stdio")
 GRACE_S = 2.0  # SIGTERM → SIGKILL
 _DROP_ENV = ("PWD", "OLDPWD", "XDG_RUNTIME_DIR", "MAIL")  # the harness's places, not the agent's
@@ -135,6 +152,27 @@ def _template(cmd: str, name: str) -> list[str]:
         if unknown:
             raise InputError(f"agent {name}: cmd uses unknown placeholder(s) {unknown}; use {', '.join('{' + p + '}' for p in PLACEHOLDERS)}")
     return words
+
+
+def last_message(stdout: str) -> str | None:
+    """An agent's last message: the last paragraph (lines up to a blank line) of its stdout, cut to :data:`MAX_LAST_MESSAGE`; None when empty."""
+    paragraphs = [p.strip() for p in re.split(r"\n\s*\n", stdout.replace("\r\n", "\n")) if p.strip()]
+    return paragraphs[-1][-MAX_LAST_MESSAGE:] if paragraphs else None
+
+
+def record_last_message(episodes_dir: Path, stdout_path: Path) -> str | None:
+    """Record the agent's last message as the answer of the episode it left in ``episodes_dir``, unless it gave one; the answer recorded, if any."""
+    files = sorted(episodes_dir.glob("*/trajectory.jsonl"), key=lambda p: (p.stat().st_mtime, str(p)))
+    if not files or load_trajectory(files[-1]).answer is not None:
+        return None
+    try:
+        text = stdout_path.read_bytes().decode("utf-8", errors="replace")
+    except OSError:
+        return None
+    answer = last_message(text)
+    if answer is not None:
+        append_jsonl(files[-1], AnswerRecord(answer=answer, source="last_message").model_dump(mode="json"))
+    return answer
 
 
 def _starttime(pid: int) -> str | None:
@@ -258,6 +296,9 @@ class CommandAgent:
         if self.transport not in TRANSPORTS:
             raise InputError(f"agent {name}: transport={self.transport!r} is not a transport; use http or stdio (the bridge)")
         self.python = options.get("python") or sys.executable
+        self.answer = options.get("answer") or "env"
+        if self.answer not in ANSWER_MODES:
+            raise InputError(f"agent {name}: answer={self.answer!r} is not a mode; use env, last-message or tool")
         self.timeout: float | None = None
         if options.get("timeout"):
             try:
@@ -269,19 +310,23 @@ class CommandAgent:
 
     def argv(self, job: Job, config: Path) -> list[str]:
         """The command line for one job (placeholders filled word by word; nothing goes through a shell)."""
-        values = {"instruction": job.task.instruction, "config": str(config), "task_id": job.task.id, "python": self.python}
+        values = {"instruction": self.instruction(job), "config": str(config), "task_id": job.task.id, "python": self.python}
         words = [word.format_map(values) for word in self.template]
         uses_instruction = any(f == "instruction" for word in self.template for _, f, _, _ in string.Formatter().parse(word))
         if self.input == "arg" and not uses_instruction:
-            words.append(job.task.instruction)
+            words.append(self.instruction(job))
         return words
+
+    def instruction(self, job: Job) -> str:
+        """The instruction the agent receives: the task's, with ``answer=tool`` a closing sentence naming the answer tool."""
+        return f"{job.task.instruction}\n\n{ANSWER_TOOL_NOTE}" if self.answer == "tool" else job.task.instruction
 
     def environment(self, job: Job, config: Path) -> dict[str, str]:
         """The agent's environment (see :func:`agent_environment`) plus the config path, the task id and (env mode) the instruction."""
         env = agent_environment(os.environ, job.settings.workspace)
         env.update(TASKLOOM_MCP_CONFIG=str(config), TASKLOOM_TASK_ID=job.task.id)
         if self.input == "env":
-            env["TASKLOOM_INSTRUCTION"] = job.task.instruction
+            env["TASKLOOM_INSTRUCTION"] = self.instruction(job)
         return env
 
     def launch(self, job: Job, kind: SandboxKind, home: Path, account: AgentAccount | None) -> AgentLaunch:
@@ -319,11 +364,13 @@ class CommandAgent:
                     family: dict[int, str] = {}  # every process the agent started, seen while it ran
                     try:
                         with anyio.move_on_after(limit) as scope:
-                            await _send(process, job.task.instruction.encode("utf-8"))
+                            await _send(process, self.instruction(job).encode("utf-8"))
                             await _wait(process, None, family)
                     finally:
                         with anyio.CancelScope(shield=True):
                             await self._stop(process, family)
+                if self.answer == "last-message":  # before the server stops, so an open episode closes with its answer
+                    record_last_message(job.episodes_dir, job.episodes_dir / "agent.stdout.log")
         finally:
             release_account(account, home)  # its home, its files in /tmp and anything still running as it go
         if scope.cancelled_caught:
@@ -374,6 +421,6 @@ class CommandAgent:
 
 
 @agent("command")
-def command(name: str, cmd: str = "", input: str = "arg", timeout: str = "", transport: str = "http", python: str = "") -> CommandAgent:
+def command(name: str, cmd: str = "", input: str = "arg", timeout: str = "", transport: str = "http", python: str = "", answer: str = "") -> CommandAgent:
     """An external agent process, sandboxed, reaching Taskloom over MCP (``cmd=`` takes the rest of the spec)."""
-    return CommandAgent(name, {"cmd": cmd, "input": input, "timeout": timeout, "transport": transport, "python": python})
+    return CommandAgent(name, {"cmd": cmd, "input": input, "timeout": timeout, "transport": transport, "python": python, "answer": answer})

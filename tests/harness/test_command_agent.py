@@ -55,6 +55,21 @@ time.sleep(300)
 """
 
 
+#: An agent written for Playwright MCP: no env_* call, ends with its last message (and names the tool it was told of).
+PLAYWRIGHT_STYLE = """\
+import asyncio, json, os, re, sys
+from fastmcp import Client
+from fastmcp.client.transports import StreamableHttpTransport
+entry = json.load(open(os.environ["TASKLOOM_MCP_CONFIG"]))["mcpServers"]["taskloom"]
+async def main():
+    async with Client(StreamableHttpTransport(entry["url"], headers=entry["headers"])) as client:
+        page = (await client.call_tool("browser_snapshot", {})).structured_content["snapshot"]
+        ref = re.search(r'link "Genres" \\[ref=(\\w+)\\]', page).group(1)
+        await client.call_tool("browser_click", {"target": ref, "element": "Genres"})
+    told = "env_answer" in sys.argv[1]
+    print("I opened the genres page." + (" I was told of env_answer." if told else "") + "\\n\\nThe answer is: Genres")
+asyncio.run(main())
+"""
 
 
 async def _hang(agent: CommandAgent, job: Job, pids_file: Path, marker: str, limit: float | None = None) -> tuple[list[int], bool]:
@@ -147,6 +162,7 @@ async def test_the_instruction_and_the_config_reach_the_process(
         ({"cmd": "run", "timeout": "soon"}, "not a number"),
         ({"cmd": "run", "timeout": "0"}, "positive"),
         ({"cmd": "run", "transport": "sse"}, "http or stdio"),
+        ({"cmd": "run", "answer": "stderr"}, "env, last-message or tool"),
     ],
 )
 def test_bad_options_are_refused_with_what_to_do(options: dict[str, str], says: str) -> None:
@@ -231,3 +247,24 @@ async def test_the_minimal_agent_searches_with_the_instruction_from_stdin(proces
     assert [a.name for a in trajectory.actions] == ["navigate", "type"]
     assert trajectory.actions[1].args["text"] == "lantern" and trajectory.actions[1].args["submit"] is True
     assert trajectory.closed is not None and trajectory.closed.success is True
+
+
+@pytest.mark.anyio
+@pytest.mark.integration
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium")
+async def test_a_playwright_mcp_agent_needs_no_env_tools_and_answers_with_its_last_message(
+    agent_dir: Path, process_agents_job: Any, process_agents_web_task: Any, agent_python: str
+) -> None:
+    task = process_agents_web_task("web-pw-genres", "Open “Genres” and say which page you opened.", r"genres\.html$", ["#nav-genres"])
+    job: Job = process_agents_job(task, "pw-style")
+    options = {"cmd": "{python} " + _script(agent_dir, "pw.py", PLAYWRIGHT_STYLE), "python": agent_python, "answer": "last-message"}
+    await CommandAgent("pw-style", options).attempt(job, None)
+
+    trajectory = _trajectory(job)
+    assert [a.name for a in trajectory.actions] == ["navigate", "snapshot", "click"]  # the first browser_* call opened the episode
+    assert trajectory.answer == "The answer is: Genres"  # the last paragraph of its stdout
+    assert '"source": "last_message"' in next(job.episodes_dir.glob("*/trajectory.jsonl")).read_text()
+    assert trajectory.closed is not None and trajectory.closed.success is True
+    assert "I opened the genres page.\n" in (job.episodes_dir / "agent.stdout.log").read_text()
+    told = CommandAgent("pw-style", {**options, "answer": "tool"}).argv(job, agent_dir / "mcp.json")
+    assert told[-1].endswith("call the env_answer tool with it.")

@@ -276,10 +276,10 @@ async def _suite(server: FastMCP, world: World, profile: str, start_episode: boo
                 base.update(max_pages=1, max_depth=0)
             for name, schema in properties.items():
                 for case, value in _variants(name, schema, world):
-                    if tool.name == "env_close" and name != "episode_id":
+                    if tool.name in ("env_close", "browser_close") and name != "episode_id":
                         continue
                     args = {**base, name: value}
-                    if tool.name == "env_close":
+                    if tool.name in ("env_close", "browser_close"):
                         args["episode_id"] = value  # never close the live episode with a good id
                     await _probe(client, tool.name, args, f"{name}: {case}", tally)
             listed = await client.list_tools()  # the server still answers after each tool's batch

@@ -51,6 +51,9 @@ BROWSER_TOOLS = {
     "browser_network_request",
     "browser_drop",
     "browser_resize",
+    "browser_find",
+    "browser_emulate_media",
+    "browser_close",
 }
 DOC_TOOLS = {"doc_search", "doc_read"}
 GRAPH_TOOLS = {

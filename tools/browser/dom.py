@@ -172,8 +172,8 @@ NAVIGATION_PENDING_JS = """() => {
 }"""
 
 
-def draw_marks(png: bytes, marks: list[tuple[str, tuple[float, float, float, float]]]) -> bytes:
-    """Draw numbered boxes (set-of-marks) on a screenshot: one box and label per ``(label, bbox)``."""
+def draw_marks(png: bytes, marks: list[tuple[str, tuple[float, float, float, float]]], kind: str = "png") -> bytes:
+    """Draw numbered boxes (set-of-marks) on a screenshot: one box and label per ``(label, bbox)``; the result is in format ``kind`` (png, jpeg, webp)."""
     from PIL import Image, ImageDraw
 
     image = Image.open(io.BytesIO(png)).convert("RGB")
@@ -189,5 +189,8 @@ def draw_marks(png: bytes, marks: list[tuple[str, tuple[float, float, float, flo
         draw.rectangle([tx, ty, tx + width, ty + 12], fill=colour)
         draw.text((tx + 2, ty), label, fill="white")
     out = io.BytesIO()
-    image.save(out, format="PNG", compress_level=1)
+    if kind == "png":
+        image.save(out, format="PNG", compress_level=1)
+    else:
+        image.save(out, format=kind.upper())
     return out.getvalue()

@@ -41,11 +41,12 @@ from .tabs import Tabs
 from .traffic import Traffic
 from .trajectory import Recorder, Target
 
-__all__ = ["ActionFailed", "BrowserEpisode", "FormField", "Modifier", "Observation", "TimedOut"]
+__all__ = ["ActionFailed", "BrowserEpisode", "FormField", "ImageType", "Modifier", "Observation", "TimedOut"]
 
 _INTERACTIVE = re.compile(r"^\s*- (link|button|textbox|searchbox|combobox|checkbox|radio|tab|menuitem|option|switch|slider|spinbutton)\b.*\[ref=((?:f\d+)?e\d+)\]", re.M)
 #: Actions that load a document by themselves (the request they start means the page is observed after landing).
 _NAVIGATIONS = frozenset({"navigate", "navigate_back"})
+ImageType = Literal["png", "jpeg", "webp"]
 Modifier = Literal["Alt", "Control", "ControlOrMeta", "Meta", "Shift"]
 Button = Literal["left", "right", "middle"]
 
@@ -144,10 +145,12 @@ class BrowserEpisode:
             parts.append("(the page is paused by the dialog; handle it to see the page again)")
         return Observation(url=url, title=title, snapshot="\n\n".join(parts) or None, tabs=infos, modal=modal)
 
-    async def screenshot(self, marks: bool = False, full_page: bool = False, target: str | None = None, element: str | None = None, kind: Literal["png", "jpeg"] = "png") -> bytes:
-        """A PNG (or JPEG) of the viewport, the full page or one element; with ``marks``, interactive elements boxed and labelled by ref."""
+    async def screenshot(
+        self, marks: bool = False, full_page: bool = False, target: str | None = None, element: str | None = None, kind: ImageType = "png", scale: Literal["css", "device"] = "css"
+    ) -> bytes:
+        """A PNG (JPEG, WebP) of the viewport, the full page or one element; with ``marks``, interactive elements boxed and labelled by ref."""
         self._check_open()
-        args = _given(marks=marks or None, full_page=full_page or None, target=target, element=element, type=None if kind == "png" else kind)
+        args = _given(marks=marks or None, full_page=full_page or None, target=target, element=element, type=None if kind == "png" else kind, scale=None if scale == "css" else scale)
         form = canonical("screenshot", marks="yes" if marks else None, element=element)
         if (why := self.modal.blocking()) is not None:
             await self._fail("take_screenshot", args, form, None, why)
@@ -156,24 +159,24 @@ class BrowserEpisode:
         try:
             if target is not None:
                 loc, _ = await find(self.page, target)
-                image: bytes = await loc.screenshot(type=kind)
+                image: bytes = await loc.screenshot(type=kind, scale=scale)
             else:
-                image = await self.page.screenshot(full_page=full_page, type=kind)
+                image = await self.page.screenshot(full_page=full_page, type=kind, scale=scale)
             if marks:
-                image = await self._marked(image)
+                image = await self._marked(image, kind)
         except ActionFailed as exc:
             await self._fail("take_screenshot", args, form, None, str(exc))
         except PlaywrightError as exc:
             await self._fail("take_screenshot", args, form, None, explain(exc))
         path, relative = self.recorder.screenshot_path("marks" if marks else "screen")
-        path = path.with_suffix(".jpeg") if kind == "jpeg" else path
-        relative = relative[:-4] + ".jpeg" if kind == "jpeg" else relative
+        path = path.with_suffix(f".{kind}")
+        relative = relative[:-4] + f".{kind}"
         path.write_bytes(image)
         now = time.time()
         self.recorder.action(name="take_screenshot", args=args, canonical=form, url_before=self.page.url, url_after=self.page.url, t_start=now, t_end=now, screenshot=relative)
         return image
 
-    async def _marked(self, png: bytes) -> bytes:
+    async def _marked(self, png: bytes, kind: ImageType = "png") -> bytes:
         snapshot = await aria(self.page, timeout_ms=self.limits.snapshot_timeout_ms)
         self.tabs.current.shown.update(SHOWN_REF.findall(snapshot))
         boxes = []
@@ -181,12 +184,12 @@ class BrowserEpisode:
             box = await self.page.locator(f"aria-ref={ref}").bounding_box()
             if box:
                 boxes.append((ref, (box["x"], box["y"], box["x"] + box["width"], box["y"] + box["height"])))
-        return draw_marks(png, boxes)
+        return draw_marks(png, boxes, kind)
 
     async def console_messages(self, level: ConsoleLevel = "info", all: bool = False) -> ConsoleMessages:  # noqa: A002 - Playwright MCP's name
         """The current tab's console messages (recorded as a look, like a snapshot)."""
         found = self.tabs.current.log.console_messages(level, all)
-        self._look("console_messages", _given(level=level, all=all or None), canonical("console", level=level))
+        self.record_look("console_messages", _given(level=level, all=all or None), canonical("console", level=level))
         return found
 
     async def network_requests(self, static: bool = False, filter: str | None = None) -> NetworkRequests:  # noqa: A002 - Playwright MCP's name
@@ -197,7 +200,7 @@ class BrowserEpisode:
             found = self.tabs.current.log.network_requests(static, filter)
         except InputError as exc:
             await self._fail("network_requests", args, form, None, str(exc))
-        self._look("network_requests", args, form)
+        self.record_look("network_requests", args, form)
         return found
 
     async def network_request(self, index: int) -> RequestDetail:
@@ -208,10 +211,11 @@ class BrowserEpisode:
             found = await self.tabs.current.log.request_detail(index)
         except (InputError, PlaywrightError) as exc:
             await self._fail("network_request", args, form, None, str(exc) if isinstance(exc, InputError) else explain(exc))
-        self._look("network_request", args, form)
+        self.record_look("network_request", args, form)
         return found
 
-    def _look(self, name: str, args: dict[str, Any], form: str) -> None:
+    def record_look(self, name: str, args: dict[str, Any], form: str) -> None:
+        """Record a look at the page or its logs (nothing acted on); refused once the episode is closed or its step limit is used up."""
         self._check_open()
         self.recorder.check_limit()
         now = time.time()

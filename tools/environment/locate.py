@@ -25,7 +25,8 @@ from .trajectory import Target
 
 __all__ = ["REF", "SHOWN_REF", "ActionFailed", "TimedOut", "aria", "described", "explain", "find", "forget", "title_of", "until_dialog", "while_described"]
 
-# Playwright numbers refs e1, e2… on a tab's first page and f1e1, f2e7… after it navigates.
+# Playwright numbers refs e1, e2… on a tab's first page and f1e1, f2e7… after it navigates: each new document of the main
+# frame gets a new frame number (FrameManager.frameCommittedNewDocumentNavigation), and @playwright/mcp shows the same refs.
 REF = re.compile(r"^(?:f\d+)?e\d+$")
 #: A ref as a snapshot shows it.
 SHOWN_REF = re.compile(r"\[ref=((?:f\d+)?e\d+)\]")
@@ -165,7 +166,7 @@ def _described(info: dict[str, Any], ref: str) -> Target:
 
 
 def _stale(ref: str) -> str:
-    return f"ref {ref} is not on the page any more (the page changed); call browser_snapshot for fresh refs"
+    return f"Ref {ref} not found in the current page snapshot. Try capturing new snapshot."  # Playwright MCP's own words
 
 
 async def title_of(page: Page) -> str:

@@ -13,7 +13,7 @@ import asyncio
 import json
 import re
 import secrets
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
 from playwright.async_api import BrowserContext
@@ -109,6 +109,10 @@ class EpisodeManager:
         #: Called (in a worker thread) before each browser episode opens: an application's state reset
         #: (e.g. :meth:`.appstate.StateFolder.reset`), so every episode and gold replay starts from the same state.
         self.state_reset: Callable[[], object] | None = None
+        #: Set on a server bound to one task (:func:`.mcp.register_env`): opens that task's episode for a session that
+        #: acts without one, so a Playwright-MCP agent's first ``browser_*`` call starts it (no ``env_start`` needed).
+        self.autostart: Callable[[str | None], Awaitable[BrowserEpisode]] | None = None
+        self.fresh: set[str] = set()  # episodes :attr:`autostart` just opened, until their session's next call
 
     def private_task(self, task_id: str) -> Task | None:
         """The whole stored task, for server-side checks only (never returned to an agent); None if unreadable."""
@@ -230,6 +234,7 @@ class EpisodeManager:
     def release(self, episode_id: str) -> None:
         """Forget an episode's owner and session binding (it has closed)."""
         self.owners.pop(episode_id, None)
+        self.fresh.discard(episode_id)
         for session in [s for s, e in self.sessions.items() if e == episode_id]:
             del self.sessions[session]
 
@@ -259,6 +264,16 @@ class EpisodeManager:
                 raise InputError(f"episode {chosen} is a document task: use doc_search and doc_read, not the browser")
             raise NotFoundError(f"no open episode {chosen!r}; it was closed or never started — call env_start")
         return episode
+
+    async def current(self, episode_id: str | None, session: str | None) -> BrowserEpisode:
+        """The browser episode named or bound to ``session``; on a bound server, a session without one gets the task's episode, started now."""
+        if episode_id is None and self.autostart is not None and (session is None or session not in self.sessions):
+            opened = await self.autostart(session)
+            self.fresh.add(opened.id)
+            return opened
+        found = self.get(episode_id, session)
+        self.fresh.discard(found.id)
+        return found
 
     def get_document(self, episode_id: str | None = None, session: str | None = None) -> DocumentEpisode:
         """The document episode named, else the one bound to ``session``."""

@@ -8,8 +8,9 @@ episode bound to the caller's MCP session (:func:`.session.binding`) is used.
 
 from __future__ import annotations
 
+import asyncio
 import secrets
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Annotated, Literal
 
 import anyio.to_thread
@@ -20,6 +21,7 @@ from pydantic import BaseModel, Field
 
 from ..errors import InputError
 from .desktop import DesktopEpisodes
+from .episodes import BrowserEpisode
 from .documents import DocHit, DocNode
 from .browser_mcp import LOOK, EpisodeId, register_browser
 from .manager import EpisodeManager, StartedEpisode
@@ -83,6 +85,9 @@ def register_env(
     """
     latest: dict[str, str] = {}
     bound = bound or Bound()
+    opened: dict[str | None, str] = {}  # session -> the bound task's episode it opened (env_start or a first browser_* call)
+    if bound.task_id:
+        episodes.autostart = _autostart(episodes, bound, latest, opened)
 
     def chosen(ctx: Context, episode_id: str | None) -> str:
         key = binding(ctx)
@@ -110,6 +115,8 @@ def register_env(
             if (task_id and task_id != bound.task_id) or url:
                 raise InputError(f"this server is bound to task {bound.task_id!r}; call env_start without url or with that task_id")
             task_id = bound.task_id
+            if environment == "browser" and (open_now := episodes.episodes.get(opened.get(key, ""))) is not None:
+                return await _resumed(open_now, episodes, bound.task_id, reveal_paths)  # its first browser_* call opened it already
         if environment == "desktop":
             if desktops is None:
                 raise InputError("the desktop environment is off; start the server with --enable-desktop")
@@ -127,6 +134,8 @@ def register_env(
         else:
             browser, started = await episodes.start(url=url, task_id=task_id, agent=bound.agent, model=bound.model, session=key)
             browser.recorder.limit = bound.max_steps
+        if bound.task_id:
+            opened[key] = started.episode_id
         if key:
             latest[key] = started.episode_id
         return started if reveal_paths else started.model_copy(update={"trajectory": None})
@@ -154,6 +163,42 @@ def register_env(
         else:
             path = await episodes.close(found)
         return Closed(episode_id=found, trajectory=str(path) if reveal_paths else None)
+
+
+async def _resumed(episode: BrowserEpisode, episodes: EpisodeManager, task_id: str, reveal_paths: bool) -> StartedEpisode:
+    """What env_start answers for the bound task's episode a browser_* call already opened: that episode, as it is now."""
+    seen = await episode.observe(snapshot=episodes.snapshots, acted=False)
+    return StartedEpisode(
+        episode_id=episode.id, url=seen.url, title=seen.title, instruction=episodes.public_task(task_id).instruction,
+        snapshot=seen.snapshot or "", trajectory=str(episode.recorder.path) if reveal_paths else None,
+    )
+
+
+def _autostart(episodes: EpisodeManager, bound: Bound, latest: dict[str, str], started: dict[str | None, str]) -> Callable[[str | None], Awaitable[BrowserEpisode]]:
+    """Open the bound task's episode for a session's first ``browser_*`` call (as Playwright MCP opens its browser), once per session.
+
+    A session whose episode has ended (``browser_close``, ``env_close``) is told so rather
+    than given a second episode: the harness scores one attempt per server.
+    """
+    lock = asyncio.Lock()
+
+    async def start(key: str | None) -> BrowserEpisode:
+        async with lock:  # two first calls at once open one episode
+            if key in started:
+                found = episodes.episodes.get(started[key])
+                if found is None:
+                    raise InputError(f"the episode of task {bound.task_id!r} has ended (browser_close or env_close); this server runs one episode")
+                return found
+            if episodes.public_task(bound.task_id or "").kind == "document":
+                raise InputError(f"task {bound.task_id!r} is a document task: call env_start, then doc_search and doc_read")
+            browser, begun = await episodes.start(task_id=bound.task_id, agent=bound.agent, model=bound.model, session=key)
+            browser.recorder.limit = bound.max_steps
+            started[key] = begun.episode_id
+            if key:
+                latest[key] = begun.episode_id
+            return browser
+
+    return start
 
 
 def register_doc(mcp: FastMCP, episodes: EpisodeManager) -> None:

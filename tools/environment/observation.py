@@ -26,6 +26,7 @@ class Observation(BaseModel):
 class FormField(BaseModel):
     """One field of browser_fill_form, as Playwright MCP shapes it."""
 
+    element: str | None = Field(None, description="Human-readable element description used to obtain permission to interact with the element (optional).")
     name: str = Field(description="Human-readable field name.")
     type: Literal["textbox", "checkbox", "radio", "combobox", "slider"] = Field(description="Type of the field.")
     target: str = Field(

@@ -67,6 +67,7 @@ class ConsoleMessages(BaseModel):
     errors: int
     warnings: int
     messages: list[ConsoleEntry] = Field(description="The messages at the level asked for or more severe, oldest first.")
+    saved: str | None = Field(None, description="Where the result was saved, when a filename was given (relative to the episode folder).")
 
 
 class NetworkRequests(BaseModel):
@@ -74,16 +75,19 @@ class NetworkRequests(BaseModel):
 
     requests: list[RequestEntry] = Field(description="Requests of the current page, oldest first.")
     omitted_static: int = Field(0, description="Successful static resources (images, scripts, styles, fonts) left out; pass static=true to see them.")
+    saved: str | None = Field(None, description="Where the result was saved, when a filename was given (relative to the episode folder).")
 
 
 class RequestDetail(BaseModel):
     """What browser_network_request returns: one request of the current tab in full."""
 
     request: RequestEntry
-    request_headers: dict[str, str]
+    request_headers: dict[str, str] | None = Field(None, description="None when another part was asked for.")
+    request_body: str | None = Field(None, description=f"The request's body (a POST's form or JSON), cut to {MAX_BODY} characters; None when it has none.")
     response_headers: dict[str, str] | None = Field(None, description="None while pending or when the request failed.")
     body: str | None = Field(None, description=f"The response body when it is text, cut to {MAX_BODY} characters; None otherwise.")
     body_note: str | None = Field(None, description="Why the body is left out or cut, when it is.")
+    saved: str | None = Field(None, description="Where the result was saved, when a filename was given (relative to the episode folder).")
 
 
 class PageLog:
@@ -174,6 +178,11 @@ class PageLog:
             known = f"{self.requests[0].index}..{self.requests[-1].index}" if self.requests else "none yet"
             raise InputError(f"no request #{index} in this tab (kept: {known}); pass an index that browser_network_requests lists")
         detail = RequestDetail(request=entry, request_headers=await request.all_headers())
+        try:
+            posted = request.post_data
+        except UnicodeDecodeError:
+            posted = "(binary body)"
+        detail.request_body = posted[:MAX_BODY] if posted else None
         response = await request.response() if entry.failure is None else None
         if response is None:
             detail.body_note = "no response" if entry.failure is None else f"request failed: {entry.failure}"

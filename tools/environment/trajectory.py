@@ -90,6 +90,7 @@ class AnswerRecord(BaseModel):
 
     kind: Literal["answer"] = "answer"
     answer: str
+    source: Literal["tool", "last_message"] | None = Field(None, description="How it was given: env_answer (tool), or the agent's last message read by the harness.")
     t: float = Field(default_factory=time.time)
 
 
@@ -159,7 +160,7 @@ class Recorder:
         return record
 
     def answer(self, text: str) -> AnswerRecord:
-        record = AnswerRecord(answer=text)
+        record = AnswerRecord(answer=text, source="tool")
         append_jsonl(self.path, record.model_dump(mode="json"))
         return record
 

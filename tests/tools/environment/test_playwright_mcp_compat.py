@@ -400,7 +400,7 @@ async def test_snapshots_can_be_cut_to_size_or_scoped_to_one_element(settings: S
         clicked = await call(client, "browser_click", target=ref(full, "button", "Delete"))
         assert clicked["modal"] is not None
         await call(client, "browser_handle_dialog", accept=True)
-        assert "not on the page" in await refused(client, "browser_snapshot", target="e99999")
+        assert "Ref e99999 not found in the current page snapshot" in await refused(client, "browser_snapshot", target="e99999")
         await call(client, "env_close")
 
 
@@ -423,7 +423,7 @@ async def test_screenshots_of_one_element_and_as_jpeg_carry_structured_output(se
         [image] = [c for c in result.content if isinstance(c, ImageContent)]
         assert image.mimeType == f"image/{kind}"
         data = base64.b64decode(image.data)
-        assert result.structured_content == {"format": kind, "url": playground + "index.html", "bytes": len(data), "marks": False}
+        assert result.structured_content == {"format": kind, "url": playground + "index.html", "bytes": len(data), "marks": False, "saved": None}
         shots.append(Image.open(io.BytesIO(data)))
     assert shots[0].size[0] < 200 and shots[1].size == (1280, 800)  # one button, the whole viewport
 
