@@ -37,6 +37,7 @@ from urllib.parse import urlparse
 from playwright.async_api import Error as PlaywrightError
 
 from ...browser import BrowserPool, OriginFence
+from ...browser.settle import settle, track_requests
 from ...graph.model import GraphMeta, KnowledgeGraph, Node
 from ...graph.web.capture import CrawlResult, PageCapture, normalize_url
 from ...graph.web.listings import RecordGraph
@@ -58,6 +59,8 @@ CLOCK_SHIFT = timedelta(days=45)
 MAX_REREAD_PAGES = 80
 #: Seconds one page of the second read may take (load and read); a slower page leaves its task unconfirmed.
 PAGE_SECONDS = 60
+#: Tabs of the second read loading pages side by side.
+READERS = 4
 
 
 @dataclass
@@ -70,7 +73,7 @@ class Outcome:
 
 
 class Rereader:
-    """Pages read again, each once, in one fresh fenced context whose clock runs :data:`CLOCK_SHIFT` ahead."""
+    """Pages read again, each once, in one fresh fenced context whose clock runs :data:`CLOCK_SHIFT` ahead (up to :data:`READERS` tabs at a time)."""
 
     def __init__(self, pool: BrowserPool, kg: KnowledgeGraph) -> None:
         self.pool, self.kg = pool, kg
@@ -79,54 +82,84 @@ class Rereader:
         self.links: dict[str, list[str]] = {}
         self.unseen = UnseenPages(kg)
         self._guarded: Any = None
-        self._page: Any = None
+        self._idle: asyncio.Queue[Any] = asyncio.Queue()
+        self._tabs = 0
+        self._pending: dict[str, asyncio.Future[list[RecordBlock] | str]] = {}
+        self._opening = asyncio.Lock()
+
+    async def read_all(self, urls: list[str]) -> None:
+        """Read ``urls`` (those not read yet) side by side, :data:`READERS` at a time."""
+        await asyncio.gather(*(self.read(u) for u in dict.fromkeys(urls)))
 
     async def read(self, url: str, settle: bool = False) -> list[RecordBlock] | str:
         """The page's record blocks, or why it could not be read; ``settle``: wait for its links to stop changing (search results)."""
         if url in self.reads:
             return self.reads[url]
-        if self._page is None:
-            start = str(self.kg.meta.sources[0]) if self.kg.meta.sources else url
-            fence = OriginFence.for_site(start, list(self.kg.meta.stats.get("allowed_domains") or []))
-            self._guarded = await self.pool.new_context(fence=fence)
-            await self._guarded.context.clock.install(time=datetime.now(UTC) + CLOCK_SHIFT)
-            self._page = await self._guarded.context.new_page()
+        if url in self._pending:  # another caller is reading it right now
+            return await self._pending[url]
+        pending: asyncio.Future[list[RecordBlock] | str] = asyncio.get_running_loop().create_future()
+        self._pending[url] = pending
+        page = await self._tab(url)
+        try:
+            got = await self._read(page, url, settle)
+        finally:
+            self._idle.put_nowait(page)
+            del self._pending[url]
+        self.reads[url] = got
+        pending.set_result(got)
+        return got
+
+    async def _tab(self, url: str) -> Any:
+        """An idle tab of the shifted-clock context (a new one while fewer than :data:`READERS` exist)."""
+        async with self._opening:
+            if self._guarded is None:
+                start = str(self.kg.meta.sources[0]) if self.kg.meta.sources else url
+                fence = OriginFence.for_site(start, list(self.kg.meta.stats.get("allowed_domains") or []))
+                guarded = await self.pool.new_context(fence=fence)
+                await guarded.context.clock.install(time=datetime.now(UTC) + CLOCK_SHIFT)
+                self._guarded = guarded
+        if self._idle.empty() and self._tabs < READERS:
+            self._tabs += 1
+            page = await self._guarded.context.new_page()
+            track_requests(page)
+            return page
+        return await self._idle.get()
+
+    async def _read(self, page: Any, url: str, settle_links: bool) -> list[RecordBlock] | str:
         try:
             async with asyncio.timeout(PAGE_SECONDS):
-                await self._page.goto(url, wait_until="load")
-                try:
-                    await self._page.wait_for_load_state("networkidle", timeout=3_000)
-                except PlaywrightError:
-                    pass  # a page that keeps polling is read as it is after three seconds
-                got: list[RecordBlock] | str = await read_records(self._page)
-                self.texts[url] = str(await self._page.evaluate("() => document.body ? document.body.innerText : ''"))
-                self.links[url] = await self._settled_links() if settle else []
+                await page.goto(url, wait_until="load")
+                await settle(page)  # data fetched after the load event is shown by now (a page that keeps polling: read after 3 s)
+                got: list[RecordBlock] | str = await read_records(page)
+                self.texts[url] = str(await page.evaluate("() => document.body ? document.body.innerText : ''"))
+                self.links[url] = await _settled_links(page) if settle_links else []
         except PlaywrightError as exc:
             got = (str(exc).splitlines() or ["error"])[0][:200]
         except TimeoutError:
             got = f"loading and reading it took over {PAGE_SECONDS} s"
-        self.reads[url] = got
         return got
-
-    async def _settled_links(self) -> list[str]:
-        """The page's link targets once their number stops changing (results a script adds one by one), at most ten seconds."""
-        links: list[str] = []
-        for _ in range(20):
-            now = [str(h) for h in await self._page.evaluate("() => Array.from(document.querySelectorAll('a[href]'), a => a.href)")]
-            if now and len(now) == len(links):
-                return now
-            links = now
-            await asyncio.sleep(0.5)
-        return links
 
     async def close(self) -> None:
         if self._guarded is not None:
             await self._guarded.context.close()
 
 
+async def _settled_links(page: Any) -> list[str]:
+    """The page's link targets once their number stops changing (results a script adds one by one), at most ten seconds."""
+    links: list[str] = []
+    for _ in range(20):
+        now = [str(h) for h in await page.evaluate("() => Array.from(document.querySelectorAll('a[href]'), a => a.href)")]
+        if now and len(now) == len(links):
+            return now
+        links = now
+        await asyncio.sleep(0.5)
+    return links
+
+
 async def _graph_of(reader: Rereader, urls: list[str]) -> KnowledgeGraph | str:
     """A graph of the records ``urls`` show now (built as a crawl builds it), or why a page could not be read."""
     pages: list[PageCapture] = []
+    await reader.read_all(urls)
     for i, url in enumerate(urls):
         blocks = await reader.read(url)
         if isinstance(blocks, str):

@@ -33,6 +33,7 @@ from playwright.async_api import Page, Response
 
 from ...browser import BrowserPool, GuardedContext
 from ...browser.dom import draw_marks
+from ...browser.settle import settle, track_requests
 from ...errors import InputError
 from .capture import ClickEffect, CrawlOptions, CrawlResult, PageCapture, SiteUnreachable, normalize_url
 from .extract import VISIBLE_CONTAINERS_JS, ElementInfo, classify_element, read_page
@@ -120,7 +121,7 @@ class _Crawl:
         pages = [await g.new_page() for g in contexts]
         for page, guarded in zip(pages, contexts):
             self.guards[page] = guarded
-            _track_requests(page)
+            track_requests(page)
             page.set_default_timeout(self.options.action_timeout * 1000)
             page.set_default_navigation_timeout(self.options.page_timeout * 1000)
         try:
@@ -214,7 +215,7 @@ class _Crawl:
                     raise
                 await self._quiet(page)
                 await asyncio.sleep(0.05 * (attempt + 1))  # let a navigation that Chromium has queued but not started begin
-        await _settle(page)
+        await settle(page)
         return response
 
     async def _capture(self, page: Page, url: str, depth: int) -> PageCapture | Skip:
@@ -421,7 +422,7 @@ class _Crawl:
                 now = normalize_url(page.url)
                 if now != capture.final_url:
                     return ClickEffect(trigger=trigger.selector, navigated_to=now)
-                await _settle(page)
+                await settle(page)
                 wanted: list[str | None] = (await page.evaluate(OPENED_JS))[opens:]
             finally:
                 page.context.remove_listener("page", opened)
@@ -451,43 +452,6 @@ class _Crawl:
         if url is None and len(guarded.blocked) > blocked:
             url = normalize_url(guarded.blocked[-1])
         return url
-
-
-def _track_requests(page: Any) -> None:
-    """Count the page's requests in flight (for :func:`_settle`)."""
-    page.inflight = 0
-
-    def started(_: Any) -> None:
-        page.inflight += 1
-
-    def ended(_: Any) -> None:
-        page.inflight = max(0, page.inflight - 1)
-
-    page.on("request", started)
-    page.on("requestfinished", ended)
-    page.on("requestfailed", ended)
-
-
-async def _wait_for(condition: Callable[[], bool], limit: float, step: float = 0.05) -> None:
-    """Poll ``condition`` until it holds or ``limit`` seconds pass (never raises)."""
-    waited = 0.0
-    while not condition() and waited < limit:
-        await asyncio.sleep(step)
-        waited += step
-
-
-async def _settle(page: Any, quiet: float = 0.1, limit: float = 3.0) -> None:
-    """Wait until no request has been in flight for ``quiet`` seconds (at most ``limit``; never raises).
-
-    Cheaper than Playwright's ``networkidle``, which always waits 500 ms: pages that
-    fetch their data after the load event are rendered by the time this returns.
-    """
-    waited = calm = 0.0
-    step = 0.05
-    while waited < limit and calm < quiet:
-        await asyncio.sleep(step)
-        waited += step
-        calm = calm + step if getattr(page, "inflight", 0) == 0 else 0.0
 
 
 async def crawl(options: CrawlOptions, pool: BrowserPool, screenshots: Path | None = None, progress: ProgressFn | None = None) -> CrawlResult:
