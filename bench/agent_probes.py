@@ -7,9 +7,9 @@ token, ``/proc`` and endpoint, ``/etc/shadow``, the host's home, the repository 
 examples, each gold copy, and writes outside their home. The table says, per route and sandbox, whether any
 agent got through (READ / WROTE / YES) or both were refused (refused / no), and whose answer was scored.
 
-Run as root for the ``user`` sandbox (``bwrap`` needs bubblewrap)::
+Run as root for the ``user`` sandbox (``bwrap`` needs bubblewrap; ``auto``, the default, is ``bwrap`` wherever it works)::
 
-    .venv/bin/python bench/agent_probes.py                 # user bwrap none
+    .venv/bin/python bench/agent_probes.py                 # user bwrap auto none
     .venv/bin/python bench/agent_probes.py bwrap
 
 The last line printed is ``RESULT {json}`` for machines.
@@ -27,6 +27,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "harness"))
 from hostile_run import NAMES, HostileRun, hostile_run  # type: ignore[import-not-found]  # noqa: E402
+
+from taskloom.tools.security.sandbox import choose_sandbox  # noqa: E402
 
 
 def shared_python(folder: Path) -> str:
@@ -57,7 +59,7 @@ def cell(run: HostileRun, route: str) -> str:
 
 
 def main() -> None:
-    sandboxes = sys.argv[1:] or ["user", "bwrap", "none"]
+    sandboxes = sys.argv[1:] or ["user", "bwrap", "auto", "none"]
     python_dir = Path(tempfile.mkdtemp(prefix="taskloom-probe-python-"))
     python = shared_python(python_dir)
     runs: list[HostileRun] = []
@@ -73,7 +75,8 @@ def main() -> None:
         shutil.rmtree(python_dir, ignore_errors=True)
     routes = list(dict.fromkeys(r for run in runs for r in run.routes))
     width = max(len(r) for r in [*routes, "scored answer (alice / bob)"]) + 2
-    print("route".ljust(width) + "".join(run.sandbox.ljust(12) for run in runs))
+    named = [f"auto={choose_sandbox('auto')}" if run.sandbox == "auto" else run.sandbox for run in runs]
+    print("route".ljust(width) + "".join(name.ljust(12) for name in named))
     for route in routes:
         print(route.ljust(width) + "".join(cell(run, route).ljust(12) for run in runs))
     print("left in the host's /tmp".ljust(width) + "".join(("YES" if run.left_in_host_tmp else "no").ljust(12) for run in runs))

@@ -101,7 +101,7 @@ class Settings(BaseSettings):
     allowed_hosts: list[str] = Field(default_factory=list, description="Extra Host header names the HTTP transport accepts (loopback names always).")
     allowed_origins: list[str] = Field(default_factory=list, description="Extra Origin values the HTTP transport accepts (loopback origins always).")
     agent_sandbox: Literal["auto", "user", "bwrap", "none"] = Field(
-        "auto", description="How command agents are kept from the workspace: auto (a throw-away user when root, else bubblewrap), user, bwrap, or none (unsafe)."
+        "auto", description="How command agents are kept from the workspace: auto (bubblewrap when it works, else a throw-away user when root), user, bwrap, or none (unsafe)."
     )
     agent_uids: tuple[int, int] = Field(
         (1_600_000_000, 1_601_000_000),

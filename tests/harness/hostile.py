@@ -201,8 +201,12 @@ def attack_peer(peer: dict[str, Any], own_token: str) -> None:
         if "TASKLOOM_MCP_CONFIG" in text or "TASKLOOM_BRIDGE_TOKEN" in text:
             others.append(environ)
     note("another agent's /proc/PID/environ", bool(others), f"{len(others)} readable" if others else "none readable")
-    homes = [h for h in glob.glob("/tmp/taskloom-agent-*") if h != os.environ.get("HOME")]
-    note("other agent homes listed in /tmp", bool(homes), f"{len(homes)} seen")
+    own = os.environ.get("HOME", "")
+    try:  # the folder holding its own home: listing it would name the peer's home (and so its uid)
+        homes = [n for n in os.listdir(os.path.dirname(own)) if n.startswith("taskloom-agent-") and n != os.path.basename(own)]
+        note("other agent homes listed in /tmp", bool(homes), f"{len(homes)} seen in {os.path.dirname(own)}")
+    except OSError as exc:
+        note("other agent homes listed in /tmp", False, f"{type(exc).__name__}: {exc.strerror} ({os.path.dirname(own)})")
 
 
 def probe_host(targets: dict[str, str]) -> None:

@@ -80,6 +80,7 @@ def gold_copies(folder: Path, gold: str) -> tuple[Settings, Task, dict[str, str]
         "Harbor export (solution)": str(folder / "harbor" / task.id / "solution" / "solve.sh"),
         "backup (cp -a)": str(folder / "ws.bak" / "tasks" / f"{task.id}.json"),
         "published examples": str(ROOT / "examples" / "tasks" / "field-guide-document-tasks.jsonl"),
+        "published examples (listing)": str(ROOT / "examples" / "tasks"),
         "write /etc": f"/etc/taskloom-probe-{marker}",
         "write root-owned folder": str(folder / f"probe-{marker}"),
         "write /tmp": f"/tmp/taskloom-probe-{marker}",

@@ -42,7 +42,7 @@ record = {
     "leaked": sorted(k for k in os.environ if k.startswith("TASKLOOM_") and k not in ("TASKLOOM_MCP_CONFIG", "TASKLOOM_TASK_ID", "TASKLOOM_INSTRUCTION")),
     "config": json.load(open(os.environ["TASKLOOM_MCP_CONFIG"])),
 }
-json.dump(record, open(sys.argv[1], "w"))
+print(json.dumps(record), flush=True)  # stdout: the agent.stdout.log the harness writes (the sandbox may give no shared folder)
 """
 
 HANG = """\
@@ -50,7 +50,7 @@ import json, os, subprocess, sys, time
 marker = sys.argv[2]  # in every command line, so the test finds these processes from outside any PID namespace
 same = subprocess.Popen(["sleep", marker])  # in the agent's process group
 own = subprocess.Popen(["sleep", marker], start_new_session=True)  # in a session of its own, as MCP clients start servers
-json.dump([os.getpid(), same.pid, own.pid], open(sys.argv[1], "w"))
+print(json.dumps([os.getpid(), same.pid, own.pid]), flush=True)
 time.sleep(300)
 """
 
@@ -134,8 +134,8 @@ async def test_the_instruction_and_the_config_reach_the_process(
     mode: str, words: str, argv_tail: list[str], env_instruction: str | None, stdin: str,
 ) -> None:
     monkeypatch.setenv("TASKLOOM_LLM_API_KEY", "sk-never-shown")
-    out = agent_dir / "probe.json"
-    cmd = "{python} " + _script(agent_dir, "probe.py", PROBE) + f" {shlex.quote(str(out))} {{config}} {{task_id}}" + words
+    out = probe_job.episodes_dir / "agent.stdout.log"  # the default sandbox may give the agent no folder it shares with the test
+    cmd = "{python} " + _script(agent_dir, "probe.py", PROBE) + " - {config} {task_id}" + words
     await CommandAgent("probe", {"cmd": cmd, "input": mode, "python": agent_python}).attempt(probe_job, None)
 
     seen = json.loads(out.read_text(encoding="utf-8"))
@@ -183,8 +183,8 @@ async def test_a_non_zero_exit_raises_with_the_code_and_stderr(probe_job: Job, a
 
 @pytest.mark.anyio
 async def test_a_hanging_command_is_killed_at_its_timeout_with_everything_it_started(agent_dir: Path, agent_python: str, probe_job: Job) -> None:
-    pids_file, marker = agent_dir / "pids.json", f"300.{secrets.randbelow(10**9)}"
-    cmd = "{python} " + _script(agent_dir, "hang.py", HANG) + f" {shlex.quote(str(pids_file))} {marker}"
+    pids_file, marker = probe_job.episodes_dir / "agent.stdout.log", f"300.{secrets.randbelow(10**9)}"
+    cmd = "{python} " + _script(agent_dir, "hang.py", HANG) + f" - {marker}"
     agent = CommandAgent("hanging", {"cmd": cmd, "timeout": "4", "python": agent_python})
     agent.stray_grace_s = 0.5  # the own-session sleep never exits by itself; do not wait the default
     started = anyio.current_time()
@@ -198,8 +198,8 @@ async def test_a_hanging_command_is_killed_at_its_timeout_with_everything_it_sta
 
 @pytest.mark.anyio
 async def test_cancelling_the_attempt_kills_the_command_and_everything_it_started(agent_dir: Path, agent_python: str, probe_job: Job) -> None:
-    pids_file, marker = agent_dir / "pids.json", f"300.{secrets.randbelow(10**9)}"
-    cmd = "{python} " + _script(agent_dir, "hang.py", HANG) + f" {shlex.quote(str(pids_file))} {marker}"
+    pids_file, marker = probe_job.episodes_dir / "agent.stdout.log", f"300.{secrets.randbelow(10**9)}"
+    cmd = "{python} " + _script(agent_dir, "hang.py", HANG) + f" - {marker}"
     agent = CommandAgent("hanging", {"cmd": cmd, "python": agent_python})
     agent.stray_grace_s = 0.5
     seen, cancelled = await _hang(agent, probe_job, pids_file, marker, limit=4)  # what the runner's time limit does (job.timeout_s is 120)

@@ -42,7 +42,7 @@ from taskloom.tools.environment.trajectory import load_trajectory
 from taskloom.tools.errors import InputError
 from taskloom.tools.graph.service import GraphService
 from taskloom.tools.generate.service import TaskService
-from taskloom.tools.security.accounts import AgentAccount, allocate_account, processes_of, release_account, sweep_agent_homes, uid_in_use
+from taskloom.tools.security.accounts import AgentAccount, allocate_account, homes_folder, processes_of, release_account, sweep_agent_homes, uid_in_use
 from taskloom.tools.security.mounts import bwrap_argv, code_paths, taskloom_code
 from taskloom.tools.security.sandbox import agent_launch, bwrap_problem, check_closed_to, choose_sandbox
 from taskloom.tools.tasks.harbor import write_harbor_tasks
@@ -80,18 +80,20 @@ def open_parent() -> Iterator[Path]:
 # -- the pure parts -------------------------------------------------------------------------------------------------
 
 
-def test_auto_picks_the_user_sandbox_as_root_else_bubblewrap_or_refuses_clearly() -> None:
+def test_auto_picks_bubblewrap_whenever_it_works_else_the_user_sandbox_as_root_or_refuses_clearly() -> None:
     assert choose_sandbox("none") == "none"
-    if IS_ROOT:
-        assert choose_sandbox("auto") == "user" and choose_sandbox("user") == "user"
-    elif bwrap_problem() is None:
+    if bwrap_problem() is None:  # the only sandbox that hides world-readable files (a checkout's published examples)
         assert choose_sandbox("auto") == "bwrap"
+    elif IS_ROOT:
+        assert choose_sandbox("auto") == "user"
     else:
         with pytest.raises(InputError, match="install bubblewrap.*agent_sandbox='none'"):
             choose_sandbox("auto")
     if bwrap_problem() is not None:
         with pytest.raises(InputError, match="bubblewrap"):
             choose_sandbox("bwrap")
+    if IS_ROOT:
+        assert choose_sandbox("user") == "user"
     with pytest.raises(InputError, match="auto, user, bwrap or none"):
         choose_sandbox("chroot")
 
@@ -110,6 +112,12 @@ def test_each_agent_gets_a_fresh_uid_and_a_private_home_and_leaves_nothing_behin
             info = home.stat()
             assert (info.st_uid, info.st_gid, info.st_mode & 0o777) == (account.uid, account.uid, 0o700)
             assert home.name == f"taskloom-agent-{os.getpid()}-{account.uid}" and uid_in_use(account.uid) is False
+        folder = home1.parent.stat()  # both homes in one folder the agents can enter but not list
+        assert home2.parent == home1.parent and (folder.st_uid, folder.st_mode & 0o777) == (0, 0o711)
+        as_one = {"user": one.uid, "group": one.gid, "extra_groups": [], "capture_output": True, "text": True, "timeout": 30}
+        listing = subprocess.run(["ls", str(home1.parent)], **as_one)  # type: ignore[call-overload]
+        assert listing.returncode != 0 and "Permission denied" in listing.stderr and home2.name not in listing.stdout
+        assert subprocess.run(["ls", "-a", str(home1)], **as_one).returncode == 0  # type: ignore[call-overload]  # its own home, by path
         # what an agent leaves: a file in its home, one in the shared /tmp, a process still running as it
         (home1 / "notes").write_text("x")
         scratch = Path("/tmp") / f"left-by-agent-{secrets.token_hex(4)}"
@@ -322,24 +330,33 @@ def test_exports_are_written_0600_in_0700_folders(tmp_path: Path) -> None:
 # -- two hostile agents side by side ----------------------------------------------------------------------------------
 
 #: Routes an agent may get through, per sandbox: the user sandbox reads what is world-readable (the repository
-#: checkout, and so its published examples) and writes the shared /tmp (what it left there goes with its account).
+#: checkout, and so its published examples) and writes the shared /tmp (what it left there goes with its account);
+#: it cannot list the folder of the agent homes. Under bubblewrap only its private /tmp is writable, nothing else readable.
 ALLOWED = {
-    "user": {"other agent homes listed in /tmp", "write /tmp", "repository checkout", "published examples"},
-    "bwrap": {"write /tmp"},  # its private /tmp
+    "user": {"write /tmp", "repository checkout", "published examples", "published examples (listing)"},
+    "bwrap": {"write /tmp"},
 }
+#: What the default sandbox (``auto``, bubblewrap when it works) must keep from an agent, whatever the files' modes.
+HIDDEN_BY_DEFAULT = {"published examples", "published examples (listing)", "repository checkout", "other agent homes listed in /tmp"}
 
 
 @pytest.mark.integration
-@pytest.mark.parametrize("sandbox", [*SANDBOXES[:2], "none"])
+@pytest.mark.parametrize("sandbox", [SANDBOXES[0], "auto", "none"])
 def test_two_hostile_agents_side_by_side_reach_neither_each_other_nor_any_gold(open_parent: Path, agent_python: str, sandbox: str) -> None:
+    """``auto`` is the default sandbox: bubblewrap here whenever it works (the explicit ``bwrap`` is the same launch)."""
+    kind = choose_sandbox(sandbox)
     run = hostile_run(open_parent, sandbox, agent_python)
     through = {route for route, who in run.routes.items() if any(who.values())}
-    print(f"{sandbox}: got through {sorted(through)}; answers {run.answers}")
+    print(f"{sandbox} ({kind}): got through {sorted(through)}; answers {run.answers}")
     assert len(run.routes) >= 20 and all(len(who) == 2 for who in run.routes.values()), (run.routes, run.stderr)
     if sandbox == "none":  # the control: unfenced, the same agents steal the token and hijack the peer's episode
         assert {"peer token (its MCP config)", "peer endpoint, stolen token (hijack)", "JSONL export", "backup (cp -a)"} <= through
+        assert {"published examples", "other agent homes listed in /tmp"} <= through  # the probes below can fail
         return
-    assert through <= ALLOWED[sandbox], through - ALLOWED[sandbox]
+    assert through <= ALLOWED[kind], through - ALLOWED[kind]
+    if sandbox == "auto" and bwrap_problem() is None:
+        assert not through & HIDDEN_BY_DEFAULT, through & HIDDEN_BY_DEFAULT
+        assert all("PermissionError" in w or "FileNotFoundError" in w for w in run.said["published examples"].values()), run.said
     assert run.answers == {"alice": "honest answer of alice", "bob": "honest answer of bob"}
     assert run.said["peer endpoint, own token"] == {"alice": "HTTP 401", "bob": "HTTP 401"}  # an endpoint takes its own token only
     assert run.gold not in "".join(run.printed.values()) and run.left_in_host_tmp == []
@@ -419,12 +436,12 @@ def test_a_cheating_agent_finds_no_gold_and_its_episode_still_completes(open_par
 
 @pytest.mark.integration
 @pytest.mark.skipif(not IS_ROOT and bwrap_problem() is not None, reason="no sandbox for command agents here (not root, no bubblewrap)")
-def test_kill_9_of_a_run_takes_its_command_agent_along(open_parent: Path, agent_dir: Path) -> None:
+def test_kill_9_of_a_run_takes_its_command_agent_along(open_parent: Path) -> None:
     ws = open_parent / "ws"
     task = Task(id="web-sleep", kind="web", type="navigate", instruction="Wait.", start_url="http://127.0.0.1:9/", provenance=Provenance(graph_id="g", generator="test"))
     TaskStore(Workspace(ws)).save(task)
-    ready, marker = agent_dir / "ready", f"300.{secrets.randbelow(10**9)}"
-    script = f"setsid sleep {marker} & sleep {marker} & touch {ready}; wait"  # a detached grandchild too
+    marker = f"300.{secrets.randbelow(10**9)}"
+    script = f"setsid sleep {marker} & sleep {marker} & wait"  # a detached grandchild too
     agent = f"command:name=sleeper,cmd=sh -c {shlex.quote(script)}"
     env = {**os.environ, "TASKLOOM_WORKSPACE": str(ws), "TASKLOOM_EMBEDDER": "hashing"}
     run = subprocess.Popen(
@@ -432,15 +449,15 @@ def test_kill_9_of_a_run_takes_its_command_agent_along(open_parent: Path, agent_
         env=env, cwd=open_parent, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
     )
     try:
-        deadline = time.monotonic() + 60
-        while not ready.exists() and time.monotonic() < deadline and run.poll() is None:
+        def sleepers() -> list[int]:
+            return [pid for pid in marked(marker) if Path(f"/proc/{pid}/comm").read_text().strip() == "sleep"]
+
+        deadline = time.monotonic() + 60  # the default sandbox may give the agent a private /tmp: watch for its processes
+        while len(sleepers()) < 2 and time.monotonic() < deadline and run.poll() is None:
             time.sleep(0.1)
-        assert ready.exists(), f"the agent never started; run exited {run.poll()}: {run.stderr.read().decode() if run.poll() is not None and run.stderr else ''}"
-        time.sleep(0.3)
-        sleepers = [pid for pid in marked(marker) if Path(f"/proc/{pid}/comm").read_text().strip() == "sleep"]
-        assert len(sleepers) == 2
-        if IS_ROOT:  # the user sandbox: one throw-away uid, the agent's alone
-            (uid,) = {os.stat(f"/proc/{pid}").st_uid for pid in sleepers}
+        assert len(sleepers()) == 2, f"the agent never started; run exited {run.poll()}: {run.stderr.read().decode() if run.poll() is not None and run.stderr else ''}"
+        if IS_ROOT:  # either sandbox as root: one throw-away uid, the agent's alone
+            (uid,) = {os.stat(f"/proc/{pid}").st_uid for pid in sleepers()}
             assert UIDS[0] <= uid < UIDS[1]
         os.kill(run.pid, signal.SIGKILL)
         killed = time.monotonic()
@@ -450,7 +467,7 @@ def test_kill_9_of_a_run_takes_its_command_agent_along(open_parent: Path, agent_
         assert marked(marker) == [], "the agent (or what it started) outlived the run by more than 3 s"
         print(f"agent and its children gone {gone_after:.2f} s after kill -9 of the run")
         run.wait()
-        base = Path(tempfile.gettempdir()).resolve()
+        base = homes_folder()
         left = list(base.glob(f"taskloom-agent-{run.pid}-*"))
         assert len(left) == 1  # the killed harness could not remove the agent's home; the next one does
         assert sweep_agent_homes(base, UIDS) == left and not left[0].exists()

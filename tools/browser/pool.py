@@ -4,7 +4,7 @@ Browser downloads are impossible here, so Chromium is always launched from a
 system binary (``executable_path``). Every context can be fenced to a set of
 origins (scheme, host, port; see :mod:`taskloom.tools.security.origin`): requests
 elsewhere, WebSockets included (:mod:`.socket_fence`), are aborted before they
-leave the browser and logged on the context.
+leave the browser and logged on the context; WebRTC is taken away from fenced pages.
 """
 
 from __future__ import annotations
@@ -25,13 +25,14 @@ from playwright.async_api import Error as PlaywrightError
 from ..errors import TaskloomError
 from ..security.origin import OriginFence
 from .devtools_fence import close_stray_pages, fence_page
-from .socket_fence import REPORT_URL, fence_policy, guard_socket, meta_policy_script, record_report, with_policy
+from .socket_fence import NO_WEBRTC_SCRIPT, REPORT_URL, fence_policy, guard_socket, list_policy_refusals, meta_policy_script, record_report, with_policy
 
 Interception = Literal["route", "devtools"]
 
 __all__ = ["Interception", "CHROMIUM_ARGS", "EnvironmentUnavailable", "BrowserPool", "GuardedContext", "OriginFence", "find_chromium", "host_of"]
 
-#: Flags that keep Chromium quiet on a machine with no network beyond loopback.
+#: Flags that keep Chromium quiet on a machine with no network beyond loopback; the last one keeps WebRTC off UDP
+#: (STUN/TURN packets to any host and port, unseen by the origin fence; see :mod:`.socket_fence`).
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -41,6 +42,7 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
     "--disable-dev-shm-usage",
+    "--webrtc-ip-handling-policy=disable_non_proxied_udp",
 ]
 
 
@@ -92,6 +94,7 @@ class GuardedContext:
             self.opening -= 1
         if self.interception == "devtools" and self.fence is not None:
             await fence_page(self, page)
+            await list_policy_refusals(self, page)  # what its <meta> policy refuses, a worker's sockets among them
         return page
 
     def allows(self, url: str) -> bool:
@@ -237,6 +240,7 @@ class BrowserPool:
         policy = fence_policy(fence) if interception == "route" else None
         guarded = GuardedContext(context=context, fence=fence, interception=interception, policy=policy)
         if fence is not None:
+            await context.add_init_script(NO_WEBRTC_SCRIPT)  # ICE goes to any port, unseen by routing, DevTools and CSP
             await context.route_web_socket(_ANY, lambda ws: guard_socket(guarded, ws))
         if fence is not None and interception == "route":
             await context.route("**/*", lambda route: _guard(guarded, route))

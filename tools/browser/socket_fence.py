@@ -1,4 +1,4 @@
-"""WebSockets and workers under the origin fence.
+"""WebSockets, workers and WebRTC under the origin fence.
 
 Neither Playwright's routing nor the DevTools ``Fetch`` domain sees a WebSocket handshake,
 so a fenced context has two more layers:
@@ -16,10 +16,19 @@ so a fenced context has two more layers:
    (crawls) cannot change headers (Chromium ignores a policy added at the response stage), so
    each document gets the policy from a ``<meta>`` element inserted before its first script
    (:func:`meta_policy_script`), which also refuses workers made from a URL (they would not
-   inherit it); a worker's refused socket is not listed there (the browser reports it only
-   inside the worker).
+   inherit it). The browser sends no report for a ``<meta>`` policy; what it refused (a
+   worker's WebSocket among them, and the refused worker script) is read from the page's
+   DevTools log instead and listed (:func:`list_policy_refusals`), as the episode side lists reports.
 
-A fence with an IPv6 origin has no policy (CSP cannot name IPv6 hosts); layer 1 still holds.
+3. WebRTC's ICE (STUN over UDP, TURN over UDP or TCP) reaches any host and port and no
+   routing, DevTools domain or CSP directive of this Chromium sees it: every document of a
+   fenced context loses ``RTCPeerConnection`` (:data:`NO_WEBRTC_SCRIPT`, about:blank frames
+   included), and the browser runs with ``--webrtc-ip-handling-policy=disable_non_proxied_udp``
+   (:data:`taskloom.tools.browser.pool.CHROMIUM_ARGS`), which stops WebRTC's UDP in every context.
+   ``<link rel=preconnect>`` and ``dns-prefetch`` opened no connection to another port in this
+   Chromium (measured, ``tests/tools/graph/test_fences.py``); ``prefetch`` is an ordinary request, fenced.
+
+A fence with an IPv6 origin has no policy (CSP cannot name IPv6 hosts); layers 1 and 3 still hold.
 
 Examples
 --------
@@ -31,27 +40,43 @@ Examples
 (True, False)
 >>> with_policy({"content-type": "text/html", "content-security-policy": "script-src 'self'"}, "connect-src 'none'")["content-security-policy"]
 "script-src 'self', connect-src 'none'"
+>>> said = "Connecting to 'ws://127.0.0.1:8001/live' violates the following Content Security Policy directive: \\"worker-src blob: data:\\"."
+>>> refused_by(meta_policy(fence), said), refused_by("connect-src 'self'", said)
+('ws://127.0.0.1:8001/live', None)
 """
 
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+import re
+from typing import TYPE_CHECKING, Any
 
 from playwright.async_api import Error as PlaywrightError
-from playwright.async_api import WebSocketRoute
+from playwright.async_api import Page, WebSocketRoute
 
 from ..security.origin import OriginFence
 
 if TYPE_CHECKING:
     from .pool import GuardedContext
 
-__all__ = ["REPORT_URL", "fence_policy", "guard_socket", "meta_policy_script", "record_report", "socket_allowed", "with_policy"]
+__all__ = [
+    "NO_WEBRTC_SCRIPT", "REPORT_URL", "fence_policy", "guard_socket", "list_policy_refusals", "meta_policy", "meta_policy_script", "record_report", "refused_by",
+    "socket_allowed", "with_policy",
+]
 
 #: Where the browser sends the fence policy's violation reports; answered by the fence, never by a network.
 REPORT_URL = "http://taskloom-fence.invalid/csp-report"
 _SOCKET = {"ws": "http", "wss": "https"}
 _PAIR = {"http": "ws", "https": "wss"}
+_WORKERS = "worker-src blob: data:"
+#: Init script of fenced contexts: no ``RTCPeerConnection`` (so no ICE to any host and port) in any document.
+NO_WEBRTC_SCRIPT = """(() => {
+  for (const name of ["RTCPeerConnection", "webkitRTCPeerConnection"]) {
+    try { Object.defineProperty(globalThis, name, {value: undefined, writable: false, configurable: false}); } catch (e) {}
+  }
+})();"""
+#: Chromium's console text for a refused connection or worker ("Connecting to 'URL' violates…", "Refused to connect to 'URL' because it violates…").
+_VIOLATION = re.compile(r"'(?P<url>[^']+)' (?:because it )?violates the following Content Security Policy directive: \"(?P<directive>[^\"]+)\"")
 
 
 def socket_allowed(fence: OriginFence | None, url: str) -> bool:
@@ -90,15 +115,14 @@ def meta_policy_script(fence: OriginFence | None) -> str | None:
     any script of the page) and removed again: the policy stays in force, the page's DOM is
     as the site made it.
     """
-    sources = None if fence is None else _sources(fence)
-    if sources is None:
+    policy = meta_policy(fence)
+    if policy is None:
         return None
-    policy = json.dumps(f"connect-src {sources}; worker-src blob: data:")
     return f"""(() => {{
   const put = () => {{
     const meta = document.createElement("meta");
     meta.httpEquiv = "Content-Security-Policy";
-    meta.content = {policy};
+    meta.content = {json.dumps(policy)};
     document.head.prepend(meta);
     meta.remove();
   }};
@@ -106,6 +130,38 @@ def meta_policy_script(fence: OriginFence | None) -> str | None:
   const watch = new MutationObserver(() => {{ if (document.head) {{ watch.disconnect(); put(); }} }});
   watch.observe(document, {{childList: true, subtree: true}});
 }})();"""
+
+
+def meta_policy(fence: OriginFence | None) -> str | None:
+    """The policy :func:`meta_policy_script` puts in each document: connections inside ``fence``, workers only from blobs."""
+    sources = None if fence is None else _sources(fence)
+    return None if sources is None else f"connect-src {sources}; {_WORKERS}"
+
+
+def refused_by(policy: str, text: str) -> str | None:
+    """The URL a browser log line says ``policy`` (one of its directives) refused, or None for any other line."""
+    found = _VIOLATION.search(text)
+    ours = {d.strip() for d in policy.split(";")}
+    return found["url"] if found and found["directive"] in ours else None
+
+
+async def list_policy_refusals(guarded: GuardedContext, page: Page) -> None:
+    """List on ``guarded`` what the fence's ``<meta>`` policy refuses in ``page`` and its workers, read from its DevTools log.
+
+    Only lines quoting one of the fence's own directives count (a site's own policy is not the fence).
+    """
+    policy = meta_policy(guarded.fence)
+    if policy is None:
+        return
+    session = await guarded.context.new_cdp_session(page)
+
+    def seen(event: dict[str, Any]) -> None:
+        url = refused_by(policy, str(event.get("entry", {}).get("text", "")))
+        if url is not None:
+            guarded.blocked.append(url)
+
+    session.on("Log.entryAdded", seen)
+    await session.send("Log.enable")
 
 
 def with_policy(headers: dict[str, str], policy: str | None) -> dict[str, str]:

@@ -3,7 +3,10 @@
 As root the harness never runs two agents as the same user: :func:`allocate_account` picks a
 uid at random from ``Settings.agent_uids`` that no passwd or group entry names, that no
 process runs as and that no other agent home holds, and makes the agent's home,
-``<tmp>/taskloom-agent-<harness pid>-<uid>``, mode 0700 and owned by it. No ``/etc/passwd``
+``<tmp>/taskloom-agents-<harness uid>/taskloom-agent-<harness pid>-<uid>``, mode 0700 and owned
+by it. The folder of the homes (:func:`homes_folder`) is the harness user's and 0711: an agent
+reaches its own home by its path but cannot list the folder, so it learns no other agent's home
+(nor, from its name, the other agent's uid). No ``/etc/passwd``
 entry is needed: the kernel only knows numbers. Two harnesses that draw the same uid at
 the same moment both see two homes and both draw again, so a uid is never shared.
 :func:`release_account` ends whatever still runs as the uid and removes its home and what it
@@ -23,6 +26,7 @@ import pwd
 import secrets
 import shutil
 import signal
+import stat
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -31,9 +35,14 @@ from pydantic import BaseModel
 
 from ..errors import TaskloomError
 
-__all__ = ["AgentAccount", "HOME_PREFIX", "SCRATCH", "allocate_account", "make_agent_home", "release_account", "sweep_agent_homes", "uid_in_use", "processes_of"]
+__all__ = [
+    "AgentAccount", "HOME_PREFIX", "SCRATCH", "allocate_account", "homes_folder", "make_agent_home", "release_account", "sweep_agent_homes",
+    "uid_in_use", "processes_of",
+]
 
 HOME_PREFIX = "taskloom-agent-"
+FOLDER_PREFIX = "taskloom-agents-"  # + the harness's uid: the folder of the agent homes, 0711
+FOLDER_MODE = 0o711
 SCRATCH = (Path("/tmp"), Path("/var/tmp"), Path("/dev/shm"))  # world-writable folders an agent of the 'user' sandbox can write to
 _TRIES = 64
 
@@ -77,13 +86,31 @@ def _base(avoid: Sequence[Path]) -> Path:
     return Path("/tmp") if any(base.is_relative_to(Path(p).resolve()) for p in avoid) else base
 
 
+def homes_folder(avoid: Sequence[Path] = ()) -> Path:
+    """The folder of this user's agent homes in the system temp folder: made 0711 (enter, not list); TaskloomError when not ours.
+
+    An existing one must be a real folder (no symlink) owned by this user; its mode is set back to 0711.
+    """
+    folder = _base(avoid) / f"{FOLDER_PREFIX}{os.geteuid()}"
+    try:
+        folder.mkdir(mode=FOLDER_MODE)
+    except FileExistsError:
+        pass  # made by an earlier harness of this user: checked below
+    info = folder.lstat()
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid():
+        raise TaskloomError(f"{folder} should be a folder of uid {os.geteuid()} holding agent homes, but is not (owner {info.st_uid}); remove it")
+    if stat.S_IMODE(info.st_mode) != FOLDER_MODE:
+        folder.chmod(FOLDER_MODE)
+    return folder
+
+
 def _homes_of(base: Path, tag: str) -> list[Path]:
     return list(base.glob(f"{HOME_PREFIX}*-{tag}"))
 
 
 def allocate_account(uids: tuple[int, int], avoid: Sequence[Path] = ()) -> tuple[AgentAccount, Path]:
     """A fresh uid from ``[first, last)`` and its new 0700 home (see the module notes); root only."""
-    base = _base(avoid)
+    base = homes_folder(avoid)
     sweep_agent_homes(base, uids)
     for _ in range(_TRIES):
         uid = uids[0] + secrets.randbelow(uids[1] - uids[0])
@@ -105,7 +132,7 @@ def allocate_account(uids: tuple[int, int], avoid: Sequence[Path] = ()) -> tuple
 
 def make_agent_home(avoid: Sequence[Path] = ()) -> Path:
     """A fresh 0700 home owned by this (non-root) user, for a bubblewrap-sandboxed or unsandboxed agent."""
-    base = _base(avoid)
+    base = homes_folder(avoid)
     sweep_agent_homes(base, None)
     home = base / f"{HOME_PREFIX}{os.getpid()}-u{secrets.token_hex(6)}"
     home.mkdir(mode=0o700)

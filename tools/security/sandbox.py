@@ -2,21 +2,23 @@
 
 ``Settings.agent_sandbox`` picks one of:
 
-* ``user`` (what ``auto`` picks when the harness runs as root): the agent runs as a
+* ``bwrap`` (what ``auto`` picks whenever bubblewrap works here, as root or not): the agent sees
+  only the system's read-only parts, its code and its home (:mod:`.mounts`), in PID, IPC and UTS
+  namespaces of its own, with a private ``/tmp``, no capabilities, a new session and
+  ``--die-with-parent``; as root it runs as a throw-away uid (:mod:`.accounts`), never as uid 0.
+  No other workspace, repository checkout, export or host ``/tmp`` is in its view, whatever their modes.
+* ``user`` (what ``auto`` falls back to as root when bubblewrap does not work): the agent runs as a
   throw-away account, a uid of ``Settings.agent_uids`` no one else uses, made for this one
   agent and episode (:mod:`.accounts`), with no supplementary groups and ``no_new_privs``;
-  its HOME and working directory are a fresh 0700 directory it owns, outside the workspace,
-  and its MCP config (the episode's token) is 0600 in it. The workspace root is 0700 and the
-  harness's (see :class:`taskloom.tools.workspace.Workspace`), so the agent cannot open
-  anything in it, nor in another agent's home, and ``/proc`` of other users' processes is
-  closed to it. Where util-linux's ``unshare`` can make a PID namespace
+  its HOME and working directory are a fresh 0700 directory it owns, in a 0711 folder it cannot
+  list, outside the workspace, and its MCP config (the episode's token) is 0600 in it. The
+  workspace root is 0700 and the harness's (see :class:`taskloom.tools.workspace.Workspace`),
+  so the agent cannot open anything in it, nor in another agent's home, and ``/proc`` of other
+  users' processes is closed to it. Where util-linux's ``unshare`` can make a PID namespace
   (:func:`pidns_problem`), the agent is also its init: it sees no other process, and
-  everything it started dies with it. It still reads what is world-readable and writes
-  where everyone may (``/tmp``); what it left there goes with its account.
-* ``bwrap`` (what ``auto`` picks otherwise, when bubblewrap works): the agent sees only the
-  system's read-only parts, its code and its home (:mod:`.mounts`), in PID, IPC and UTS
-  namespaces of its own, with a private ``/tmp``, no capabilities, a new session and
-  ``--die-with-parent``; as root it runs as a throw-away uid as above, never as uid 0.
+  everything it started dies with it. Permissions are its only fence: it still reads what is
+  world-readable (a repository checkout and its published ``examples/tasks/*.jsonl``, a
+  ``chmod 644`` export) and writes where everyone may (``/tmp``; what it left there goes with its account).
 * ``none``: no fence at all: the agent can read every gold answer. Only when asked for.
 
 :func:`choose_sandbox` refuses, with what to do, when the chosen kind cannot work here.
@@ -31,6 +33,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import logging
 import os
 import shutil
 import signal
@@ -69,6 +72,7 @@ _PR_SET_NO_NEW_PRIVS = 38
 _PIDNS = ["--pid", "--fork", "--kill-child", "--mount-proc"]  # the child is the namespace's init; it dies with unshare
 _SIGKILL = int(signal.SIGKILL)
 _PROBE_UID = 65534  # the uid the probes below switch to (they run 'true' only)
+log = logging.getLogger(__name__)
 
 
 class AgentLaunch(BaseModel):
@@ -128,7 +132,7 @@ def bwrap_problem(binary: str = "bwrap") -> str | None:
 
 
 def choose_sandbox(setting: str) -> SandboxKind:
-    """The sandbox to use for ``Settings.agent_sandbox`` (``auto``: ``user`` as root, else ``bwrap``); InputError when impossible."""
+    """The sandbox to use for ``Settings.agent_sandbox`` (``auto``: ``bwrap`` when it works, else ``user`` as root); InputError when impossible."""
     if setting == "none":
         return "none"
     if setting == "user":
@@ -142,12 +146,24 @@ def choose_sandbox(setting: str) -> SandboxKind:
         return "bwrap"
     if setting != "auto":
         raise InputError(f"agent_sandbox={setting!r} is not a sandbox; use auto, user, bwrap or none")
-    if _is_root():
-        return "user"
     problem = bwrap_problem()
-    if problem:
-        raise InputError(f"command agents must not be able to read the workspace, and no sandbox is available: not root, and {problem}; {_HOW}")
-    return "bwrap"
+    if problem is None:
+        return "bwrap"
+    if _is_root():
+        _warn_user_fallback(problem)
+        return "user"
+    raise InputError(f"command agents must not be able to read the workspace, and no sandbox is available: not root, and {problem}; {_HOW}")
+
+
+@functools.cache
+def _warn_user_fallback(problem: str) -> None:
+    """Say once that ``auto`` fell back to the ``user`` sandbox, and what it leaves open."""
+    log.warning(
+        "agent_sandbox=auto: bubblewrap cannot be used (%s), so command agents run in the 'user' sandbox: a throw-away uid "
+        "that cannot enter the workspace but still reads every world-readable file (a repository checkout with its published "
+        "examples, exports made world-readable); install bubblewrap to hide them",
+        problem,
+    )
 
 
 def check_closed_to(account: AgentAccount, workspace: Path) -> None:

@@ -4,7 +4,9 @@ A "site" server links to pages that leave it for an "other" server on another po
 the same host (an HTTP redirect, a JavaScript ``location=``, a meta refresh, a two-hop
 redirect) and to a missing page; the crawler must store none of them and list the
 blocked URLs. WebSockets to the other port (from the page, a blob worker, a worker made
-from a URL) must not reach it either. Documents by URL: a trickling server is cut off at
+from a URL) must not reach it either, and are listed as blocked (a crawl refuses the URL
+worker itself); nor may WebRTC (STUN over UDP, TURN over UDP and TCP) or a preconnect
+reach a real listener on another port. Documents by URL: a trickling server is cut off at
 ``fetch_timeout``, an oversized body is refused, redirects are checked hop by hop, each
 against the origin (scheme, host and port) asked for.
 """
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import doctest
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -244,8 +247,84 @@ def test_websockets_to_another_port_are_blocked_and_listed(other: Server, tmp_pa
     assert not [p for p in other.log if p.startswith("/ws-")], other.log
     sockets = f"ws://127.0.0.1:{other.base.rsplit(':', 1)[1]}"
     blocked = report.blocked_urls  # type: ignore[attr-defined]
-    assert f"{sockets}/ws-page" in blocked, blocked
+    assert {f"{sockets}/ws-page", f"{sockets}/ws-worker", f"{server.base}/w.js"} <= set(blocked), blocked  # a URL worker: refused, not started
     assert {f"{sockets}/ws-page", f"{sockets}/ws-worker", f"{sockets}/ws-url-worker"} <= set(in_episode), in_episode
+
+
+class _Listener:
+    """A real TCP or UDP listener on 127.0.0.1 counting what reaches it (connections or datagrams)."""
+
+    def __init__(self, kind: int) -> None:
+        self.sock = socket.socket(socket.AF_INET, kind)
+        self.sock.bind(("127.0.0.1", 0))
+        self.port, self.hits = self.sock.getsockname()[1], 0
+        if kind == socket.SOCK_STREAM:
+            self.sock.listen(8)
+        threading.Thread(target=self._serve, args=(kind,), daemon=True).start()
+
+    def _serve(self, kind: int) -> None:
+        while True:
+            try:
+                if kind == socket.SOCK_STREAM:
+                    self.sock.accept()[0].close()
+                else:
+                    self.sock.recvfrom(2048)
+            except OSError:
+                return  # closed by the test
+            self.hits += 1
+
+
+#: Tries ICE to a STUN server (UDP) and TURN servers (UDP, TCP) in ``frame`` ('top' or a fresh about:blank iframe).
+RTC_JS = """async ([udp, tcp, frame]) => {
+  const w = frame === 'top' ? window : document.body.appendChild(document.createElement('iframe')).contentWindow;
+  if (typeof w.RTCPeerConnection !== 'function') return 'no RTCPeerConnection';
+  const pc = new w.RTCPeerConnection({iceServers: [{urls: `stun:127.0.0.1:${udp}`},
+    {urls: [`turn:127.0.0.1:${udp}?transport=udp`, `turn:127.0.0.1:${tcp}?transport=tcp`], username: 'u', credential: 'p'}]});
+  pc.createDataChannel('x');
+  await pc.setLocalDescription(await pc.createOffer());
+  await new Promise((done) => setTimeout(done, 1500));
+  pc.close();
+  return 'gathered';
+}"""
+
+
+@pytest.mark.integration
+def test_webrtc_and_preconnect_reach_no_other_port(tmp_path: Path) -> None:
+    """Fenced pages (an episode's routing, a crawl's DevTools) have no WebRTC; the browser flag keeps even unfenced WebRTC off UDP."""
+    udp, turn, early = _Listener(socket.SOCK_DGRAM), _Listener(socket.SOCK_STREAM), _Listener(socket.SOCK_STREAM)
+    hints = f'<link rel="preconnect" href="http://127.0.0.1:{early.port}"><link rel="dns-prefetch" href="http://127.0.0.1:{early.port}">'
+    server = Server({"/": page("Call board", "<p>Calls.</p>", head=hints)}).start()
+
+    async def probe() -> tuple[dict[str, str], str]:
+        pool = BrowserPool()
+        try:
+            said: dict[str, str] = {}
+            for mode in ("route", "devtools"):
+                guarded = await pool.new_context(fence=OriginFence.for_site(server.base + "/"), interception=mode)  # type: ignore[arg-type]
+                fenced = await guarded.new_page()
+                await fenced.goto(server.base + "/")
+                for frame in ("top", "about:blank"):
+                    said[f"{mode} {frame}"] = await fenced.evaluate(RTC_JS, [udp.port, turn.port, frame])
+                await guarded.context.close()
+            bare = await pool.new_context()  # no fence, no script: the flag alone
+            open_page = await bare.context.new_page()
+            await open_page.goto(server.base + "/")
+            unfenced = await open_page.evaluate(RTC_JS, [udp.port, 9, "top"])  # TURN/TCP to port 9 (discard): only UDP is measured here
+            await bare.context.close()
+            return said, unfenced
+        finally:
+            await pool.close()
+
+    try:
+        said, unfenced = asyncio.run(probe())
+        time.sleep(0.3)
+    finally:
+        server.stop()
+        for listener in (udp, turn, early):
+            listener.sock.close()
+    assert set(said.values()) == {"no RTCPeerConnection"}, said
+    assert unfenced == "gathered"  # WebRTC itself works in this browser: the probe could have got through
+    assert (udp.hits, turn.hits, early.hits) == (0, 0, 0), (udp.hits, turn.hits, early.hits)
 
 
 def test_allowed_domains_entries_are_checked(tmp_path: Path) -> None:
