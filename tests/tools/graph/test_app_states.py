@@ -214,3 +214,33 @@ def test_a_link_naming_the_page_itself_is_no_state_but_an_app_control_is(tmp_pat
     assert [[a.name for a in c.state.via] for c in states if c.state] == [["Show the example"]]
     assert "csv.reader" in states[0].text
     assert not any(name == "csv — CSV File Reading" for _, _, name, _ in tried)
+
+
+def test_site_chrome_gives_one_state_and_a_page_control_one_per_page(tmp_path: Path) -> None:
+    """A help panel every page opens alike is site chrome: its state is stored with the first page only; a control whose change differs per page is explored on each."""
+    site = tmp_path / "site"
+    site.mkdir()
+    chrome = (
+        "<header><button id='help'>Show help</button><p id='tip' hidden>Press ? for shortcuts.</p></header>"
+        "<script>document.getElementById('help').onclick = () => { document.getElementById('tip').hidden = false; };"
+        "document.getElementById('more').onclick = () => { document.getElementById('extra').hidden = false; };</script>"
+    )
+    for name, kind, extra, link in (("a", "cats", "Cats sleep sixteen hours a day.", "b"), ("b", "dogs", "Dogs hear four times farther.", "a")):
+        (site / f"{name}.html").write_text(
+            f"<!doctype html><meta charset='utf-8'><title>About {kind}</title><main><h1>About {kind}</h1><a href='{link}.html'>next</a>"
+            f"<button id='more'>Read more</button><p id='extra' hidden>{extra}</p></main>" + chrome.replace("<script>", "<script>", 1),
+            encoding="utf-8",
+        )
+    with serve_static(site) as served:
+        settings = Settings(workspace=tmp_path / "ws", embedder="hashing", crawl_delay=0, record_screenshots=False)
+
+        async def go() -> dict[str, list[str]]:
+            async with Runtime(settings) as rt:
+                report = await rt.graphs.ingest_website(served.url + "/a.html", max_pages=2, max_depth=1, contexts=1, click_budget=0)
+                states = [n for n in rt.graphs.load(report.graph_id).nodes("page") if "#" in str(n.attrs["url"])]
+                return {page: [n.text for n in states if f"/{page}.html#" in str(n.attrs["url"])] for page in ("a", "b")}
+
+        texts = asyncio.run(go())
+    assert any("Press ? for shortcuts." in t for t in texts["a"]), texts  # the chrome's state, with the first page
+    assert not any("Press ? for shortcuts." in t for t in texts["b"]), texts  # not again, alone or combined
+    assert any("Cats sleep" in t for t in texts["a"]) and any("Dogs hear" in t for t in texts["b"]), texts  # each page's own control: on both

@@ -39,7 +39,7 @@ from .capture import ClickEffect, CrawlOptions, CrawlResult, PageCapture, SiteUn
 from .extract import VISIBLE_CONTAINERS_JS, ElementInfo, classify_element, read_page
 from .frontier import Frontier, Skip, SkipReason
 from .records import read_records
-from .states import AppState, explore_states, state_url
+from .states import AppState, SiteChrome, explore_states, state_url
 
 __all__ = ["CrawlOptions", "ClickEffect", "PageCapture", "CrawlResult", "Skip", "SkipReason", "SiteUnreachable", "crawl", "normalize_url"]
 
@@ -112,6 +112,8 @@ class _Crawl:
         self.state_templates: set[str] = set()
         self.explore: set[str] = set()  # URLs whose app states are explored
         self.fruitless: set[Any] = set()  # state actions that showed nothing new on an earlier page (site chrome)
+        self.chrome = SiteChrome()  # what state actions changed on the pages integrated so far
+        self.page_chrome: dict[str, SiteChrome] = {}  # a page's own copy, merged when it is integrated (pick order)
 
     async def run(self) -> CrawlResult:
         start = time.perf_counter()
@@ -157,6 +159,8 @@ class _Crawl:
 
     def _integrate(self, url: str, outcome: PageCapture | Skip | None) -> None:
         """Store one loaded URL's outcome (in pick order) and hand its links to the frontier."""
+        if (chrome := self.page_chrome.pop(url, None)) is not None:
+            self.chrome.merge(chrome)
         if not isinstance(outcome, PageCapture):
             self.result.skipped[url] = outcome or Skip(reason="error", detail="it was not captured")
             self.frontier.done(url, kept=False)
@@ -290,6 +294,7 @@ class _Crawl:
             await self._load(page, capture.final_url)
 
         kept: list[PageCapture] = []
+        chrome = self.page_chrome[capture.url] = self.chrome.fork()
 
         async def read(state: AppState) -> PageCapture:
             got = await self._read(page, None, state_url(state), capture.depth)
@@ -298,7 +303,7 @@ class _Crawl:
             return got
 
         try:
-            await asyncio.wait_for(explore_states(page, capture, reload, read, budget, self.fruitless), self.options.state_timeout)
+            await asyncio.wait_for(explore_states(page, capture, reload, read, budget, self.fruitless, chrome), self.options.state_timeout)
         except TimeoutError:
             capture.state_error = f"exploring app states took over {self.options.state_timeout:g} s (state_timeout); the {len(kept)} found by then are kept"
         return kept

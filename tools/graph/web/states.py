@@ -38,6 +38,7 @@ import hashlib
 import re
 from collections import deque
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import urlparse, urlunparse
 
@@ -47,7 +48,7 @@ from pydantic import BaseModel, Field
 from ...browser.dom import DESCRIBE_JS
 from .urls import route_of
 
-__all__ = ["StateAction", "AppState", "explore_states", "state_url", "SAMPLE_TEXT", "DESTRUCTIVE", "MAX_ACTIONS", "ACTIONS_PER_STATE"]
+__all__ = ["StateAction", "AppState", "SiteChrome", "explore_states", "state_url", "SAMPLE_TEXT", "DESTRUCTIVE", "MAX_ACTIONS", "ACTIONS_PER_STATE"]
 
 #: The value typed into standalone text inputs.
 SAMPLE_TEXT = "Sample item"
@@ -158,8 +159,46 @@ CANDIDATES_JS = (
 )
 
 
-def _ident(action: StateAction) -> tuple[str, str | None, str | None, str | None]:
+Ident = tuple[str, str | None, str | None, str | None]
+
+
+def _ident(action: StateAction) -> Ident:
     return (action.kind, action.selector, action.name, action.value)
+
+
+@dataclass
+class SiteChrome:
+    """What first actions (from a fresh load) changed on the pages of one crawl: site chrome changes the same lines on every page.
+
+    ``changes`` maps an action to its change and the page it was first seen on, ``chrome`` holds
+    the actions seen making the same change on two pages. A page explores with a copy of what the
+    pages before it found (:meth:`fork`); the crawl merges the copies in pick order
+    (:meth:`merge`), so what is stored never depends on which browser context finished first.
+    """
+
+    changes: dict[Ident, tuple[str, str]] = field(default_factory=dict)
+    chrome: set[Ident] = field(default_factory=set)
+    found: dict[Ident, tuple[str, str]] = field(default_factory=dict)
+
+    def repeats(self, ident: Ident, change: str, page: str) -> bool:
+        """Record ``ident``'s change on ``page``; whether an earlier page saw the same change from it."""
+        self.found.setdefault(ident, (change, page))
+        first = self.changes.get(ident)
+        return first is not None and first[1] != page and first[0] == change
+
+    def fork(self) -> SiteChrome:
+        return SiteChrome(dict(self.changes), set(self.chrome))
+
+    def merge(self, other: SiteChrome) -> None:
+        for ident, (change, page) in other.found.items():
+            first = self.changes.setdefault(ident, (change, page))
+            if first[1] != page and first[0] == change:
+                self.chrome.add(ident)
+
+
+def _change(before: str, after: str) -> str:
+    """What an action changed: a hash of the lines shown before or after it, not both (the page's own text cancels out)."""
+    return hashlib.sha1("\n".join(sorted(set(before.split("\n")) ^ set(after.split("\n")))).encode()).hexdigest()[:16]
 
 
 def _page_url(url: str) -> str:
@@ -173,6 +212,7 @@ class _Explorer:
         self.base = base
         self.reload = reload
         self.here = ""  # the page's URL without fragment after a fresh load
+        self.shown = ""  # what the page showed at the last key()
 
     async def fresh(self) -> None:
         """A new user's load of the page: the origin's web storage cleared, then ``reload()``."""
@@ -192,6 +232,7 @@ class _Explorer:
             if shown == last:
                 break
             last = shown
+        self.shown = last
         return hashlib.sha1(last.encode()).hexdigest()[:16]
 
     async def act(self, action: StateAction) -> bool:
@@ -251,6 +292,7 @@ async def explore_states(
     read: Callable[[AppState], Awaitable[Any]],
     budget: int,
     fruitless: set[tuple[str, str | None, str | None, str | None]] | None = None,
+    chrome: SiteChrome | None = None,
 ) -> list[Any]:
     """App states reachable from ``capture`` (see the module docstring); ``read(state)`` captures the page as it is now.
 
@@ -258,15 +300,20 @@ async def explore_states(
     in discovery order (breadth-first), each verified by a replay of its ``via``.
     ``fruitless`` (shared by one crawl's pages) holds the first actions that showed nothing
     new on an earlier page — site-wide chrome such as a theme switch or a sidebar toggle —
-    which are not tried again; it is updated with this page's.
+    which are not tried again; it is updated with this page's. ``effects`` (shared likewise) holds
+    what each first action changed on the page it was first tried on (and that page): an action that changes
+    the same lines here (a sidebar filter, a theme switch: site chrome) gives the state stored
+    there, so it is not stored again and joins ``fruitless``.
     """
     if budget < 1:
         return []
     fruitless = set() if fruitless is None else fruitless
+    chrome = SiteChrome() if chrome is None else chrome
+    repeated: set[Ident] = set()  # this page's actions that change what they changed on an earlier page: not combined either
     base = str(capture.final_url)
     explorer = _Explorer(page, base, reload)
     explorer.here = _page_url(page.url)
-    if not [a for a in await explorer.candidates() if _ident(a) not in fruitless]:
+    if not [a for a in await explorer.candidates() if _ident(a) not in fruitless and _ident(a) not in chrome.chrome]:
         return []  # nothing on the page could change what it shows (or it did nothing elsewhere): no reload spent
     await explorer.fresh()
     seen = {await explorer.key()}
@@ -278,11 +325,12 @@ async def explore_states(
         if via and not await explorer.replay(via):
             continue
         current, at = await explorer.key(), page.url
+        before = explorer.shown
         dirty = False  # the page has left the state being explored: replayed before the next action, never after the last
         for action in await explorer.candidates():
             if len(found) >= budget:
                 break
-            if not via and _ident(action) in fruitless:
+            if (not via and _ident(action) in fruitless) or _ident(action) in chrome.chrome or _ident(action) in repeated:
                 continue
             if any((a.kind, a.name, a.value) == (action.kind, action.name, action.value) for a in via):
                 continue  # each action once per path: a second toggle undoes the first, a second entry adds nothing new
@@ -299,6 +347,9 @@ async def explore_states(
             if moved and key == current and route_of(page.url) == route_of(at):
                 dirty = False
                 continue  # nothing shown changed and no route taken (a scroll to the top): still in the state being explored
+            if not via and moved and key not in seen and chrome.repeats(_ident(action), _change(before, explorer.shown), base):
+                repeated.add(_ident(action))  # site chrome: its states were stored with the page it was first tried on
+                continue
             if moved and key not in seen:
                 seen.add(key)
                 path = [*via, action]
