@@ -3,22 +3,25 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import get_args
+from typing import TYPE_CHECKING, get_args
 
 import anyio
 import typer
 from rich.markup import escape
 
-from ...harness.finish import RunReport
-from ...harness.ray_executor import import_ray
-from ..app import build_server
-from ...harness.service import Harness
 from ...tools.errors import InputError
 from ...tools.evaluate.model import EpisodeResult
 from ...tools.evaluate.summary import terminal_summary
 from ...tools.settings import Recording
 from ...tools.tasks.model import TaskKind
 from .common import console, echo_json, progress_bar, quiet_agent_errors, roots, run, settings
+
+if TYPE_CHECKING:
+    from ...harness.finish import RunReport
+    from ...harness.service import Harness
+
+# The harness and the server (seconds of imports) are imported only once the options are checked,
+# so a refused option answers at once.
 
 __all__ = ["run_agents", "report"]
 
@@ -64,7 +67,7 @@ def run_agents(
     recordings = None if record is None else run(_recordings, record)
     if resume and recordings is not None:
         run(_refuse, "--resume continues a run with the recordings its run.json records; leave out --record")
-    harness = run(lambda: Harness(settings(), build_server))
+    harness = _harness()
     quiet_agent_errors()
     with progress_bar(f"run {resume}" if resume else "run") as update:
 
@@ -90,12 +93,21 @@ def _recordings(text: str) -> list[Recording]:
     return [r for r in get_args(Recording) if r in chosen]
 
 
+def _harness() -> Harness:
+    from ...harness.service import Harness
+    from ..app import build_server
+
+    return run(lambda: Harness(settings(), build_server))
+
+
 def _refuse(message: str) -> None:
     raise InputError(message)
 
 
 def _need_ray() -> None:
     """Refuse ``--executor ray`` without Ray, with the install command (printed verbatim: ``[ray]`` is no markup)."""
+    from ...harness.ray_executor import import_ray
+
     try:
         import_ray()
     except InputError as exc:
@@ -108,5 +120,4 @@ def report(
     as_json: bool = typer.Option(False, "--json", help="Print the run report as JSON."),
 ) -> None:
     """Rebuild a run's consensus graphs and its HTML report; print the summary."""
-    harness = run(lambda: Harness(settings(), build_server))
-    _show(run(harness.report, run_id), as_json)
+    _show(run(_harness().report, run_id), as_json)

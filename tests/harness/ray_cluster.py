@@ -50,6 +50,7 @@ def _start_node(args: list[str], env: dict[str, str], log: Path) -> subprocess.P
     with open(log, "ab") as out:
         return subprocess.Popen(
             [str(RAY), "start", "--block", "--node-ip-address=127.0.0.1", "--num-cpus=1", "--disable-usage-stats",
+             "--include-log-monitor=false",  # one process less per node: drivers here never stream the workers' logs
              f"--dashboard-agent-listen-port={_free_port()}", *args],
             env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
         )
@@ -59,6 +60,17 @@ def _alive_nodes(address: str, env: dict[str, str]) -> int:
     shown = subprocess.run([str(RAY), "status", f"--address={address}"], env=env, capture_output=True, text=True, timeout=60)
     active = shown.stdout.split("Active:", 1)[-1].split("Pending:", 1)[0]
     return sum(" node_" in line for line in active.splitlines())
+
+
+#: What ``ray start`` prints once its node is up and registered with the head (it waits for that itself).
+STARTED = b"Ray runtime started."
+
+
+def _wait_started(node: subprocess.Popen[bytes], log: Path, deadline: float) -> None:
+    """Wait until ``ray start`` says its node is up (a line in its log), failing with the log when it exits or takes too long."""
+    while STARTED not in log.read_bytes():
+        assert node.poll() is None and time.monotonic() < deadline, log.read_text(errors="replace")
+        time.sleep(0.1)
 
 
 def _tree(pid: int) -> list[psutil.Process]:
@@ -102,15 +114,14 @@ def cluster() -> Iterator[Cluster]:
                         f"--ray-client-server-port={_free_port()}", f"--temp-dir={temp}"], env, temp / "head.log")
     nodes: list[subprocess.Popen[bytes]] = [head]
     try:
-        deadline = time.monotonic() + 90
-        while _alive_nodes(address, env) < 1:
-            assert head.poll() is None and time.monotonic() < deadline, (temp / "head.log").read_text()
-            time.sleep(1)
+        deadline = time.monotonic() + 120
+        _wait_started(head, temp / "head.log", deadline)
         worker = _start_node([f"--address={address}"], env, temp / "worker.log")
         nodes.append(worker)
-        while _alive_nodes(address, env) < 2:
+        _wait_started(worker, temp / "worker.log", deadline)
+        while _alive_nodes(address, env) < 2:  # registered already; this is the head's own word for it
             assert worker.poll() is None and time.monotonic() < deadline, (temp / "worker.log").read_text()
-            time.sleep(1)
+            time.sleep(0.2)
         yield Cluster(address, head, worker, auth)
     finally:
         for node in reversed(nodes):

@@ -39,7 +39,6 @@ cluster = ray_cluster.cluster  # the two-node cluster fixture, one per module
 ROOT = Path(__file__).resolve().parents[2]
 DOC_TASKS = ROOT / "examples" / "tasks" / "field-guide-document-tasks.jsonl"
 WEB_TASKS = ROOT / "examples" / "tasks" / "example-site-composite-tasks.jsonl"
-AGENTS = ["oracle", "explorer"]
 
 
 def _cli(*args: str, env: dict[str, str], timeout: float = 120) -> subprocess.CompletedProcess[str]:
@@ -141,21 +140,36 @@ def test_map_on_executor_spreads_over_both_nodes(cluster: Cluster) -> None:
     assert map_on_executor(str, [1, 2], "local") == ["1", "2"]
 
 
+#: A command agent held in flight until the test opens its gate (a file). Pairs alternate oracle/held, so a node's first
+#: two episodes hold an oracle one it finishes, and then it fills up with held ones: the second node is killed with work
+#: in hand whatever the machine's speed, and the run goes on as soon as the gate opens. (Its ``timeout`` only bounds the
+#: rare start where both nodes are ready at once and one is dealt two held episodes before it has finished any.)
+HELD = """\
+import pathlib, sys, time
+gate = pathlib.Path(sys.argv[1])
+while not gate.exists():
+    time.sleep(0.05)
+"""
+
+
 @needs_ray
 @pytest.mark.integration
 @pytest.mark.slow
 def test_a_run_across_two_nodes_survives_a_killed_node_with_every_episode_once(cluster: Cluster, tmp_path: Path) -> None:
-    settings = Settings(workspace=tmp_path / "ws", embedder="hashing", record_screenshots=False, allow_roots=[tmp_path])
+    settings = Settings(workspace=tmp_path / "ws", embedder="hashing", record_screenshots=False, allow_roots=[tmp_path], agent_sandbox="none")
     GraphService(settings).ingest_document(ROOT / "examples" / "documents" / "field-guide.pdf")
+    gate, held = tmp_path / "gate", tmp_path / "held.py"
+    held.write_text(HELD, encoding="utf-8")
+    agents = ["oracle", f"command:name=held,timeout=30,cmd={sys.executable} {held} {gate}"]
     with serve_static() as site:
         tasks_file = tmp_path / "tasks.jsonl"
-        web = WEB_TASKS.read_text(encoding="utf-8").replace("http://127.0.0.1:42355", site.url)
-        tasks_file.write_text(DOC_TASKS.read_text(encoding="utf-8") + web, encoding="utf-8")
-        pairs = {(json.loads(line)["id"], a) for line in tasks_file.read_text().splitlines() if line.strip() for a in AGENTS}
+        web = WEB_TASKS.read_text(encoding="utf-8").replace("http://127.0.0.1:42355", site.url).splitlines(keepends=True)[:2]
+        tasks_file.write_text("".join(web) + DOC_TASKS.read_text(encoding="utf-8"), encoding="utf-8")
+        pairs = {(json.loads(line)["id"], a) for line in tasks_file.read_text().splitlines() if line.strip() for a in ("oracle", "held")}
         store = RunStore(Workspace(settings.workspace), "cluster")
         started = time.monotonic()
-        args = ["run", "--tasks", str(tasks_file), *(x for a in AGENTS for x in ("--agent", a)), "--executor", "ray", "--address", cluster.address,
-                "--run-id", "cluster", "-j", "2", "--max-steps", "12", "--timeout", "60", "--json"]
+        args = ["run", "--tasks", str(tasks_file), *(x for a in agents for x in ("--agent", a)), "--executor", "ray", "--address", cluster.address,
+                "--run-id", "cluster", "-j", "2", "--max-steps", "12", "--timeout", "120", "--json"]
         proc = subprocess.Popen([sys.executable, "-m", "taskloom.server.cli", *args], env=_env(settings) | cluster.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         killed: dict[str, Any] | None = None
         try:
@@ -170,11 +184,13 @@ def test_a_run_across_two_nodes_survives_a_killed_node_with_every_episode_once(c
                     _kill(cluster.worker.pid)
                     killed = {"workers": on_worker}
                 time.sleep(0.2)
+            gate.touch()  # the held episodes (on the first node, and those retried there) end now
             out, err = proc.communicate(timeout=300)
         finally:
+            gate.touch()
             if proc.poll() is None:
                 proc.kill()
-        took = time.monotonic() - started
+    took = time.monotonic() - started
     assert killed is not None, "the run ended before the second node had an episode to kill"
     assert proc.returncode == 0, err[-3000:]
     report = json.loads(out)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -47,13 +48,29 @@ def _env(settings: Settings, extra: dict[str, str] | None = None) -> dict[str, s
     return {k: v for k, v in os.environ.items() if not k.startswith(("TASKLOOM_", "RAY_"))} | QUIET | settings.to_env() | (extra or {})
 
 
-def _generate(settings: Settings, *args: str, env: dict[str, str] | None = None) -> tuple[dict[str, Any], str, float]:
-    """``taskloom generate …`` in a subprocess: its JSON output, the probe's last line, the seconds it took."""
-    started = time.monotonic()
-    done = subprocess.run([sys.executable, "-c", PROBE, "generate", *args], env=env or _env(settings), capture_output=True, text=True, timeout=300)
-    out = done.stdout.rstrip().splitlines()
-    assert out and out[-1].startswith("exit 0"), done.stderr[-3000:]
-    return json.loads("\n".join(out[:-1])), out[-1], time.monotonic() - started
+def _start(command: str, settings: Settings, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    """``taskloom COMMAND …`` started in a subprocess, under the probe that says whether it imported Ray."""
+    return subprocess.Popen([sys.executable, "-c", PROBE, command, *args], env=env or _env(settings), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _output(proc: subprocess.Popen[str]) -> tuple[int, dict[str, Any], str]:
+    """A started command's exit code, its JSON output and the probe's last line."""
+    stdout, stderr = proc.communicate(timeout=300)
+    out = stdout.rstrip().splitlines()
+    assert out and out[-1].startswith("exit"), stderr[-3000:]
+    code = int(out[-1].split()[1])
+    assert code in (0, 1), stderr[-3000:]
+    return code, json.loads("\n".join(out[:-1])), out[-1]
+
+
+def _outputs(*procs: subprocess.Popen[str]) -> list[tuple[int, dict[str, Any], str]]:
+    """:func:`_output` of each started command, in order; any still running when one fails is killed."""
+    try:
+        return [_output(proc) for proc in procs]
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
 
 
 def _stored(settings: Settings) -> dict[str, dict[str, Any]]:
@@ -86,37 +103,35 @@ def test_ray_replays_keep_the_same_tasks_as_a_local_run_with_both_nodes_replayin
         runtime = Runtime(settings)
 
         async def crawl() -> str:
-            return (await runtime.graphs.ingest_website(site.url + "/index.html", max_pages=12, max_depth=2)).graph_id
+            # 6 pages: 5 candidates and no form page, whose outcome probes would double each generation
+            return (await runtime.graphs.ingest_website(site.url + "/index.html", max_pages=6, max_depth=2)).graph_id
 
         graph_id = runtime.run(crawl)
-        args = [graph_id, "--count", "6", "--seed", "1", "--no-llm"]
-        local, probe, local_s = _generate(settings, *args)
-        assert probe == "exit 0 ray not imported"  # a local generation never imports Ray
-        here = _stored(settings)
-        on_ray, _, ray_s = _generate(settings, *args, "--executor", "ray", "--address", cluster.address, env=_env(settings, cluster.env))
-        there = _stored(settings)
-    print(f"\ngenerate --seed 1: local {local_s:.1f} s, on the two-node cluster {ray_s:.1f} s; replays per node {on_ray['executor']['per_node']}")
+        there = settings.model_copy(update={"workspace": tmp_path / "there"})
+        shutil.copytree(settings.workspace, there.workspace)  # the same graph in a workspace of its own, so both generations run at once
+        args = [graph_id, "--count", "5", "--seed", "1", "--no-llm"]
+        started = time.monotonic()
+        local_proc = _start("generate", settings, *args)
+        ray_proc = _start("generate", there, *args, "--executor", "ray", "--address", cluster.address, env=_env(there, cluster.env))
+        (code, local, probe), (code_ray, on_ray, _) = _outputs(local_proc, ray_proc)
+        assert (code, probe) == (0, "exit 0 ray not imported")  # a local generation never imports Ray
+        assert code_ray == 0
+        took = time.monotonic() - started
+    here_tasks, there_tasks = _stored(settings), _stored(there)
+    print(f"\ngenerate --seed 1, locally and on the two-node cluster at once: {took:.1f} s; replays per node {on_ray['executor']['per_node']}")
     replayed = local["report"]["stages"]["no_op"]["in"]
-    assert replayed >= 4 and len(local["task_ids"]) == 6
+    assert replayed >= 4 and len(local["task_ids"]) == 5
     assert on_ray["task_ids"] == local["task_ids"]  # the same tasks, in the same order
     assert on_ray["report"] == local["report"]  # every stage's counts, every dropped candidate and why
-    assert there == here  # stored by the driver alike (only the gold trajectories' paths differ)
+    assert there_tasks == here_tasks  # stored by the driver alike (only the gold trajectories' paths differ)
     placements = on_ray["executor"]["replays"]
     assert len(placements) == replayed and len({p["task_id"] for p in placements}) == replayed  # each candidate replayed once
     assert len(on_ray["executor"]["per_node"]) == 2 and all(n >= 1 for n in on_ray["executor"]["per_node"].values())  # both nodes replayed
     assert len({(p["node"], p["pid"]) for p in placements}) == 2  # one worker per node, each with its own runtime
-    for task in TaskStore(Workspace(settings.workspace)).list(kind="web"):
+    for task in TaskStore(Workspace(there.workspace)).list(kind="web"):
         trajectory = load_trajectory(Path(task.gold_trajectory or ""))  # written by the worker that replayed it
         assert trajectory.actions and all(a.error is None for a in trajectory.actions)
         assert task.quality["replay"]["ok"]
-
-
-def _crawl(settings: Settings, *args: str, env: dict[str, str] | None = None) -> tuple[int, dict[str, Any], str]:
-    """``taskloom crawl …`` in a subprocess: its exit code, its JSON output, the probe's last line."""
-    done = subprocess.run([sys.executable, "-c", PROBE, "crawl", *args], env=env or _env(settings), capture_output=True, text=True, timeout=300)
-    out = done.stdout.rstrip().splitlines()
-    assert out and out[-1].startswith("exit"), done.stderr[-3000:]
-    return int(out[-1].split()[1]), json.loads("\n".join(out[:-1])), out[-1]
 
 
 def _graphs(settings: Settings) -> dict[str, tuple[int, set[str]]]:
@@ -135,9 +150,10 @@ def test_ray_crawls_several_sites_as_a_local_crawl_does_and_reports_the_one_that
     with serve_static() as first, serve_static() as second:
         urls = [first.url + "/index.html", second.url + "/index.html", unreachable]
         args = [*urls, "--max-pages", "5", "--max-depth", "1"]
-        code, local, probe = _crawl(here, *args)
+        local_proc = _start("crawl", here, *args)  # both at once, each into its own workspace
+        ray_proc = _start("crawl", there, *args, "--executor", "ray", "--address", cluster.address, env=_env(there, cluster.env))
+        (code, local, probe), (code_ray, on_ray, _) = _outputs(local_proc, ray_proc)
         assert probe == "exit 1 ray not imported"  # one site failed; a local crawl never imports Ray
-        code_ray, on_ray, _ = _crawl(there, *args, "--executor", "ray", "--address", cluster.address, env=_env(there, cluster.env))
     assert code_ray == 1
     for out in (local, on_ray):
         assert [s["start_url"] for s in out["sites"]] == urls

@@ -42,7 +42,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Settings, 
 
         async def prepare() -> None:
             async with runtime:
-                web = await graphs.ingest_website(site.url + "/index.html", max_pages=12, max_depth=2)
+                web = await graphs.ingest_website(site.url + "/index.html", max_pages=6, max_depth=2)
                 service = runtime.task_service(runtime.episode_manager(settings.workspace / "runs" / "gen"))
                 await service.generate(web.graph_id, count=6, seed=0)
                 await service.generate(graphs.ingest_document(GUIDE).graph_id, count=2, seed=0)

@@ -273,7 +273,7 @@ async def _suite(server: FastMCP, world: World, profile: str, start_episode: boo
             required = set(tool.inputSchema.get("required", []))
             base = {name: _good(tool.name, name, properties[name], world) for name in required}
             if tool.name in ("graph_ingest_website",):
-                base.update(max_pages=1, max_depth=0)
+                base.update(max_pages=1, max_depth=0, contexts=1)  # one page: a second browser context would only idle
             for name, schema in properties.items():
                 for case, value in _variants(name, schema, world):
                     if tool.name in ("env_close", "browser_close") and name != "episode_id":

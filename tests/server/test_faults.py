@@ -26,8 +26,10 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
 LMER = ROOT / "tests" / "data" / "cache" / "lmer.pdf"
-COUNTREG = ROOT / "tests" / "data" / "cache" / "countreg.pdf"
 SITE = ROOT / "examples" / "site"
+# Small documents where the scenario does not depend on a long parse (the lock tests): the same code paths, seconds less.
+GUIDE_PDF = ROOT / "examples" / "documents" / "field-guide.pdf"
+GUIDE_MD = ROOT / "examples" / "documents" / "field-guide.md"
 
 
 def _env(**extra: str) -> dict[str, str]:
@@ -76,8 +78,8 @@ def _kill_when(proc: subprocess.Popen[str], ready: object, delay: float, limit: 
 
 @pytest.fixture(scope="module", autouse=True)
 def _pdfs() -> None:
-    if not (LMER.is_file() and COUNTREG.is_file()):
-        pytest.skip("test PDFs missing; run tests/data/fetch-pdfs.sh")
+    if not LMER.is_file():
+        pytest.skip("test PDF missing; run tests/data/fetch-pdfs.sh")
 
 
 @pytest.mark.parametrize("phase", ["parse", "write"])
@@ -111,7 +113,7 @@ def test_rerun_after_a_kill_without_gc_also_leaves_no_debris(tmp_path: Path) -> 
 def test_five_concurrent_ingests_all_finish(tmp_path: Path) -> None:
     """Five processes ingest into one workspace at once; each holds the lock only while it writes, so none is busy."""
     ws = tmp_path / "ws"
-    docs = [(LMER, "lmer-a"), (COUNTREG, "countreg-a"), (LMER, "lmer-b"), (COUNTREG, "countreg-b"), (LMER, "lmer-a")]  # the last one again: same graph
+    docs = [(GUIDE_PDF, "pdf-a"), (GUIDE_MD, "md-a"), (GUIDE_PDF, "pdf-b"), (GUIDE_MD, "md-b"), (GUIDE_PDF, "pdf-a")]  # the last one again: same graph
     procs = [subprocess.Popen(_cmd(ws, "ingest", str(d), "--name", n), env=_env(), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for d, n in docs]
     results = [(p.wait(timeout=600), p.stdout.read(), p.stderr.read()) for p in procs]  # type: ignore[union-attr]
     ids = []
@@ -131,7 +133,7 @@ def test_a_writer_that_cannot_wait_is_told_who_holds_the_workspace(tmp_path: Pat
     )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
-        proc = _taskloom(ws, "ingest", str(COUNTREG), TASKLOOM_LOCK_TIMEOUT="1")
+        proc = _taskloom(ws, "ingest", str(GUIDE_PDF), TASKLOOM_LOCK_TIMEOUT="1")
         assert proc.returncode == 2 and "Traceback" not in proc.stderr
         assert "workspace busy: crawl http://127.0.0.1:1/" in proc.stderr and f"pid {holder.pid}" in proc.stderr, proc.stderr
     finally:
@@ -139,7 +141,7 @@ def test_a_writer_that_cannot_wait_is_told_who_holds_the_workspace(tmp_path: Pat
         holder.wait()
     with WorkspaceLock(ws, "graphs", 5.0) as lock:  # released by the kernel when its holder died
         assert lock.stale is not None and lock.stale.pid == holder.pid
-    assert _json(_taskloom(ws, "ingest", str(COUNTREG)))
+    assert _json(_taskloom(ws, "ingest", str(GUIDE_PDF)))
 
 
 def _free_port() -> int:

@@ -99,17 +99,19 @@ def http_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[subp
         stdin=subprocess.DEVNULL,
     )
     try:
-        deadline = time.monotonic() + 30
+        # Wait for the server's own readiness (it listens) or its exit, however long a busy machine takes to start it;
+        # the limit only keeps a hung server from hanging the suite.
+        deadline = time.monotonic() + 600
         while True:
             if proc.poll() is not None:
                 pytest.fail(f"server exited with {proc.returncode}: {(tmp_path / 'http.log').read_text(errors='replace')}")
             try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                with socket.create_connection(("127.0.0.1", port), timeout=5):
                     break
             except OSError:
                 if time.monotonic() > deadline:
-                    pytest.fail(f"server did not listen on port {port} within 30 s")
-                time.sleep(0.2)
+                    pytest.fail(f"server neither listened on port {port} nor exited within 600 s")
+                time.sleep(0.05)
         yield proc, port
     finally:
         proc.terminate()
@@ -124,7 +126,7 @@ def http_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[subp
 @pytest.mark.anyio
 async def test_http_lists_tools_and_lists_graphs(http_server: tuple[subprocess.Popen[bytes], int]) -> None:
     _, port = http_server
-    async with Client(f"http://127.0.0.1:{port}/mcp", timeout=30) as client:
+    async with Client(f"http://127.0.0.1:{port}/mcp", timeout=300) as client:  # a busy machine answers late, not never
         names = {t.name for t in await client.list_tools()}
         listed = await client.call_tool("graph_list", {})
     assert {n for n in names if n.startswith("graph_")} == TOOL_NAMES

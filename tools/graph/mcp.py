@@ -29,6 +29,8 @@ from .web.pipeline import WebIngestReport
 
 __all__ = ["register", "GraphSummary", "Subgraph"]
 
+# A search text is refused past this length at the schema: embedding a 1 MB query alone took seconds of CPU.
+MAX_QUERY_CHARS = 10_000
 GraphId = Annotated[str, Field(description="Id of a graph, as graph_list returns it.")]
 NodeId = Annotated[str, Field(description="Id of a node, e.g. 'paragraph:12' or 'table:3/r1c2'.")]
 NodeTypes = Annotated[list[str] | None, Field(description="Only nodes of these types, e.g. ['paragraph', 'table'].")]
@@ -163,7 +165,7 @@ def register(mcp: FastMCP, service: GraphService, roots: Roots) -> None:
     @mcp.tool(annotations=READ_ONLY)
     async def search(
         graph_id: GraphId,
-        query: Annotated[str, Field(description="Words to search for: by meaning and by exact terms.")],
+        query: Annotated[str, Field(max_length=MAX_QUERY_CHARS, description="Words to search for: by meaning and by exact terms.")],
         k: Annotated[int, Field(ge=1, le=100, description="How many hits.")] = 10,
         node_types: NodeTypes = None,
         mode: Annotated[
@@ -222,7 +224,7 @@ def register(mcp: FastMCP, service: GraphService, roots: Roots) -> None:
     @mcp.tool(annotations=READ_ONLY)
     async def sample_subgraph(
         graph_id: GraphId,
-        objective: Annotated[str | None, Field(description="Task objective g; nodes with cosine > tau to it are taken.")] = None,
+        objective: Annotated[str | None, Field(max_length=MAX_QUERY_CHARS, description="Task objective g; nodes with cosine > tau to it are taken.")] = None,
         node_types: NodeTypes = None,
         struct_types: Annotated[list[str] | None, Field(description="StructMatch: node types that match the objective structurally.")] = None,
         required_edge_types: EdgeTypes = None,

@@ -110,18 +110,20 @@ def test_server_search_equals_embedded(chroma_url: str, real_pdfs: dict[str, Pat
 
 
 def test_minilm_through_the_server(chroma_url: str, real_pdfs: dict[str, Path], tmp_path: Path) -> None:
-    """The real embedder end to end; the server workspace starts from a copy of the first one's embedding cache."""
-    local, gid = _ingest(tmp_path / "local", real_pdfs["lmer"], "minilm", None)
+    """The real embedder end to end; the server workspace starts from a copy of the first one's embedding cache.
+
+    countreg, not lmer: half the texts to run through MiniLM, the same end-to-end path."""
+    local, gid = _ingest(tmp_path / "local", real_pdfs["countreg"], "minilm", None)
     cache = EmbeddingCache.of_workspace(tmp_path / "remote")
     cache.path.parent.mkdir(parents=True)
     shutil.copy(EmbeddingCache.of_workspace(tmp_path / "local").path, cache.path)
     remote = GraphService(Settings(workspace=tmp_path / "remote", embedder="minilm", chroma_url=chroma_url))
-    report = remote.ingest_document(real_pdfs["lmer"])
+    report = remote.ingest_document(real_pdfs["countreg"])
     assert report.embedding.computed == 0 and report.embedding.cached == report.embedding.inputs > 0
     info = remote.vectors.collection_info(report.graph_id)
     assert info["embedder"] == "all-MiniLM-L6-v2" and info["dim"] == 384 and info["count"] == report.embedded
     _same(_results(local, gid, "vector"), _results(remote, report.graph_id, "vector"))
-    hits = remote.search(report.graph_id, "How are the random-effects terms written in the model formula?", k=5, mode="vector")
+    hits = remote.search(report.graph_id, "How does a hurdle model handle excess zeros in count data?", k=5, mode="vector")
     assert hits[0].score > 0.5
 
 

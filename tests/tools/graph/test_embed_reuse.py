@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -11,7 +12,7 @@ import pytest
 from tokenizers import Tokenizer
 
 from taskloom.tools.graph.embedding import EMBED_MAX_TOKENS, SECTION_WEIGHT, EmbeddingCache, Splitter
-from taskloom.tools.graph.ingest.pipeline import EMBEDDED_TYPES
+from taskloom.tools.graph.ingest.pipeline import EMBEDDED_TYPES, IngestReport
 from taskloom.tools.graph.service import GraphService
 from taskloom.tools.llm.embedders import _TOKENIZER_PATH, MiniLMEmbedder
 from taskloom.tools.settings import Settings
@@ -82,14 +83,30 @@ def test_each_distinct_text_once_and_chunks_derived(real_pdfs: dict[str, Path], 
     assert mixed > 50
 
 
-def test_reingest_reads_every_vector_from_the_cache(real_pdfs: dict[str, Path], tmp_path: Path) -> None:
-    svc = GraphService(Settings(workspace=tmp_path / "ws", embedder="minilm"))
-    first = svc.ingest_document(real_pdfs["countreg"])
-    stored = svc.vectors.get_embeddings(first.graph_id)
-    again = svc.ingest_document(real_pdfs["countreg"])
+@dataclass
+class MiniLMIngest:
+    """One MiniLM ingest of countreg (it has paragraphs longer than the model's window), shared by the tests below."""
+
+    workspace: Path
+    service: GraphService
+    report: IngestReport
+    stored: dict[str, np.ndarray]
+
+
+@pytest.fixture(scope="module")
+def minilm_countreg(real_pdfs: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> MiniLMIngest:
+    ws = tmp_path_factory.mktemp("minilm") / "ws"
+    svc = GraphService(Settings(workspace=ws, embedder="minilm"))
+    report = svc.ingest_document(real_pdfs["countreg"])
+    return MiniLMIngest(ws, svc, report, svc.vectors.get_embeddings(report.graph_id))
+
+
+def test_reingest_reads_every_vector_from_the_cache(real_pdfs: dict[str, Path], tmp_path: Path, minilm_countreg: MiniLMIngest) -> None:
+    svc, first, stored = minilm_countreg.service, minilm_countreg.report, minilm_countreg.stored
+    again = svc.ingest_document(real_pdfs["countreg"])  # the same document again: the same graph and vectors
     assert first.embedding.cached == 0 and first.embedding.computed == first.embedding.inputs > 100
     assert again.embedding.computed == 0 and again.embedding.cached == first.embedding.inputs
-    assert len(EmbeddingCache.of_workspace(tmp_path / "ws")) == first.embedding.inputs
+    assert len(EmbeddingCache.of_workspace(minilm_countreg.workspace)) == first.embedding.inputs
     reread = svc.vectors.get_embeddings(again.graph_id)
     assert stored.keys() == reread.keys() and all(np.array_equal(stored[k], reread[k]) for k in stored)
     # A fresh workspace computes bitwise the same vectors: batches do not change MiniLM's output.
@@ -100,9 +117,8 @@ def test_reingest_reads_every_vector_from_the_cache(real_pdfs: dict[str, Path], 
     assert all(np.array_equal(stored[k], computed[k]) for k in stored)
 
 
-def test_long_text_is_the_mean_of_its_pieces(real_pdfs: dict[str, Path], tmp_path: Path) -> None:
-    svc = GraphService(Settings(workspace=tmp_path / "ws", embedder="minilm"))
-    report = svc.ingest_document(real_pdfs["lmer"])
+def test_long_text_is_the_mean_of_its_pieces(minilm_countreg: MiniLMIngest) -> None:
+    svc, report = minilm_countreg.service, minilm_countreg.report
     assert report.embedding.split > 0 and report.embedding.inputs > report.embedding.texts
     kg = svc.load(report.graph_id)
     splitter = Splitter(EMBED_MAX_TOKENS)
