@@ -22,7 +22,7 @@ from ..tools.evaluate.model import EpisodeResult
 from ..tools.registry import RegistrySpec
 from ..tools.settings import Recording
 from ..tools.workspace import Workspace, append_jsonl, atomic_write_json
-from .agents.base import AgentSpec
+from .agents.spec import AgentSpec
 
 __all__ = ["RunOverview", "RunSpec", "RunStore", "list_runs", "new_run_id"]
 

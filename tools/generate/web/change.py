@@ -37,6 +37,7 @@ import numpy as np
 from playwright.async_api import Error as PlaywrightError
 
 from ...browser.pool import BrowserPool
+from ...browser.settle import settle, track_requests
 from ...errors import TaskloomError
 from ...graph.model import KnowledgeGraph, Node
 from ...tasks.model import Difficulty, GoldStep, Provenance, SuccessCriterion, Task
@@ -368,17 +369,19 @@ async def _run(pool: BrowserPool, steps: list[GoldStep]) -> tuple[str, str, str]
     guarded = await pool.new_context()
     try:
         page = await guarded.context.new_page()
+        track_requests(page)
         before = ""
         for step in steps:
             if step.action == "navigate":
                 await page.goto(step.text or "", wait_until="load")
-                await page.wait_for_timeout(500)
+                await settle(page, quiet=0.25)  # what the page fetches after its load event is shown by now
                 before = await page.evaluate(_MAIN_TEXT_JS)
             elif step.action == "click":
                 await page.locator(step.selector or "").first.click(timeout=3_000)
             elif step.action == "type":
                 await page.locator(step.selector or "").first.fill(step.text or "", timeout=3_000)
-        await page.wait_for_timeout(800)
+        await settle(page, quiet=0.3)  # the submission's requests (a navigation, a fetch) have all come back
+        await page.wait_for_load_state("load")
         return before, await page.evaluate(_MAIN_TEXT_JS), page.url
     finally:
         await guarded.context.close()
