@@ -295,7 +295,8 @@ def _wrongly_accepted(tally: Tally) -> list[str]:
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     base = tmp_path_factory.mktemp("badinput")
-    settings = Settings(workspace=base / "ws", embedder="hashing", allow_roots=[base, ROOT / "examples"], record_screenshots=False)
+    # a 2 s action timeout: a wait for text that never shows (a 1 MB string) is refused after 4 s, not 10
+    settings = Settings(workspace=base / "ws", embedder="hashing", allow_roots=[base, ROOT / "examples"], record_screenshots=False, action_timeout_ms=2_000)
     graph_id = GraphService(settings).ingest_document(FIELD_GUIDE_MD).graph_id
     kg = GraphService(settings).load(graph_id)
     node_id = next(n.id for n in kg.nodes() if n.type == "paragraph")

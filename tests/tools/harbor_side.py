@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import fcntl
 import subprocess
 from pathlib import Path
 
@@ -40,6 +41,13 @@ def python312() -> str | None:
 def harbor_python() -> Path:
     """The side venv's interpreter, with ``harbor`` installed (made on first use); skips the test when impossible."""
     python = VENV / "bin" / "python"
+    VENV.parent.mkdir(parents=True, exist_ok=True)
+    with (VENV.parent / "harbor-venv.lock").open("w") as lock:  # two test workers never build the venv at once
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _made(python)
+
+
+def _made(python: Path) -> Path:
     if not python.exists() or subprocess.run([str(python), "-c", "import harbor"], capture_output=True, timeout=120).returncode != 0:
         base = python312()
         if base is None:

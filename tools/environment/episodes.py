@@ -341,17 +341,19 @@ class BrowserEpisode:
         if seconds is not None and not 0 <= seconds <= 30:
             await self._fail("wait_for", args, form, None, "time must be between 0 and 30 seconds")
 
+        limit = 2 * self.limits.action_timeout_ms  # 10 s with the default action_timeout_ms
+
         async def run() -> None:
             if seconds:
                 await self.page.wait_for_timeout(seconds * 1000)
             try:
                 if text:
-                    await self.page.get_by_text(text).first.wait_for(state="visible", timeout=10_000)
+                    await self.page.get_by_text(text).first.wait_for(state="visible", timeout=limit)
                 if text_gone:
-                    await self.page.get_by_text(text_gone).first.wait_for(state="hidden", timeout=10_000)
+                    await self.page.get_by_text(text_gone).first.wait_for(state="hidden", timeout=limit)
             except PlaywrightError:
                 what = f"text {text!r} did not appear" if text else f"text {text_gone!r} did not disappear"
-                raise ActionFailed(f"{what} within 10 s; take a browser_snapshot to see the page") from None
+                raise ActionFailed(f"{what} within {limit / 1000:g} s (twice action_timeout_ms); take a browser_snapshot to see the page") from None
 
         return await self._act("wait_for", args, form, None, run)
 
