@@ -171,7 +171,7 @@ async def test_search_input_schema(server: FastMCP) -> None:
         "required": ["graph_id", "query"],
         "properties": {
             "graph_id": {"type": "string"},
-            "query": {"type": "string"},
+            "query": {"type": "string", "maxLength": 10_000},
             "k": {"type": "integer", "default": 10, "minimum": 1, "maximum": 100},
             "node_types": {"anyOf": [{"type": "array", "items": {"type": "string"}}, {"type": "null"}], "default": None},
             "mode": {"anyOf": [{"type": "string", "enum": ["hybrid", "vector", "lexical"]}, {"type": "null"}], "default": None},
