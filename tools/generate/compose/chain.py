@@ -48,6 +48,7 @@ from pydantic import BaseModel, Field
 from ...environment.canonical import canonical
 from ...evaluate.checks import check_criteria, probe_state
 from ...browser.dom import DESCRIBE_JS
+from ...browser.settle import settle, track_requests
 from ...environment.episodes import ActionFailed, BrowserEpisode
 from ...environment.gold import run_gold_step, run_gold_steps
 from ...environment.manager import EpisodeManager
@@ -263,8 +264,12 @@ class ChainRun:
 
     async def _settle(self) -> None:
         """Let the page finish loading and rendering, so what is visible (and so what is proposed) does not depend on timing."""
-        with contextlib.suppress(PlaywrightError):  # a page that keeps the network busy is inspected as it is
-            await self.live.page.wait_for_load_state("networkidle", timeout=_SETTLE_MS)
+        page = self.live.page
+        if not hasattr(page, "inflight"):
+            track_requests(page)
+        with contextlib.suppress(PlaywrightError):
+            await page.wait_for_load_state("load", timeout=_SETTLE_MS)
+        await settle(page, quiet=0.25)  # no request in flight for 0.25 s (a page that keeps the network busy: inspected after 3 s)
 
     async def _skip(self, proposal: Proposal) -> str | None:
         """Why a proposal is not worth an attempt now (not visible, a repeat, or no change); None to try it."""
