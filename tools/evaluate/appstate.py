@@ -5,16 +5,25 @@ export URL (CSV or tab-separated, as trackers offer for their queries and report
 episode's browser context (its cookies, so a logged-in session reads what it sees), and
 looks for the rows whose ``key`` columns equal the given values. It holds when exactly
 ``count`` rows match, each has the ``fields`` values, and — with ``total`` — the export
-lists exactly that many rows (nothing else was created). Columns are matched by name
-without case, a trailing colon or surrounding spaces; values with spaces collapsed and
-without case. Which controls made the record is never looked at.
+lists exactly that many rows (nothing else was created), and — with ``others`` — every
+other row is as it was (a digest of them, in any order: a wrong record edited, a record
+closed by accident fail). Columns are matched by name without case, a trailing colon or
+surrounding spaces; values with spaces collapsed and without case. Which controls made
+the record is never looked at.
+
+A *mention* (JSON ``{source, text, count}``) reads a record's own page instead: its text
+(markup, scripts and styles left out) holds ``text`` exactly ``count`` times: a comment
+added once, not twice.
 """
 
 from __future__ import annotations
 
 import csv
+import hashlib
+import html
 import io
 import json
+import re
 from typing import Any
 
 from playwright.async_api import Error as PlaywrightError
@@ -22,7 +31,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from ..errors import InputError
 
-__all__ = ["RecordCheck", "parse_rows", "match_rows", "column_key", "record_state"]
+__all__ = ["RecordCheck", "MentionCheck", "parse_rows", "match_rows", "rows_digest", "page_text", "column_key", "record_state"]
 
 
 class RecordCheck(BaseModel):
@@ -33,6 +42,7 @@ class RecordCheck(BaseModel):
     fields: dict[str, str] = Field(default_factory=dict, description="Column → value the record must have.")
     count: int = Field(1, ge=0, description="How many rows must match the key.")
     total: int | None = Field(None, ge=0, description="How many rows the whole export must list (None: any).")
+    others: str | None = Field(None, description="rows_digest of every row the key does not pick out: they must be unchanged (None: not checked).")
 
     @classmethod
     def parse(cls, value: str) -> RecordCheck:
@@ -40,6 +50,14 @@ class RecordCheck(BaseModel):
             return cls.model_validate(json.loads(value))
         except (json.JSONDecodeError, ValidationError) as exc:
             raise InputError(f"a record criterion needs JSON {{source, key, fields, count, total}}; got {value[:80]!r} ({str(exc).splitlines()[0]})") from exc
+
+
+class MentionCheck(BaseModel):
+    """The JSON value of a ``record`` criterion read on a record's own page: ``text`` appears there ``count`` times."""
+
+    source: str = Field(description="URL of the record's page.")
+    text: str = Field(min_length=1, description="Text that must appear (spaces collapsed, no case).")
+    count: int = Field(1, ge=0, description="How many times it must appear.")
 
 
 def column_key(name: str) -> str:
@@ -69,6 +87,22 @@ def parse_rows(text: str) -> list[dict[str, str]]:
     return [dict(zip(names, row)) for row in reader if any(cell.strip() for cell in row)]
 
 
+def _canonical(row: dict[str, str]) -> str:
+    return json.dumps(sorted((k, _value(v)) for k, v in row.items()), ensure_ascii=False)
+
+
+def rows_digest(rows: list[dict[str, str]], key: dict[str, str]) -> str:
+    """A digest of the rows that ``key`` does not pick out, in any order (see ``RecordCheck.others``).
+
+    >>> rows = parse_rows("Summary,Priority\\nA,major\\nB,minor\\n")
+    >>> rows_digest(rows, {"Summary": "A"}) == rows_digest(list(reversed(rows)), {"summary": "a"})
+    True
+    """
+    wanted = {column_key(k): _value(v) for k, v in key.items()}
+    others = sorted(_canonical(r) for r in rows if not all(_value(r.get(k, "")) == v for k, v in wanted.items()))
+    return hashlib.sha1("\n".join(others).encode()).hexdigest()[:16]
+
+
 def match_rows(rows: list[dict[str, str]], check: RecordCheck) -> tuple[bool, str]:
     """Whether the rows meet ``check``, and what was seen.
 
@@ -93,17 +127,54 @@ def match_rows(rows: list[dict[str, str]], check: RecordCheck) -> tuple[bool, st
                 return False, f"{len(hits)} row with {shown}; {column_key(column)} is {have!r}, not {wanted!r}"
     if check.total is not None and len(rows) != check.total:
         return False, f"the export lists {len(rows)} rows, not {check.total}: something else was added or removed"
+    if check.others is not None and rows_digest(rows, check.key) != check.others:
+        return False, f"{len(hits)} row with {shown}, but another row of the export changed, was added or was removed"
     return True, f"{len(hits)} row with {shown} and the wanted fields" + (f"; {len(rows)} rows in all" if check.total is not None else "")
 
 
+_HIDDEN = re.compile(r"<(script|style|template|textarea)\b.*?</\1\s*>|<!--.*?-->", re.S | re.I)
+
+
+def page_text(markup: str) -> str:
+    """The text of an HTML page (or a feed): no markup, scripts, styles or form text areas; spaces collapsed.
+
+    >>> page_text("<p>Seen <b>again</b></p><script>x('Seen again')</script><textarea>Seen again</textarea>")
+    'Seen again'
+    """
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", _HIDDEN.sub(" ", markup))).split())
+
+
+def _mentions(text: str, check: MentionCheck) -> tuple[bool, str]:
+    """Whether ``text`` mentions ``check.text`` exactly ``check.count`` times.
+
+    >>> _mentions("Seen again. Later: seen again.", MentionCheck(source="x", text="Seen  again", count=1))
+    (False, "'Seen  again' appears 2 times on the record's page, not 1")
+    """
+    found = len(re.findall(r"(?<!\w)" + re.escape(" ".join(check.text.split())) + r"(?!\w)", text, re.I))
+    return found == check.count, f"{check.text!r} appears {found} times on the record's page" + ("" if found == check.count else f", not {check.count}")
+
+
 async def record_state(page: Any, value: str) -> tuple[bool, str]:
-    """Check a ``record`` criterion by fetching its export in ``page``'s browser context."""
+    """Check a ``record`` criterion by fetching its export (or, for a mention, the record's page) in ``page``'s browser context."""
+    if '"text"' in value:
+        try:
+            mention = MentionCheck.model_validate(json.loads(value))
+        except (json.JSONDecodeError, ValidationError) as exc:
+            raise InputError(f"a mention criterion needs JSON {{source, text, count}}; got {value[:80]!r} ({str(exc).splitlines()[0]})") from exc
+        ok, text = await _fetch(page, mention.source)
+        return _mentions(page_text(text), mention) if ok else (False, text)
     check = RecordCheck.parse(value)
+    ok, text = await _fetch(page, check.source)
+    return match_rows(parse_rows(text), check) if ok else (False, text)
+
+
+async def _fetch(page: Any, url: str) -> tuple[bool, str]:
+    """The body at ``url`` fetched with ``page``'s cookies; (False, why) when it cannot be read."""
     try:
-        response = await page.context.request.get(check.source, timeout=15_000)
+        response = await page.context.request.get(url, timeout=15_000)
         status, text = response.status, await response.text()
     except PlaywrightError as exc:  # an unreadable export is the criterion's observation, not a crash
-        return False, f"the export {check.source} could not be read: {str(exc).splitlines()[0]}"
+        return False, f"{url} could not be read: {str(exc).splitlines()[0]}"
     if status != 200:
-        return False, f"the export {check.source} answered HTTP {status}"
-    return match_rows(parse_rows(text), check)
+        return False, f"{url} answered HTTP {status}"
+    return True, text

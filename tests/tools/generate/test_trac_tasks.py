@@ -1,4 +1,4 @@
-"""Change-state tasks on Trac (issue 33): crawl without changing it, create-a-ticket goals checked on Trac's own exports.
+"""Change-state tasks on Trac (issue 33): crawl without changing it; create, edit and comment goals checked on Trac's own exports and pages.
 
 One crawl and one generation per module (the pipeline's replay stage resets Trac's state
 before every episode); every kept gold is replayed once more in a fresh state and checked
@@ -8,6 +8,7 @@ against ``trac.db`` itself; other correct routes pass and wrong end states fail.
 from __future__ import annotations
 
 import asyncio
+import re
 import sqlite3
 import time
 from collections.abc import Callable
@@ -30,10 +31,10 @@ from taskloom.tools.tasks.model import Task
 
 from .conftest import route_passes
 
-pytestmark = [pytest.mark.integration, pytest.mark.slow]  # one Trac crawl (~50 s) and its replays: about 2.5 min for the file
+pytestmark = [pytest.mark.integration, pytest.mark.slow]  # one Trac crawl (~30 s) and its replays: about 3.5 min for the file
 
-#: Enough for /newticket (depth 1) and the query and report pages whose exports the checks read (depth 2).
-TRAC_CRAWL: dict[str, Any] = {"max_pages": 30, "max_depth": 2, "max_states": 0, "click_budget": 0}
+#: Enough for /newticket (depth 1), the query and report pages whose exports the checks read and one ticket's page (depth 2).
+TRAC_CRAWL: dict[str, Any] = {"max_pages": 50, "max_depth": 2, "max_states": 0, "click_budget": 0}
 
 
 def _counts(db: Path) -> tuple[int, int]:
@@ -66,15 +67,19 @@ def trac(trac_site: Any, tmp_path_factory: pytest.TempPathFactory) -> TracRun:
             crawl_s = time.perf_counter() - began
             after = _counts(trac_site.db)
             rt.episodes.state_reset = trac_site.state.reset
-            result = await rt.task_service().generate(graph_id, count=6, seed=5, use_llm=False, generator="web-change")
+            result = await rt.task_service().generate(graph_id, count=9, seed=5, use_llm=False, generator="web-change")
             tasks = [rt.tasks.load(i) for i in result.task_ids]
             return TracRun(rt.graphs.load(graph_id), settings, before, after, crawl_s, tasks, result.report)
 
     return asyncio.run(go())
 
 
+def _kind(run: TracRun, kind: str) -> list[Task]:
+    return [t for t in run.tasks if t.quality.get("change", {}).get("kind") == kind]
+
+
 def _creates(run: TracRun) -> list[Task]:
-    return [t for t in run.tasks if t.quality.get("change", {}).get("kind") == "create"]
+    return _kind(run, "create")
 
 
 def test_crawl_submits_no_form_and_finds_the_create_form(trac: TracRun) -> None:
@@ -195,3 +200,124 @@ def test_create_goals_are_deterministic(trac: TracRun, trac_site: Any) -> None:
     one, _ = create_tasks(trac.kg, exports, 7, 3, trac_site.url + "/", _task)
     two, _ = create_tasks(trac.kg, exports, 7, 3, trac_site.url + "/", _task)
     assert [t.model_dump() for t in one] == [t.model_dump() for t in two] and len(one) == 3
+
+
+# --------------------------------------------------------------------------- edit and comment
+
+
+_CONTROL_WORDS = ("click", "select", "button", "modify", "submit", "menu")
+
+
+def test_edit_and_comment_goals_state_the_outcome(trac: TracRun) -> None:
+    edits, comments = _kind(trac, "edit"), _kind(trac, "comment")
+    for task in edits + comments:
+        print(task.instruction, "|", [(c.kind, c.value[:120]) for c in task.success])
+    print("dropped:", [d.model_dump() for d in trac.report.dropped])
+    assert len(edits) >= 2 and len(comments) >= 1, trac.report.model_dump_json()[:2000]
+    for task in edits + comments:
+        goal = task.quality["change"]
+        assert task.quality["replay"]["ok"] is True and all(c.kind == "record" for c in task.success)
+        words = re.sub(r"“[^”]*”", "", task.instruction).lower()  # the quoted title and values are the record's, not controls
+        assert not any(re.search(rf"\b{w}", words) for w in _CONTROL_WORDS), task.instruction
+        assert f"“{goal['key']['summary']}”" in task.instruction
+        assert goal["record"] not in task.instruction and task.start_url != goal["record"], "the record is found from the start page, by its title"
+    for task in edits:
+        goal = task.quality["change"]
+        assert all(f"“{v}”" in task.instruction for v in goal["values"].values())
+        assert all(goal["before"][k] != v for k, v in goal["values"].items()), "an edit that changes nothing"
+    for task in comments:
+        assert f"“{task.quality['change']['text']}”" in task.instruction
+
+
+def _ticket(db: Path, title: str) -> dict[str, Any]:
+    with sqlite3.connect(db) as con:
+        con.row_factory = sqlite3.Row
+        rows = con.execute("SELECT * FROM ticket WHERE summary = ?", (title,)).fetchall()
+    assert len(rows) == 1, f"{len(rows)} tickets titled {title!r}"
+    return dict(rows[0])
+
+
+def _changed_tickets(db: Path, since: int) -> set[int]:
+    with sqlite3.connect(db) as con:
+        return {r[0] for r in con.execute("SELECT DISTINCT ticket FROM ticket_change WHERE time > ?", (since,))}
+
+
+def test_edit_and_comment_golds_are_true_in_tracs_database(trac: TracRun, trac_site: Any) -> None:
+    """Each gold, replayed in a fresh state, changes exactly what the goal says in trac.db: those fields of that ticket, one comment."""
+    async def go() -> None:
+        async with Runtime(trac.settings) as rt:
+            rt.episodes.state_reset = trac_site.state.reset
+            for task in _kind(trac, "edit") + _kind(trac, "comment"):
+                goal = task.quality["change"]
+                title = goal["key"]["summary"]
+                trac_site.state.reset()
+                before = _ticket(trac_site.db, title)
+                with sqlite3.connect(trac_site.db) as con:
+                    last = con.execute("SELECT max(time) FROM ticket_change").fetchone()[0]
+                _, dropped = await replay_web_task(task.model_copy(deep=True), rt.episodes)
+                assert dropped is None, dropped
+                after = _ticket(trac_site.db, title)
+                wanted = {**before, **goal.get("values", {})}
+                assert {k: v for k, v in after.items() if k != "changetime"} == {k: v for k, v in wanted.items() if k != "changetime"}, task.instruction
+                assert _changed_tickets(trac_site.db, last) == {before["id"]}, "another ticket changed"
+                if goal["kind"] == "comment":
+                    with sqlite3.connect(trac_site.db) as con:
+                        said = [r[0] for r in con.execute("SELECT newvalue FROM ticket_change WHERE ticket = ? AND field = 'comment' AND time > ?", (before["id"], last))]
+                    assert said == [goal["text"]], said
+
+    asyncio.run(go())
+
+
+def _on_ticket(url: str, fields: dict[str, str], comment: str = "", times: int = 1, fold: bool = False) -> Callable[[Page], Any]:
+    """Trac's ticket editor: opened by its folded heading (``fold``) or its top link, fields chosen by label, in reverse order."""
+    async def route(page: Page) -> None:
+        for _ in range(times):
+            await page.goto(url)
+            await (page.get_by_role("link", name="Modify Ticket") if fold else page.get_by_title("Go to the ticket editor")).click()
+            for label, value in reversed(list(fields.items())):
+                await page.get_by_label(label.capitalize() + ":", exact=True).select_option(label=value)
+            if comment:
+                await page.locator("#comment").fill(comment)
+            await page.get_by_role("button", name="Submit changes").click()
+            await page.wait_for_load_state("load")
+
+    return route
+
+
+def _reply(url: str, comment: str) -> Callable[[Page], Any]:
+    """A reply to the ticket's description: Trac pre-fills the comment box with a quote, the text goes after it."""
+    async def route(page: Page) -> None:
+        await page.goto(url + "?replyto=description#comment")
+        box = page.locator("#comment")
+        await box.fill((await box.input_value()) + "\n" + comment)
+        await page.get_by_role("button", name="Submit changes").click()
+        await page.wait_for_load_state("load")
+
+    return route
+
+
+def test_edit_and_comment_other_routes_pass_and_wrong_end_states_fail(trac: TracRun, trac_site: Any) -> None:
+    edit = max(_kind(trac, "edit"), key=lambda t: len(t.quality["change"]["values"]))
+    comment = _kind(trac, "comment")[0]
+    goal, said = edit.quality["change"], comment.quality["change"]
+    other = next(t for t in _kind(trac, "edit") + _kind(trac, "comment") if t.quality["change"]["record"] not in (goal["record"], said["record"]))
+    label, value = next(iter(goal["values"].items()))
+    options = next(c for c in create_forms(trac.kg)[0].choices if column_key(str(c.attrs["name"])) == label).attrs["options"]
+    wrong_value = next(o for o in options if o not in (value, goal["before"][label]) and not o.startswith("("))
+    extra = "priority" if "priority" not in goal["values"] else "type"
+    current = _ticket(trac_site.db, goal["key"]["summary"])[extra]
+    extra_value = next(o for o in ({"priority": ("blocker", "trivial"), "type": ("task", "defect")}[extra]) if o != current)
+
+    def passes(task: Task, route: Callable[[Page], Any]) -> bool:
+        trac_site.state.reset()
+        return asyncio.run(route_passes(task, route))
+
+    assert passes(edit, _on_ticket(goal["record"], goal["values"], fold=True)), "the editor opened by its heading, fields in another order"
+    assert not passes(edit, _on_ticket(goal["record"], {**goal["values"], label: wrong_value})), f"a wrong {label}"
+    assert not passes(edit, _on_ticket(other.quality["change"]["record"], goal["values"])), "the right change on another ticket"
+    assert not passes(edit, _on_ticket(goal["record"], {**goal["values"], extra: extra_value})), f"the {extra} changed too"
+    assert not passes(edit, lambda page: page.wait_for_timeout(10)), "nothing done"
+    assert passes(comment, _reply(said["record"], said["text"])), "a reply to the description"
+    assert not passes(comment, _on_ticket(said["record"], {}, said["text"], times=2)), "the comment added twice"
+    assert not passes(comment, _on_ticket(other.quality["change"]["record"], {}, said["text"])), "the comment on another ticket"
+    assert not passes(comment, _on_ticket(said["record"], {extra: extra_value}, said["text"])), f"the comment with the {extra} changed"
