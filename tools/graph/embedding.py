@@ -62,8 +62,11 @@ DERIVED_TYPES = frozenset({NodeType.CHUNK})
 #: Share of a derived chunk's vector taken from its section's title (measured with bench/search.py:
 #: 0.1 and 0.2 beat 0 on every number, 0.3 does worse; BM25 indexes section titles with chunks too).
 SECTION_WEIGHT = 0.2
-#: Inputs per embedder call (for progress reports; the embedder batches inside).
-_SLICE = 1024
+#: Inputs per embedder call (the embedder batches inside): the first call embeds :data:`_SLICE_FIRST`, each
+#: next one as many characters as took about :data:`_SLICE_SECONDS` before (at most twice as many texts, between
+#: :data:`_SLICE_MIN` and :data:`_SLICE_MAX`), so progress moves every two seconds or so whatever the model's speed.
+_SLICE_FIRST, _SLICE_MIN, _SLICE_MAX = 32, 16, 1024
+_SLICE_SECONDS = 2.0
 _CACHE_FILE = "embeddings.sqlite3"
 #: The cache writes nothing on a disk with less free space than this: it must never take the last of it.
 _CACHE_MIN_FREE = 64 * 1024 * 1024
@@ -302,7 +305,8 @@ def _derivations(kg: KnowledgeGraph, nodes: Sequence[Node]) -> dict[int, list[tu
 def embed_inputs(texts: Sequence[str], embedder: Embedder, cache: EmbeddingCache | None, progress: ProgressFn | None = None) -> tuple[np.ndarray, int]:
     """Unit vectors of distinct model inputs, read from ``cache`` when there; and how many came from it.
 
-    ``progress(done, total, message)`` counts the inputs embedded (those not in the cache).
+    ``progress(done, total, message)`` counts the inputs embedded (those not in the cache): once
+    before the first embedder call, then after each call, about every :data:`_SLICE_SECONDS`.
     """
     matrix = np.zeros((len(texts), embedder.dim), dtype=np.float32)
     keys = [EmbeddingCache.key(embedder, t) for t in texts]
@@ -314,15 +318,36 @@ def embed_inputs(texts: Sequence[str], embedder: Embedder, cache: EmbeddingCache
         else:
             todo.append(i)
     todo.sort(key=lambda i: len(texts[i]))
-    for lo in range(0, len(todo), _SLICE):
-        idx = todo[lo : lo + _SLICE]
+    if progress and todo:
+        progress(0, len(todo), f"embedding {len(todo)} texts ({len(found)} cached)")
+    lo, size = 0, _SLICE_FIRST
+    while lo < len(todo):
+        idx = todo[lo : lo + size]
+        clock = time.perf_counter()
         matrix[idx] = embedder.embed([texts[i] for i in idx])
+        took = time.perf_counter() - clock
         if cache is not None:
             cache.put((keys[i], matrix[i]) for i in idx)
+        lo += len(idx)
         if progress:
-            done = min(lo + _SLICE, len(todo))
-            progress(done, len(todo), f"embedded {done}/{len(todo)} texts ({len(found)} cached)")
+            progress(lo, len(todo), f"embedded {lo}/{len(todo)} texts ({len(found)} cached)")
+        size = _next_slice([len(texts[i]) for i in idx], took, [len(texts[i]) for i in todo[lo : lo + 2 * len(idx)]])
     return matrix, len(texts) - len(todo)
+
+
+def _next_slice(done: list[int], seconds: float, coming: list[int]) -> int:
+    """How many of the ``coming`` texts (their lengths; at most twice as many as were ``done``) to embed next.
+
+    As many as take about :data:`_SLICE_SECONDS` at the pace the ``done`` texts took (characters per second;
+    texts come shortest first, so the next ones are longer), between :data:`_SLICE_MIN` and :data:`_SLICE_MAX`.
+    """
+    budget = sum(done) * _SLICE_SECONDS / seconds if seconds > 0 else float("inf")
+    n, used = 0, 0
+    for length in coming:
+        if used + length > budget and n >= _SLICE_MIN:
+            break
+        n, used = n + 1, used + length
+    return max(_SLICE_MIN, min(_SLICE_MAX, n))
 
 
 def _unit(x: np.ndarray) -> np.ndarray:

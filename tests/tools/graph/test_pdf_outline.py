@@ -3,7 +3,8 @@
 Real documents: R-exts.pdf (a 236-page manual with an outline, a table of contents
 and two indexes), zoo.pdf (no outline), xtableGallery.pdf (contents on its first
 page) and lmer.pdf with its outline removed. Synthetic lines test the page
-classifier, the title cleaner and the heading levels on their own.
+classifier, the title cleaner and the heading levels on their own. R-exts is ingested
+once here, so its embedding progress and its tasks' section addresses are tested here too.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 import pymupdf
 import pytest
 
+from taskloom.tools.generate.document.generator import generate_document_tasks
 from taskloom.tools.graph.ingest.pdf_layout import resolve_headings
 from taskloom.tools.graph.ingest.pdf_outline import (
     Listing,
@@ -61,8 +63,16 @@ def _ingest(service: GraphService, path: Path) -> KnowledgeGraph:
 
 
 @pytest.fixture(scope="module")
-def rexts(service: GraphService, pdfs: dict[str, Path]) -> KnowledgeGraph:
-    return _ingest(service, pdfs["R-exts"])
+def rexts_ingest(service: GraphService, pdfs: dict[str, Path]) -> tuple[KnowledgeGraph, list[tuple[float, float, str]]]:
+    """R-exts ingested once, and the progress events its ingestion reported."""
+    events: list[tuple[float, float, str]] = []
+    report = service.ingest_document(pdfs["R-exts"], progress=lambda done, total, message: events.append((done, total, message)))
+    return service.load(report.graph_id), events
+
+
+@pytest.fixture(scope="module")
+def rexts(rexts_ingest: tuple[KnowledgeGraph, list[tuple[float, float, str]]]) -> KnowledgeGraph:
+    return rexts_ingest[0]
 
 
 @pytest.fixture(scope="module")
@@ -102,6 +112,10 @@ def _section(kg: KnowledgeGraph, title: str) -> str:
     matches = [s.id for s in kg.nodes("section") if s.text == title]
     assert len(matches) == 1, (title, matches)
     return matches[0]
+
+
+def _norm_space(text: str) -> str:
+    return " ".join(text.split())
 
 
 def _norm(text: str) -> str:
@@ -163,6 +177,33 @@ def test_rexts_cross_references_do_not_land_on_contents_pages(rexts: KnowledgeGr
 def test_rexts_title_page_and_licence_are_not_sections(rexts: KnowledgeGraph) -> None:
     early = [s.text for s in rexts.nodes("section") if (s.source.page or 0) < 8]
     assert early == []
+
+
+@pytest.mark.slow
+def test_rexts_embedding_reports_progress_in_small_steps(rexts_ingest: tuple[KnowledgeGraph, list[tuple[float, float, str]]]) -> None:
+    events = rexts_ingest[1]
+    start = next(i for i, (_, _, m) in enumerate(events) if m.startswith("embedding "))
+    assert events[start - 1][2] == "page 236/236" and events[start][0] == 0  # the phase shows as soon as parsing ends
+    embedded = [(done, total) for done, total, m in events[start + 1 :] if m.startswith("embedded ")]
+    texts = [int(m.split()[1].split("/")[0]) for _, _, m in events[start + 1 :] if m.startswith("embedded ")]
+    assert texts[0] == 32  # the first model call is a small one, whatever the document's size
+    assert [d for d, _ in embedded] == sorted({d for d, _ in embedded})  # moves on at every call
+    assert embedded[-1][0] == embedded[-1][1] and len([d for d, t in embedded if 0 < d < t]) >= 5
+
+
+@pytest.mark.slow
+def test_rexts_tasks_ask_distinct_questions_about_one_section_each(rexts: KnowledgeGraph) -> None:
+    tasks, report = generate_document_tasks(rexts, ["summarization", "comparison", "aggregation"], 40, 0, None)  # types naming sections
+    questions = [" ".join(t.instruction.casefold().split()) for t in tasks]
+    assert len(tasks) >= 60 and len(set(questions)) == len(questions)
+    titles = [_norm_space(s.text) for s in rexts.nodes("section")]
+    named = 0
+    for task in tasks:
+        for title, qualifier in re.findall(r'\bsection "(.+?)"(?= of the document|, the passage| \(|\), is)( \((?:under|page) .*?\))?', task.instruction):
+            assert titles.count(title) == 1 or qualifier, task.instruction  # a shared title comes with its parent or page
+            named += 1
+    assert named >= 40
+    assert all(d["reason"] for d in report["ambiguous_dropped"])
 
 
 def test_rexts_listing_pages_are_recognised(pdfs: dict[str, Path]) -> None:

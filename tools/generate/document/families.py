@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ...errors import InputError
+from ..filter.stages import Dropped
 from ..registry import Candidates, GenerationRequest, generator
 from .generator import generate_document_tasks
 from .llm import generate_llm_document_tasks
@@ -18,6 +19,8 @@ async def document_templates(request: GenerationRequest) -> Candidates:
     per_type = max(2, -(-pool // len(request.types or range(12))))  # generate_document_tasks counts per type
     tasks, generator_report = generate_document_tasks(request.kg, request.types, per_type, request.seed, request.difficulty)
     request.report.generator = generator_report
+    for gone in generator_report["ambiguous_dropped"]:  # ill-posed or repeated questions, with the reason
+        request.report.dropped.append(Dropped(task_id=gone["task_id"], stage="unique_question", reason=gone["reason"]))
     return Candidates(tasks, {tid: t.max_hops for tid, t in templates_by_id().items()})
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
@@ -20,6 +21,7 @@ import numpy as np
 from ...errors import InputError
 from ...graph.model import KnowledgeGraph, Node
 from ...tasks.model import Provenance, Task
+from .address import unambiguous
 from .guards import boilerplate, cap_cloze, confirmed_count, garbled, passage_of
 from .templates import DOCUMENT_TASK_TYPES, DOCUMENT_TEMPLATES, TaskTemplate
 from .index import (
@@ -32,7 +34,6 @@ from .index import (
     _good_sentence,
     _has_label,
     _is_prose,
-    _opening,
     _table_ctx,
     _whole_word,
     normalise,
@@ -47,8 +48,9 @@ TABLE_QA_SHARE = 1.5
 
 def _b_extraction(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> Iterator[_Cand]:
     for para in ix.of("paragraph"):
-        if not _is_prose(para.text):
+        if not _is_prose(para.text) or ix.addr.opening(para) is None:
             continue
+        text = normalise(para.text)
         for eid in ix.mentions.get(para.id, []):
             ent = ix.nodes[eid]
             kind = ent.attrs.get("kind")
@@ -58,8 +60,12 @@ def _b_extraction(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> Iter
             pat = _whole_word(term)
             for s in split_sentences(para.text):
                 if _good_sentence(s) and len(pat.findall(s)) == 1:
+                    first = pat.search(text)  # the opening must end before the term's first use, or it gives the answer away
+                    opening = ix.addr.opening(para, first.start() if first else None)
+                    if opening is None:
+                        break
                     cloze = pat.sub("____", s)
-                    yield _Cand(t, {"opening": _opening(para.text), "kind_label": "quantity" if kind == "quantity" else "acronym",
+                    yield _Cand(t, {"opening": opening, "kind_label": "quantity" if kind == "quantity" else "acronym",
                                     "cloze": cloze, "answer": term}, [para.id, ent.id], [(para.id, "mentions", ent.id)])
                     break
 
@@ -72,9 +78,9 @@ def _b_summarization(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> I
             first = next((s for s in split_sentences(p.text) if _good_sentence(s, 25, 400)), None)
             if first:
                 keys.append((p, first))
-        if len(keys) < 2:
+        if len(keys) < 2 or (name := ix.addr.section(sec)) is None:
             continue
-        yield _Cand(t, {"section": normalise(sec.text), "n": len(keys), "key_sentences": [s for _, s in keys]},
+        yield _Cand(t, {"section": name, "n": len(keys), "key_sentences": [s for _, s in keys]},
                     [sec.id] + [p.id for p, _ in keys], [(sec.id, "contains", p.id) for p, _ in keys])
 
 
@@ -83,14 +89,19 @@ def _b_comprehension(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> I
         sec = ix.section_of(para.id)
         if sec is None or not _is_prose(para.text, 150):
             continue
-        sents = split_sentences(para.text)
+        if (name := ix.addr.section(sec)) is None or ix.addr.opening(para) is None:
+            continue
+        sents, text = split_sentences(para.text), normalise(para.text)
         made = 0
         for i in range(len(sents) - 1):
             if made >= 3:
                 break
-            if _good_sentence(sents[i], 25) and _good_sentence(sents[i + 1], 25) and sents[i] != sents[i + 1]:
+            if _good_sentence(sents[i], 25) and _good_sentence(sents[i + 1], 25) and sents.count(sents[i]) == 1 and sents[i] != sents[i + 1]:
+                opening = ix.addr.opening(para, text.find(sents[i + 1], text.find(sents[i]) + len(sents[i])))  # not into the answer
+                if opening is None:
+                    continue
                 made += 1
-                yield _Cand(t, {"section": normalise(sec.text), "opening": _opening(para.text), "sentence": sents[i], "answer": sents[i + 1]},
+                yield _Cand(t, {"section": name, "opening": opening, "sentence": sents[i], "answer": sents[i + 1]},
                             [para.id, sec.id], [(sec.id, "contains", para.id)], key=str(i))
 
 
@@ -121,10 +132,14 @@ def _first_sentence(ix: _Index, sec: Node) -> tuple[Node, str] | None:
 
 def _b_comparison_sections(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> Iterator[_Cand]:
     for parent in ix.of("section"):
+        if (name := ix.addr.section(parent)) is None:
+            continue
         found = [(s, _first_sentence(ix, s)) for s in ix.kids(parent.id, "section")]
-        subs = [(s, f) for s, f in found if f is not None and normalise(s.text)]
+        titles = Counter(normalise(s.text) for s, _ in found)
+        # a sibling is named by its title within the parent: only titles no other sibling shares
+        subs = [(s, f) for s, f in found if f is not None and normalise(s.text) and titles[normalise(s.text)] == 1]
         for (sa, (pa, xa)), (sb, (pb, xb)) in zip(subs, subs[1:]):  # type: ignore[misc]
-            yield _Cand(t, {"parent": normalise(parent.text), "section_a": normalise(sa.text), "section_b": normalise(sb.text),
+            yield _Cand(t, {"parent": name, "section_a": normalise(sa.text), "section_b": normalise(sb.text),
                             "sentence_a": xa, "sentence_b": xb},
                         [sa.id, pa.id, sb.id, pb.id, parent.id],
                         [(parent.id, "contains", sa.id), (sa.id, "contains", pa.id), (parent.id, "contains", sb.id), (sb.id, "contains", pb.id)])
@@ -140,10 +155,10 @@ def _b_analysis(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> Iterat
             continue
         seen.add((src, tgt))
         sents = [s for s in split_sentences(para.text) if _has_label(s, ref)][:3]
-        if not sents:
+        if not sents or (opening := ix.addr.opening(para)) is None:
             continue
         cap = ix.caption_of[tgt]
-        yield _Cand(t, {"label": ix.label(target), "opening": _opening(para.text), "caption": normalise(ix.nodes[cap].text), "sentences": sents},
+        yield _Cand(t, {"label": ix.label(target), "opening": opening, "caption": normalise(ix.nodes[cap].text), "sentences": sents},
                     [tgt, cap, src], [(src, "refers_to", tgt), (cap, "caption_of", tgt)])
 
 
@@ -154,10 +169,10 @@ def _b_reasoning_cell(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> 
             tables_of[src].append(tgt)
     for src, tables in tables_of.items():
         para = ix.nodes[src]
-        if len(tables) != 1 or para.type.value != "paragraph":
+        if len(tables) != 1 or para.type.value != "paragraph" or (opening := ix.addr.opening(para)) is None:
             continue
         for cell in ix.valid_cells(tables[0]):
-            yield _Cand(t, {"opening": _opening(para.text), "column": normalise(cell.attrs["column_header"]),
+            yield _Cand(t, {"opening": opening, "column": normalise(cell.attrs["column_header"]),
                             "row": normalise(cell.attrs["row_header"]), "answer": normalise(cell.text)},
                         [src, tables[0], cell.id], [(src, "refers_to", tables[0]), (tables[0], "contains", cell.id)])
 
@@ -168,7 +183,7 @@ def _b_reasoning_section_caption(ix: _Index, t: TaskTemplate, rng: np.random.Gen
         if ix.nodes[tgt].type.value != "section" or ix.nodes[src].type.value != "paragraph" or (src, tgt) in seen or not ref:
             continue
         seen.add((src, tgt))
-        if not _has_label(ix.nodes[src].text, ref):
+        if not _has_label(ix.nodes[src].text, ref) or (opening := ix.addr.opening(ix.nodes[src])) is None:
             continue
         caps = [d for d in ix.descendants(tgt) if ix.nodes[d].type.value == "caption"]
         if len(caps) != 1 or ix.parent.get(caps[0]) != tgt:
@@ -177,7 +192,7 @@ def _b_reasoning_section_caption(ix: _Index, t: TaskTemplate, rng: np.random.Gen
         obj = next((e.target for e in ix.kg.edges("caption_of") if e.source == cap), None)
         if obj is None:
             continue
-        yield _Cand(t, {"opening": _opening(ix.nodes[src].text), "ref_label": ref, "object_kind": ix.nodes[obj].type.value,
+        yield _Cand(t, {"opening": opening, "ref_label": ref, "object_kind": ix.nodes[obj].type.value,
                         "answer": normalise(ix.nodes[cap].text)},
                     [src, tgt, cap, obj], [(src, "refers_to", tgt), (tgt, "contains", cap), (cap, "caption_of", obj)])
 
@@ -216,8 +231,8 @@ def _b_agg_citations(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> I
                 if r not in refs:
                     refs.append(r)
                     path.append((p.id, "cites", r))
-        if len(refs) >= 2 and normalise(sec.text):
-            yield _Cand(t, {"section": normalise(sec.text), "answer": str(len(refs))}, [sec.id] + paras + refs, path, "number")
+        if len(refs) >= 2 and (name := ix.addr.section(sec)) is not None:
+            yield _Cand(t, {"section": name, "answer": str(len(refs))}, [sec.id] + paras + refs, path, "number")
 
 
 def _b_agg_objects(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> Iterator[_Cand]:
@@ -243,13 +258,15 @@ def _b_synthesis(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> Itera
             if s and s not in [x for _, x in picked]:
                 picked.append((src, s))
         picked = picked[:3]
-        if len(picked) < 2:
+        openings = [ix.addr.opening(ix.nodes[s]) for s, _ in picked]
+        if len(picked) < 2 or None in openings:
             continue
         cap = ix.caption_of.get(tgt)
         first_ref = refs[0][1]
         if target.type.value == "section":
             title = normalise(target.text)
-            label = first_ref if not first_ref.lower().startswith("sections") else ix.label(target)
+            # the passage's own words ("Appendix A") when they name one section: its number is unique in the document
+            label = first_ref if not first_ref.lower().startswith("sections") and ix.addr.unique_number(target) else ix.label(target)
         elif cap is not None and ix.label(target):
             title, label = normalise(ix.nodes[cap].text), ix.label(target)
         else:
@@ -258,7 +275,7 @@ def _b_synthesis(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> Itera
             continue
         ev = [tgt] + ([cap] if cap and target.type.value != "section" else []) + [s for s, _ in picked]
         path = [(s, "refers_to", tgt) for s, _ in picked] + ([(cap, "caption_of", tgt)] if cap and target.type.value != "section" else [])
-        yield _Cand(t, {"label": label, "openings": [_opening(ix.nodes[s].text) for s, _ in picked], "title": title,
+        yield _Cand(t, {"label": label, "openings": openings, "title": title,
                         "sentences": [x for _, x in picked]}, ev, path)
 
 
@@ -292,8 +309,10 @@ def _b_xref_caption(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> It
         if (src, tgt) in seen or not ref or not _has_label(para.text, ref):
             continue
         seen.add((src, tgt))
+        if (opening := ix.addr.opening(para)) is None:
+            continue
         cap = ix.caption_of[tgt]
-        yield _Cand(t, {"object_kind": target.type.value, "opening": _opening(para.text), "ref_label": ref, "caption": normalise(ix.nodes[cap].text)},
+        yield _Cand(t, {"object_kind": target.type.value, "opening": opening, "ref_label": ref, "caption": normalise(ix.nodes[cap].text)},
                     [src, tgt, cap], [(src, "refers_to", tgt), (cap, "caption_of", tgt)])
 
 
@@ -307,7 +326,9 @@ def _b_xref_section(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> It
         # Plural labels ("Sections 2") name a range; only a singular one names exactly this section.
         if not ref or ref.lower().startswith("sections") or not _has_label(para.text, ref) or not normalise(target.text):
             continue
-        yield _Cand(t, {"opening": _opening(para.text), "ref_label": ref, "answer": normalise(target.text)}, [src, tgt], [(src, "refers_to", tgt)])
+        if (opening := ix.addr.opening(para)) is None:
+            continue
+        yield _Cand(t, {"opening": opening, "ref_label": ref, "answer": normalise(target.text)}, [src, tgt], [(src, "refers_to", tgt)])
 
 
 def _falsify(ix: _Index, para: Node, sentence: str, acronyms: list[str], rng: np.random.Generator) -> tuple[str, str] | None:
@@ -342,7 +363,7 @@ def _b_fact(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> Iterator[_
     acronyms = sorted({normalise(e.text) for e in ix.of("entity") if e.attrs.get("kind") == "acronym" and normalise(e.text)})
     for para in ix.of("paragraph"):
         sec = ix.section_of(para.id)
-        if sec is None or not _is_prose(para.text, 80):
+        if sec is None or not _is_prose(para.text, 80) or (name := ix.addr.section(sec)) is None:
             continue
         made = 0
         for i, s in enumerate(split_sentences(para.text)):
@@ -357,7 +378,7 @@ def _b_fact(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> Iterator[_
             truth = bool(rng.random() < 0.5)
             statement = s if truth else false[0]
             evidence = [para.id, sec.id] + ([false[1]] if not truth and false[1] else [])
-            yield _Cand(t, {"section": normalise(sec.text), "statement": statement, "answer": "true" if truth else "false"},
+            yield _Cand(t, {"section": name, "statement": statement, "answer": "true" if truth else "false"},
                         evidence, [(sec.id, "contains", para.id)], "boolean", key=str(i))
 
 
@@ -436,6 +457,43 @@ def _missing(ix: _Index, t: TaskTemplate) -> str | None:
     return None
 
 
+def _candidates(
+    ix: _Index, furniture: set[str], kg: KnowledgeGraph, ttype: str, difficulty: str | None, seed: int, rng: np.random.Generator, pool: dict[str, Task]
+) -> dict[str, Any]:
+    """Fill ``pool`` with every guarded candidate of type ``ttype``; return the type's report entry."""
+    entry: dict[str, Any] = {"templates": {}, "candidates": 0, "kept": 0, "skipped": None}
+    for tpl in DOCUMENT_TEMPLATES:
+        if tpl.type != ttype:
+            continue
+        if difficulty is not None and tpl.difficulty != difficulty:
+            entry["templates"][tpl.id] = {"candidates": 0, "skipped": f"template difficulty is {tpl.difficulty}"}
+            continue
+        reason = _missing(ix, tpl)
+        n = 0
+        guarded = {"boilerplate": 0, "unconfirmed_count": 0, "garbled": 0}
+        if reason is None:
+            for cand in _BUILDERS[tpl.id](ix, tpl, rng):
+                counted_refs = tpl.id == "aggregation_section_citations"
+                if any(e in furniture and not (counted_refs and ix.nodes[e].type.value == "reference") for e in cand.evidence):
+                    guarded["boilerplate"] += 1
+                    continue
+                task = _to_task(kg, cand, seed)
+                if not confirmed_count(ix, tpl.id, cand.evidence, str(task.gold_answer or "")):
+                    guarded["unconfirmed_count"] += 1
+                    continue
+                if garbled(task.instruction) or garbled(str(task.gold_answer or "")):
+                    guarded["garbled"] += 1
+                    continue
+                if task.id not in pool:
+                    pool[task.id] = task
+                    n += 1
+            if n == 0:
+                reason = _EMPTY_REASON[tpl.id]
+        entry["templates"][tpl.id] = {"candidates": n, "skipped": reason, "dropped": {k: v for k, v in guarded.items() if v}}
+        entry["candidates"] += n
+    return entry
+
+
 def generate_document_tasks(
     kg: KnowledgeGraph,
     types: list[str] | None = None,
@@ -449,7 +507,9 @@ def generate_document_tasks(
     number of candidates, how many were kept, and why a type (or template) produced
     nothing. Tasks come out grouped by type in :data:`DOCUMENT_TASK_TYPES` order.
     Each type draws from its own generator ``default_rng([seed, type index])``, so a
-    type's tasks do not depend on which other types were asked for.
+    type's tasks do not depend on which other types were asked for. Candidates that ask
+    another candidate's question with a different gold answer are dropped before the
+    selection (:func:`~.address.unambiguous`), listed in ``report["ambiguous_dropped"]``.
     """
     wanted = list(DOCUMENT_TASK_TYPES) if not types else list(dict.fromkeys(types))
     unknown = [t for t in wanted if t not in DOCUMENT_TASK_TYPES]
@@ -464,45 +524,20 @@ def generate_document_tasks(
     furniture = boilerplate(ix)
     tasks: list[Task] = []
     report: dict[str, Any] = {"graph_id": kg.id, "seed": seed, "count_per_type": count, "difficulty": difficulty, "types": {}}
+    pools: dict[str, dict[str, Task]] = {}
+    rngs: dict[str, np.random.Generator] = {}
     for ttype in [t for t in DOCUMENT_TASK_TYPES if t in wanted]:
-        rng = np.random.default_rng([seed, DOCUMENT_TASK_TYPES.index(ttype)])
-        entry: dict[str, Any] = {"templates": {}, "candidates": 0, "kept": 0, "skipped": None}
-        report["types"][ttype] = entry
-        pool: dict[str, Task] = {}
-        for tpl in DOCUMENT_TEMPLATES:
-            if tpl.type != ttype:
-                continue
-            if difficulty is not None and tpl.difficulty != difficulty:
-                entry["templates"][tpl.id] = {"candidates": 0, "skipped": f"template difficulty is {tpl.difficulty}"}
-                continue
-            reason = _missing(ix, tpl)
-            n = 0
-            guarded = {"boilerplate": 0, "unconfirmed_count": 0, "garbled": 0}
-            if reason is None:
-                for cand in _BUILDERS[tpl.id](ix, tpl, rng):
-                    counted_refs = tpl.id == "aggregation_section_citations"
-                    if any(e in furniture and not (counted_refs and ix.nodes[e].type.value == "reference") for e in cand.evidence):
-                        guarded["boilerplate"] += 1
-                        continue
-                    task = _to_task(kg, cand, seed)
-                    if not confirmed_count(ix, tpl.id, cand.evidence, str(task.gold_answer or "")):
-                        guarded["unconfirmed_count"] += 1
-                        continue
-                    if garbled(task.instruction) or garbled(str(task.gold_answer or "")):
-                        guarded["garbled"] += 1
-                        continue
-                    if task.id not in pool:
-                        pool[task.id] = task
-                        n += 1
-                if n == 0:
-                    reason = _EMPTY_REASON[tpl.id]
-            entry["templates"][tpl.id] = {"candidates": n, "skipped": reason, "dropped": {k: v for k, v in guarded.items() if v}}
-            entry["candidates"] += n
+        rngs[ttype] = np.random.default_rng([seed, DOCUMENT_TASK_TYPES.index(ttype)])
+        report["types"][ttype] = _candidates(ix, furniture, kg, ttype, difficulty, seed, rngs[ttype], pools.setdefault(ttype, {}))
+    report["ambiguous_dropped"] = unambiguous(pools)
+    for ttype, pool in pools.items():
+        entry = report["types"][ttype]
+        entry["ambiguous"] = sum(1 for d in report["ambiguous_dropped"] if d["type"] == ttype)
         ids = list(pool)
         chosen: list[str] = []
         passages: set[str] = set()
         quota = math.ceil(TABLE_QA_SHARE * count) if ttype == "table_qa" else count  # tables carry the exact facts
-        for i in rng.permutation(len(ids)) if ids else []:  # one task per evidence passage and type
+        for i in rngs[ttype].permutation(len(ids)) if ids else []:  # one task per evidence passage and type
             passage = passage_of(pool[ids[i]], ix)
             if passage not in passages and len(chosen) < quota:
                 passages.add(passage)
@@ -511,6 +546,8 @@ def generate_document_tasks(
         entry["kept"] = len(chosen)
         if not chosen:
             reasons = [f"{tid}: {v['skipped']}" for tid, v in entry["templates"].items() if v["skipped"]]
+            if entry["ambiguous"]:
+                reasons.append(f"{entry['ambiguous']} candidate(s) dropped as ambiguous")
             entry["skipped"] = "; ".join(reasons) or "no candidates"
     tasks, report["cloze_dropped"] = cap_cloze(tasks)
     report["total"] = len(tasks)

@@ -2,7 +2,7 @@
 
 * **Boilerplate** — licence, copyright, acknowledgements, contents, index, lists of figures or
   tables, affiliations and the bibliography — is never a task's evidence: a section with such a
-  title and everything under it, any passage written in licence language, and every bibliography
+  title (or a licence's, "Appendix A GNU General Public License") and everything under it, any passage written in licence language, and every bibliography
   entry (only the citation count, which counts entries, may include them).
 * **Counts** are kept only when a second, independent route through the document gives the same
   number (:func:`confirmed_count`): table rows by row index against the table's own row count;
@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from ...graph.ingest.pdf_outline import is_licence_title
 from ...graph.model import Node
 from ...tasks.model import Task
 from .index import _Index, normalise
@@ -65,7 +66,7 @@ def boilerplate(ix: _Index) -> set[str]:
     """Ids of nodes no task may stand on (see the module notes)."""
     out: set[str] = {n.id for n in ix.of("reference")}
     for sec in ix.of("section"):
-        if BOILERPLATE_TITLE.match(normalise(sec.text)):
+        if BOILERPLATE_TITLE.match(normalise(sec.text)) or is_licence_title(sec.text):
             out.add(sec.id)
             out.update(ix.descendants(sec.id))
     for node in ix.of("paragraph", "list", "chunk", "footnote"):

@@ -14,13 +14,16 @@ import unicodedata
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pysbd
 
 from ...graph.model import KnowledgeGraph, Node
 from .templates import TaskTemplate
+
+if TYPE_CHECKING:
+    from .address import Addresses
 
 __all__ = ["normalise", "split_sentences"]
 
@@ -59,11 +62,6 @@ def split_sentences(text: str) -> list[str]:
     ['Shown by Smith et al. (2008) and Jones et al. 2010.', 'The fit uses REML, i.e. restricted likelihood.']
     """
     return list(_sentences(normalise(text)))
-
-
-def _opening(text: str, words: int = 8) -> str:
-    parts = normalise(text).split()
-    return " ".join(parts[:words]) + ("…" if len(parts) > words else "")
 
 
 def _is_prose(text: str, min_chars: int = 60) -> bool:
@@ -122,6 +120,16 @@ class _Index:
         doc_text = " ".join(normalise(n.text) for n in self.nodes.values() if n.type.value in ("paragraph", "list", "caption", "footnote"))
         self.doc_text = doc_text
         self._table_names: dict[str, str] | None = None
+        self._addresses: Addresses | None = None
+
+    @property
+    def addr(self) -> Addresses:
+        """Unique names of this document's sections, passages and numbered objects."""
+        if self._addresses is None:
+            from .address import Addresses
+
+            self._addresses = Addresses(self)
+        return self._addresses
 
     def of(self, *types: str) -> list[Node]:
         return [n for t in types for n in self.by_type.get(t, [])] if len(types) > 1 else list(self.by_type.get(types[0], []))
@@ -140,9 +148,13 @@ class _Index:
         return ""
 
     def label(self, node: Node) -> str:
+        """"Table 3", "Figure 2", "Section 4.1"; empty when unnumbered, numbered by the parser only (not printed),
+        or when another node of its kind has the same number."""
         kind = {"table": "Table", "figure": "Figure"}.get(node.type.value, "Section")
         number = node.attrs.get("number")
-        return f"{kind} {number}" if number else ""
+        if not number or node.attrs.get("number_inferred") or not self.addr.unique_number(node):
+            return ""
+        return f"{kind} {number}"
 
     def descendants(self, nid: str) -> Iterator[str]:
         stack = list(reversed(self.children.get(nid, [])))
@@ -157,7 +169,7 @@ class _Index:
         ``None`` when an unnumbered table cannot be told apart from another one that way.
         """
         if table.attrs.get("number"):
-            return self.label(table)
+            return self.label(table) or None
         if self._table_names is None:
             named = {t.id: self._describe(t) for t in self.of("table") if not t.attrs.get("number")}
             seen = Counter(named.values())

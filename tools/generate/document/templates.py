@@ -87,7 +87,7 @@ DOCUMENT_TEMPLATES: list[TaskTemplate] = [
         required_node_types=["section", "paragraph"],
         required_edge_types=["contains"],
         min_nodes=3, max_nodes=4, max_hops=1,
-        prompt_template="Summarise section \"{{ section }}\" of the document in {{ n }} sentences, keeping its key statements.",
+        prompt_template="Summarise section {{ section }} of the document in {{ n }} sentences, keeping its key statements.",
         answer_template="{{ key_sentences | join('\n') }}",
         metrics=["rouge_l", "f1"],
         description="Gold = the opening sentence of each of the section's first paragraphs.",
@@ -101,7 +101,7 @@ DOCUMENT_TEMPLATES: list[TaskTemplate] = [
         required_edge_types=["contains"],
         min_nodes=2, max_nodes=2, max_hops=1,
         prompt_template=(
-            "In section \"{{ section }}\", the passage beginning \"{{ opening }}\" says:\n\"{{ sentence }}\"\n"
+            "In section {{ section }}, the passage beginning \"{{ opening }}\" says:\n\"{{ sentence }}\"\n"
             "What does the passage state in the sentence that immediately follows?"
         ),
         metrics=["f1", "rouge_l"],
@@ -131,7 +131,7 @@ DOCUMENT_TEMPLATES: list[TaskTemplate] = [
         required_edge_types=["contains"],
         min_nodes=5, max_nodes=5, max_hops=2,
         prompt_template=(
-            "Sections \"{{ section_a }}\" and \"{{ section_b }}\" are both part of \"{{ parent }}\". "
+            "Sections \"{{ section_a }}\" and \"{{ section_b }}\" are both part of {{ parent }}. "
             "Compare them: state the point each section opens with, \"{{ section_a }}\" first, on separate lines."
         ),
         answer_template="{{ sentence_a }}\n{{ sentence_b }}",
@@ -203,7 +203,7 @@ DOCUMENT_TEMPLATES: list[TaskTemplate] = [
         required_edge_types=["contains", "cites"],
         min_nodes=3, max_nodes=64, max_hops=2,
         prompt_template=(
-            "How many distinct bibliography entries are cited in the paragraphs of section \"{{ section }}\" "
+            "How many distinct bibliography entries are cited in the paragraphs of section {{ section }} "
             "(not counting its subsections)?"
         ),
         metrics=["exact_match", "number"],
@@ -300,7 +300,7 @@ DOCUMENT_TEMPLATES: list[TaskTemplate] = [
         required_node_types=["paragraph"],
         min_nodes=1, max_nodes=2, max_hops=1,
         prompt_template=(
-            "According to the document (section \"{{ section }}\"), is the following statement true or false? "
+            "According to the document (section {{ section }}), is the following statement true or false? "
             "Answer \"true\" or \"false\".\nStatement: {{ statement }}"
         ),
         metrics=["exact_match"],

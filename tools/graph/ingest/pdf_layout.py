@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from .pdf_outline import Listing, clean_title, drop_page_number, in_listing, is_byline, is_licence_clause
+from .pdf_outline import Listing, clean_title, drop_page_number, in_listing, is_byline, is_licence_clause, is_licence_title
 from .pdf_text import TextBlock, union
 
 __all__ = [
@@ -276,18 +276,28 @@ def resolve_headings(
     first_page = min((b.page for b in candidates), default=1)
     ranks = {style: rank for rank, style in enumerate(sorted({_style(b) for b in candidates}))}
     stack: list[tuple[int, int]] = []  # (level, style rank) of the open headings
+    licence: tuple[int, int] | None = None  # (level, style rank) of the open licence heading: its numbered lines are clauses
     for block in candidates:
         block.kind = "paragraph"
         listed = in_listing(block, listings)
         entry = book.match(block, exact_page=listed) if book.entries else None
         if entry is None and (listed or id(block) in odd or _not_a_heading(block, body_size, front, first_page)):
             continue
-        level = _level(block, entry, book, ranks[_style(block)], stack)
+        rank, numbered = ranks[_style(block)], _heading_level_by_number(block.text)[0] is not None
+        if licence is not None and entry is None and numbered and rank > licence[1]:
+            continue  # "1. Source Code." in a licence, in a weaker look than its title: text of the licence's section
+        level = _level(block, entry, book, rank, stack)
         if level is None:
             continue
         if entry is not None:
             book.matched.add(entry)
         _make_heading(block, level, confirmed=entry is not None)
+        if is_licence_title(block.text):
+            licence = (level, rank) if licence is None or level <= licence[0] else licence
+        elif licence is not None and level > licence[0]:
+            block.attrs["number"] = None  # a clause the outline lists: a heading of the licence, not the document's section "1"
+        else:
+            licence = None  # the next chapter or appendix
         while stack and stack[-1][0] >= level:
             stack.pop()
         stack.append((level, ranks[_style(block)]))

@@ -27,6 +27,7 @@ __all__ = [
     "drop_page_number",
     "is_byline",
     "is_licence_clause",
+    "is_licence_title",
 ]
 
 BBox = tuple[float, float, float, float]
@@ -51,6 +52,14 @@ CAPTION_ENTRY_RE = re.compile(r"^\s*(?:figure|fig\.|table|tab\.)\s*[A-Z]?\d", re
 LICENCE_RE = re.compile(
     r"copyright|©|\(c\)\s*\d{4}|all rights reserved|licen[cs]ed\s+(?:under|to)|permission\s+is\s+(?:hereby\s+)?granted"
     r"|creative\s+commons|\bcc[- ]by\b|terms\s+of\s+the\s+\w+\s+licen[cs]e|distributed\s+under",
+    re.I,
+)
+#: Titles of a licence's text ("Appendix A GNU General Public License", "TERMS AND CONDITIONS", "License"):
+#: the numbered lines under them are its clauses, not the document's sections.
+LICENCE_TITLE_RE = re.compile(
+    r"\b(?:(?:gnu\s+)?(?:general|lesser|library|free\s+documentation|affero)\s+public\s+licen[cs]e|licen[cs]e\s+agreement"
+    r"|terms\s+and\s+conditions|(?:apache|mit|bsd|artistic|mozilla\s+public|eclipse\s+public)\s+licen[cs]e)\b"
+    r"|^\W*(?:(?:appendix\s+)?[\dA-Z]{1,3}[.)]?\s+)?(?:the\s+)?(?:licen[cs]es?|copying|copyright(?:\s+notice)?)\W*$",
     re.I,
 )
 _NAME_PARTICLES = {"von", "van", "der", "den", "de", "da", "di", "del", "du", "le", "la", "bin", "al", "y"}
@@ -294,6 +303,19 @@ def is_licence_clause(text: str) -> bool:
     False
     """
     return bool(LICENCE_RE.search(text))
+
+
+def is_licence_title(text: str) -> bool:
+    """Whether a heading opens a licence's text, whose numbered clauses are not the document's sections.
+
+    Examples
+    --------
+    >>> is_licence_title("Appendix A GNU General Public License"), is_licence_title("TERMS AND CONDITIONS")
+    (True, True)
+    >>> is_licence_title("1.1.2 Licensing"), is_licence_title("A License"), is_licence_title("1. Source Code.")
+    (False, True, False)
+    """
+    return bool(LICENCE_TITLE_RE.search(" ".join(text.split())))
 
 
 def _union(boxes: list[BBox]) -> BBox:
