@@ -296,3 +296,66 @@ def trac_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TracSite]:
     finally:
         server.terminate()
         server.wait(timeout=10)
+
+
+ROUNDUP_ENV = PDF_CACHE / "roundup-env"  # tests/data/build-roundup.sh (make test-data runs it): 200 issues from tests/data/roundup-issues.csv
+ROUNDUP_VENV = PDF_CACHE / "roundup-venv"  # Roundup in a venv of its own (see tests/data/build-roundup.sh)
+
+
+@dataclass
+class RoundupSite:
+    """A Roundup tracker served by ``roundup-server`` on 127.0.0.1: its base URL and its live ``db`` folder (reset to the seeded copy with ``state.reset()``)."""
+
+    url: str
+    state: StateFolder
+
+    @property
+    def db(self) -> Path:
+        """The live SQLite database (the truth the tests compare the application's answers with)."""
+        return self.state.live / "db"
+
+
+@pytest.fixture(scope="session")
+def roundup_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RoundupSite]:
+    """Roundup's classic tracker (PyPI ``roundup``, in tests/data/cache/roundup-venv) over a fresh copy of the seeded tracker, for the session; anonymous users may file and edit issues.
+
+    The tracker's home is copied with its ``web`` URL set to the port it is served on; its
+    state is the ``db`` folder (the SQLite database, the message files; the one-time-key
+    and session databases Roundup adds are removed on reset).
+    """
+    import shutil
+    import socket
+    import time
+    import urllib.request
+
+    if not (ROUNDUP_ENV / "db" / "db").is_file() or not (ROUNDUP_VENV / "bin" / "roundup-server").is_file():
+        subprocess.run(["bash", str(ROOT / "tests" / "data" / "build-roundup.sh")], check=True)
+    home = tmp_path_factory.mktemp("roundup") / "tracker"
+    shutil.copytree(ROUNDUP_ENV, home, ignore=shutil.ignore_patterns("db"))
+    state = StateFolder.copy_of(ROUNDUP_ENV / "db", home / "db")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/tracker"
+    config = home / "config.ini"
+    config.write_text("".join(f"web = {url}/\n" if line.startswith("web = ") else line for line in config.read_text().splitlines(keepends=True)))
+    log = home.parent / "roundup-server.log"
+    # -u: roundup-server refuses to run as root unless told which user to be (ignored when not root)
+    command = [str(ROUNDUP_VENV / "bin" / "roundup-server"), "-u", str(os.getuid()), "-n", "127.0.0.1", "-p", str(port), f"tracker={home}"]
+    with log.open("wb") as out:
+        server = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        for _ in range(200):
+            try:
+                urllib.request.urlopen(url + "/", timeout=2).close()
+                break
+            except OSError:
+                if server.poll() is not None:
+                    raise RuntimeError(f"roundup-server exited: {log.read_text()}") from None
+                time.sleep(0.1)
+        else:
+            raise RuntimeError(f"roundup-server did not answer on {url}: {log.read_text()}")
+        yield RoundupSite(url, state)
+    finally:
+        server.terminate()
+        server.wait(timeout=10)

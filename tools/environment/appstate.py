@@ -3,7 +3,7 @@
 A web application that keeps state (a tracker, a wiki) serves a *live* folder; a
 *pristine* copy of it is kept aside. :meth:`StateFolder.reset` makes the live folder
 equal to the pristine one again while the application keeps running: SQLite databases
-are restored through SQLite's online backup (the server's open connections see the
+(known by suffix or header) are restored through SQLite's online backup (the server's open connections see the
 restored pages, never a half-copied file), other files are copied over, and files the
 application added since are removed. An :class:`~taskloom.tools.environment.manager.EpisodeManager`
 with a ``state_reset`` calls it before each episode, so every episode (and every gold
@@ -25,7 +25,19 @@ _SIDE_FILES = ("-journal", "-wal", "-shm")
 
 
 def _is_sqlite(path: Path) -> bool:
-    return path.suffix in SQLITE_SUFFIXES
+    """A database by its suffix, or by SQLite's header when its name has none (e.g. ``db/db``).
+
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> con = sqlite3.connect(folder / "db"); _ = con.execute("CREATE TABLE t (x)"); con.close()
+    >>> _ = (folder / "notes").write_text("SQLite is a database")
+    >>> _is_sqlite(folder / "db"), _is_sqlite(folder / "notes")
+    (True, False)
+    """
+    if path.suffix in SQLITE_SUFFIXES:
+        return True
+    with path.open("rb") as handle:
+        return handle.read(16) == b"SQLite format 3\x00"
 
 
 class StateFolder:

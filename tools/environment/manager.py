@@ -109,6 +109,11 @@ class EpisodeManager:
         #: Called (in a worker thread) before each browser episode opens: an application's state reset
         #: (e.g. :meth:`.appstate.StateFolder.reset`), so every episode and gold replay starts from the same state.
         self.state_reset: Callable[[], object] | None = None
+        #: With a ``state_reset``, one browser episode at a time holds the application (reset, act, final check):
+        #: another waits for it up to ``state_wait_s`` seconds.
+        self._state_turn = asyncio.Lock()
+        self._turn_holder: str | None = None
+        self.state_wait_s = 900.0
         #: Set on a server bound to one task (:func:`.mcp.register_env`): opens that task's episode for a session that
         #: acts without one, so a Playwright-MCP agent's first ``browser_*`` call starts it (no ``env_start`` needed).
         self.autostart: Callable[[str | None], Awaitable[BrowserEpisode]] | None = None
@@ -159,25 +164,14 @@ class EpisodeManager:
             raise InputError(f"url {start!r} must start with http:// or https://")
         private = self.private_task(task_id) if task_id else None
         fence = OriginFence.for_site(start, allowed_domains or (task.allowed_domains if task else None), task_urls(private))
-        async with self._lock:
-            if len(self.episodes) >= self.max_episodes:
-                raise InputError(f"{self.max_episodes} episodes are open; close one with env_close first")
-            if self.state_reset is not None:
-                await asyncio.to_thread(self.state_reset)
-            episode_id = f"ep-{secrets.token_hex(6)}"
-            guarded = await self.pool.new_context(fence=fence, record_har=self._har_path(episode_id))
-            if "trace" in self.record:
-                await guarded.context.tracing.start(name=episode_id, title=task_id or start, screenshots=True, snapshots=True)
-            page = await guarded.context.new_page()
-            await guarded.context.add_init_script(NAVIGATION_WATCH_JS)  # every tab: an action knows when it set off a navigation
-            header = EpisodeRecord(episode_id=episode_id, env="browser", task_id=task_id, agent=agent, model=model, start_url=start)
-            recorder = Recorder(self.root / episode_id, header)
-            episode = BrowserEpisode(episode_id, guarded, page, recorder, self.checker, self.screenshots, self.snapshots, self.limits)
-            episode.task = private
-            if episode.task is not None:
-                episode.watch = watched_checks(episode.task)
-            self.episodes[episode_id] = episode
-            self.claim(episode_id, session)
+        episode_id = f"ep-{secrets.token_hex(6)}"
+        await self._take_turn(episode_id, session)
+        try:
+            episode = await self._open(episode_id, start, fence, task_id, agent, model, private)
+        except BaseException:
+            self._end_turn(episode_id)
+            raise
+        self.claim(episode_id, session)
         try:
             observation = await episode.navigate(start)
         except TimedOut as exc:  # a slow site: the agent is told, and may wait or navigate again
@@ -194,8 +188,47 @@ class EpisodeManager:
             title=observation.title,
             instruction=task.instruction if task else None,
             snapshot=observation.snapshot or "",
-            trajectory=str(recorder.path),
+            trajectory=str(episode.recorder.path),
         )
+
+    async def _take_turn(self, episode_id: str, session: str | None) -> None:
+        """For an application with state: wait until no other browser episode holds it (see ``state_wait_s``)."""
+        if self.state_reset is None:
+            return
+        held = self.sessions.get(session or "")
+        if held is not None and held == self._turn_holder:
+            raise InputError(f"this application keeps state, so one episode runs at a time: close episode {held} first (env_close)")
+        try:
+            await asyncio.wait_for(self._state_turn.acquire(), self.state_wait_s)
+        except TimeoutError:
+            raise InputError(f"this application keeps state and episode {self._turn_holder} held it for {self.state_wait_s:.0f} s; try again when it closes") from None
+        self._turn_holder = episode_id
+
+    def _end_turn(self, episode_id: str) -> None:
+        if self._turn_holder == episode_id:
+            self._turn_holder = None
+            self._state_turn.release()
+
+    async def _open(self, episode_id: str, start: str, fence: OriginFence, task_id: str | None, agent: str | None, model: str | None, private: Task | None) -> BrowserEpisode:
+        """A new browser episode's context, page and recorder (the application's state reset first), registered as open."""
+        async with self._lock:
+            if len(self.episodes) >= self.max_episodes:
+                raise InputError(f"{self.max_episodes} episodes are open; close one with env_close first")
+            if self.state_reset is not None:
+                await asyncio.to_thread(self.state_reset)
+            guarded = await self.pool.new_context(fence=fence, record_har=self._har_path(episode_id))
+            if "trace" in self.record:
+                await guarded.context.tracing.start(name=episode_id, title=task_id or start, screenshots=True, snapshots=True)
+            page = await guarded.context.new_page()
+            await guarded.context.add_init_script(NAVIGATION_WATCH_JS)  # every tab: an action knows when it set off a navigation
+            header = EpisodeRecord(episode_id=episode_id, env="browser", task_id=task_id, agent=agent, model=model, start_url=start)
+            recorder = Recorder(self.root / episode_id, header)
+            episode = BrowserEpisode(episode_id, guarded, page, recorder, self.checker, self.screenshots, self.snapshots, self.limits)
+            episode.task = private
+            if episode.task is not None:
+                episode.watch = watched_checks(episode.task)
+            self.episodes[episode_id] = episode
+        return episode
 
     async def start_document(
         self, task_id: str, agent: str | None = None, model: str | None = None, session: str | None = None
@@ -306,15 +339,18 @@ class EpisodeManager:
         if episode is None:
             raise NotFoundError(f"no open episode {episode_id!r}")
         checks, final_url, final_text = None, None, None
-        await episode.tabs.dismiss_all()  # a held dialog pauses the page: let it go before the final state is read
-        if not episode.page.is_closed():
-            try:
-                final_url = episode.page.url
-                final_text = (await episode.page.locator("body").inner_text(timeout=2_000))[:4000]
-                if episode.task is not None and episode.task.success:
-                    checks = await self.checker.check(episode.page, episode.task.success, load_trajectory(episode.recorder.path).actions)
-            except PlaywrightError as exc:
-                reason = f"{reason + '; ' if reason else ''}final-state check failed: {str(exc).splitlines()[0]}"
+        try:
+            await episode.tabs.dismiss_all()  # a held dialog pauses the page: let it go before the final state is read
+            if not episode.page.is_closed():
+                try:
+                    final_url = episode.page.url
+                    final_text = (await episode.page.locator("body").inner_text(timeout=2_000))[:4000]
+                    if episode.task is not None and episode.task.success:
+                        checks = await self.checker.check(episode.page, episode.task.success, load_trajectory(episode.recorder.path).actions)
+                except PlaywrightError as exc:
+                    reason = f"{reason + '; ' if reason else ''}final-state check failed: {str(exc).splitlines()[0]}"
+        finally:
+            self._end_turn(episode_id)  # the final state is read: the next episode may reset the application
         episode.closed = True
         reason = await self._stop_trace(episode_id, episode.guarded.context, reason)
         episode.recorder.close(status=status, reason=reason, checks=checks, final_url=final_url, final_text=final_text)

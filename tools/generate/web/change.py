@@ -43,6 +43,7 @@ from ...graph.model import KnowledgeGraph, Node
 from ...tasks.model import Difficulty, GoldStep, Provenance, SuccessCriterion, Task
 from ..registry import Candidates, GenerationRequest, generator
 from .create import create_forms, create_tasks, read_exports
+from .edit import edit_forms, edit_tasks, probe_reveal
 from .phrasing import field_phrase
 from .query import query_consoles, query_tasks
 
@@ -492,19 +493,26 @@ async def web_change(request: GenerationRequest) -> Candidates:
         tasks += list_tasks(kg, app, seed, max(count, 3))
     plans = form_plans(kg)
     consoles = query_consoles(kg)
+    exports = await read_exports(kg, report) if create_forms(kg) or any(f.attrs.get("method") == "post" for f in kg.nodes("form")) else []
     if create_forms(kg):  # forms that create records in an application: checked on its exports after the episode
-        created, created_report = create_tasks(kg, await read_exports(kg, report), seed, max(3, count // 2), _home_url(kg), _task)
+        created, created_report = create_tasks(kg, exports, seed, max(3, count // 2), _home_url(kg), _task)
         tasks += created
         report.update(created_report)
-    if plans or consoles:
+    editors = edit_forms(kg, exports)
+    if plans or consoles or editors:
         pool = BrowserPool(request.settings.chromium)
         try:
+            for editor in editors:  # forms that edit a record: checked on its own export, its page and the list export
+                if await probe_reveal(pool, kg, editor):
+                    tasks += await edit_tasks(kg, editor, seed, max(3, count // 2), _home_url(kg), _task, report)
+                else:
+                    report.setdefault("edit_forms_hidden", []).append(editor.page_url)
             tasks += await form_tasks(kg, seed, max(1, count // 2), pool, report)
             tasks += await query_tasks(kg, seed, max(3, count // 3), pool, report)
         except TaskloomError as exc:
             report["form_probe_error"] = str(exc)
         finally:
             await pool.close()
-    report.update(list_apps=len(apps), forms=len(plans), tasks=len(tasks))
+    report.update(list_apps=len(apps), forms=len(plans), edit_forms=len(editors), tasks=len(tasks))
     request.report.generator = report
     return Candidates(tasks, {CHANGE_TEMPLATE: HOPS})

@@ -2,17 +2,24 @@
 
 Read from what the crawl observed, never from a site's names:
 
-- **Create forms.** A POST form on a page without a query (a blank form) with a submit
-  button whose first word creates (create, add, new, file, submit, save, post, register;
-  a second button such as *Preview* is not the one used), a text input that names the
-  record (labelled title, summary, subject or name), and selects with real options
-  (placeholders such as ``(unset)``, ``--``, *none* or *any* are skipped).
+- **Create forms.** A POST form seen on a page whose query sets none of its fields (a
+  blank form, not one pre-filled from the URL) with a submit button whose first word
+  creates (create, add, new, file, submit, save, post, register; a second button such as
+  *Preview*, or one that submits *changes* or *edits*, is not the one used), a text input
+  that names the record (labelled title, summary, subject or name; a field without a
+  label goes by its HTML name), and selects with real options (placeholders such as
+  ``(unset)``, ``--``, *none* or *any* are skipped). The record's noun is the button's
+  (*Create ticket*), or, when the button names none or a generic one (*Submit New
+  Entry*), the page title's (*New Issue*).
 - **Exports.** Links the crawl saw that offer CSV or tab-separated text (by their text or
   URL); each is fetched once (a GET) to read its columns and rows.
 
 A goal names the record by a new title and sets one to three select fields whose labels
-are columns of an export that lists records by that title. The check is a ``record``
-criterion per export needed (:mod:`taskloom.tools.evaluate.appstate`): after the episode the
+are columns of an export that lists records by that title (an export filtered on a form
+field only when the goal sets it to a value the export shows). The gold also sets the
+form's other selects that start at a placeholder to their first real option (the
+application may require them; the goal leaves them free and never checks them). The check
+is a ``record`` criterion per export needed (:mod:`taskloom.tools.evaluate.appstate`): after the episode the
 export holds exactly one row with the title, with those values, and the first export
 lists exactly one row more than it did when the task was made (nothing else added). The
 state the goal was made on must be the state each episode starts from (an application
@@ -39,8 +46,11 @@ from ...tasks.model import GoldStep, SuccessCriterion, Task
 __all__ = ["CreateForm", "Export", "create_forms", "read_exports", "create_tasks", "TITLES"]
 
 _CREATE_VERB = re.compile(r"^(?:create|add|new|file|submit|save|post|register)\b", re.I)
-_NOT_COMMIT = re.compile(r"\b(?:preview|cancel|reset|back|search|filter|update|delete|remove)\b", re.I)
+_NOT_COMMIT = re.compile(r"\b(?:preview|cancel|reset|back|search|filter|update|delete|remove|changes?|edit)\b", re.I)
 _KEY_LABEL = re.compile(r"^(?:title|summary|subject|name|short description)$", re.I)
+_GENERIC_NOUN = re.compile(r"^(?:|entry|record|item|form|data|it)$", re.I)
+#: A page title naming what its form creates: "New Issue - Tracker", "Create a contact | CRM".
+_TITLE_NOUN = re.compile(r"^\s*(?:new|create|add|file)\s+(?:an?\s+|new\s+)?([a-z][\w-]*(?:\s+[a-z][\w-]*)?)\s*(?:$|[-–—|:])", re.I)
 _PLACEHOLDER = re.compile(r"^\s*$|^\(.*\)$|^-+.*-*$|^(?:none|any|all|unset|n/?a|select\b.*|choose\b.*|please\b.*)$", re.I)
 #: A link offering an export: named only by the format ("CSV", "Comma-delimited Text", "Download as TSV"), or a URL whose path or a query value is the format.
 _EXPORT_NAME = re.compile(r"^\s*(?:download|export)?\s*(?:as\s+|in\s+)?(?:csv|tsv|comma[- ](?:delimited|separated)|tab[- ](?:delimited|separated))(?:\s+(?:text|file|values|export))?\s*$", re.I)
@@ -54,14 +64,14 @@ TITLES = (
 )
 _PHRASES = [
     "Create a new {noun} with the {key} “{title}”{fields}.",
-    "File a {noun} whose {key} is “{title}”{fields}.",
-    "Add a {noun} with the {key} “{title}”{fields}.",
+    "File {article} {noun} whose {key} is “{title}”{fields}.",
+    "Add {article} {noun} with the {key} “{title}”{fields}.",
 ]
 
 
 @dataclass
 class CreateForm:
-    """A form that creates a record: the page it is on, its naming input, its choice fields and the button that commits it."""
+    """A form that creates a record: the page it is on, its naming input, its choice fields, the button that commits it, and its selects that start at a placeholder (``defaults``: label → first real option)."""
 
     form: Node
     page_url: str
@@ -69,6 +79,7 @@ class CreateForm:
     choices: list[Node]
     submit: Node
     noun: str
+    defaults: dict[str, Node] = field(default_factory=dict)
 
 
 @dataclass
@@ -81,7 +92,37 @@ class Export:
 
 
 def _label(node: Node) -> str:
+    """A field's label (its accessible name) as compared."""
     return column_key(str(node.attrs.get("name") or ""))
+
+
+def _field_label(node: Node) -> str:
+    """A create form field's label as compared; its HTML name when it has none (a form laid out in a table without ``<label>``)."""
+    return _label(node) or column_key(str(node.attrs.get("field_name") or ""))
+
+
+def _pages(node: Node) -> list[str]:
+    first = str(node.attrs.get("page_url") or "")
+    return list(dict.fromkeys([first, *(str(p) for p in node.attrs.get("pages") or [])])) if first else []
+
+
+def _blank_page(form: Node, fillers: list[Node]) -> str | None:
+    """The first page the form was seen on whose query sets none of its fields (not pre-filled from the URL)."""
+    names = {column_key(str(f.attrs.get(a) or "")) for f in fillers for a in ("field_name", "name")} - {""}
+    for url in _pages(form):
+        if "#" not in url and not {column_key(k) for k, _ in parse_qsl(urlparse(url).query, keep_blank_values=True)} & names:
+            return url
+    return None
+
+
+def _noun(kg: KnowledgeGraph, button: str, page_url: str) -> str:
+    words = button.split()
+    noun = re.sub(r"^(?:a|an|the|new)\s+", "", " ".join(words[1:]).lower())
+    if _GENERIC_NOUN.match(noun):
+        titles = [str(p.attrs.get("title") or p.text.split("\n", 1)[0]) for p in kg.nodes("page") if p.attrs.get("url") == page_url]
+        named = next((m.group(1).lower() for t in titles if (m := _TITLE_NOUN.match(t))), None)
+        noun = named or noun or "record"
+    return noun
 
 
 def _options(node: Node) -> list[str]:
@@ -93,21 +134,24 @@ def create_forms(kg: KnowledgeGraph) -> list[CreateForm]:
     found: list[CreateForm] = []
     seen: set[str] = set()
     for form in kg.nodes("form"):
-        page_url = str(form.attrs.get("page_url") or "")
-        if form.attrs.get("method") != "post" or not page_url or urlparse(page_url).query or "#" in page_url or page_url in seen:
+        if form.attrs.get("method") != "post":
             continue
         fillers = [kg.node(e.source) for e in kg.edges("fills") if e.target == form.id]
-        buttons = [kg.node(e.source) for e in kg.edges("controls") if e.target == form.id]
+        page_url = _blank_page(form, fillers)
+        if page_url is None or page_url in seen:
+            continue
+        fillers = [f for f in fillers if page_url in _pages(f)]  # as the blank form shows them (a pre-filled copy may offer other options)
+        buttons = [kg.node(e.source) for e in kg.edges("controls") if e.target == form.id and page_url in _pages(kg.node(e.source))]
         submits = [b for b in buttons if b.attrs.get("input_type") in (None, "submit") and b.attrs.get("selector") and not _NOT_COMMIT.search(str(b.attrs.get("name") or ""))]
         submit = next((b for b in submits if _CREATE_VERB.match(str(b.attrs.get("name") or "").strip())), None)
-        key = next((f for f in fillers if f.type.value == "input" and f.attrs.get("input_type") in (None, "text") and _KEY_LABEL.match(_label(f)) and f.attrs.get("selector")), None)
-        choices = [f for f in fillers if f.type.value == "select" and f.attrs.get("selector") and len(_options(f)) >= 2 and _label(f)]
+        key = next((f for f in fillers if f.type.value == "input" and f.attrs.get("input_type") in (None, "text") and _KEY_LABEL.match(_field_label(f)) and f.attrs.get("selector")), None)
+        choices = [f for f in fillers if f.type.value == "select" and f.attrs.get("selector") and len(_options(f)) >= 2 and _field_label(f)]
         if submit is None or key is None or not choices:
             continue
-        words = str(submit.attrs.get("name") or "").split()
-        noun = " ".join(words[1:]).lower() if len(words) > 1 else "record"
         seen.add(page_url)
-        found.append(CreateForm(form=form, page_url=page_url, key=key, choices=choices, submit=submit, noun=re.sub(r"^(?:a|an|the|new)\s+", "", noun)))
+        defaults = {_field_label(f): f for f in fillers if f.type.value == "select" and f.attrs.get("selector") and _field_label(f) and _options(f)
+                    and _PLACEHOLDER.match(str((f.attrs.get("options") or [""])[0]))}
+        found.append(CreateForm(form=form, page_url=page_url, key=key, choices=choices, submit=submit, noun=_noun(kg, str(submit.attrs.get("name") or ""), page_url), defaults=defaults))
     return found
 
 
@@ -140,20 +184,40 @@ async def read_exports(kg: KnowledgeGraph, report: dict[str, Any] | None = None,
     return exports
 
 
-def _plan_exports(exports: list[Export], key: str, labels: list[str], form_labels: set[str]) -> list[Export]:
-    """The broadest export listing records by ``key``, then others covering the labels it lacks.
+def _filters(e: Export) -> set[str]:
+    return {column_key(k) for k, _ in parse_qsl(urlparse(e.url).query)}
 
-    An export filtered on a field of the form (set by the goal or left at its default) may
-    not list the new record, so it is never used.
+
+def _norm(text: str) -> str:
+    return " ".join((text or "").split()).lower()
+
+
+def _may_list(e: Export, key: str, form_labels: set[str], values: dict[str, str] | None = None) -> bool:
+    """Whether ``e`` lists records by ``key`` and would list the new one.
+
+    An export filtered on a field of the form (a URL parameter named like it) lists the new
+    record only if the goal sets that field to a value the export's rows show (a listing of
+    the open issues shows no closed one); one filtered on the key, or on a field the goal
+    leaves at its default, is never used. With ``values`` None: whether some goal could use it
+    (every such filter is one of its columns).
     """
-    def filters(e: Export) -> set[str]:
-        return {column_key(k) for k, _ in parse_qsl(urlparse(e.url).query)}
+    if key not in e.columns:
+        return False
+    for name in _filters(e) & {key, *form_labels}:
+        if name == key or name not in e.columns:
+            return False
+        if values is not None and (name not in values or _norm(values[name]) not in {_norm(r.get(name, "")) for r in e.rows}):
+            return False
+    return True
 
-    keyed = sorted((e for e in exports if key in e.columns and not filters(e) & {key, *labels, *form_labels}), key=lambda e: (-len(e.rows), len(filters(e)), e.url))
+
+def _plan_exports(exports: list[Export], key: str, values: dict[str, str], form_labels: set[str]) -> list[Export]:
+    """The broadest export that would list the new record by ``key`` (:func:`_may_list`), then others covering the fields it lacks."""
+    keyed = sorted((e for e in exports if _may_list(e, key, form_labels, values)), key=lambda e: (-len(e.rows), len(_filters(e)), e.url))
     if not keyed:
         return []
     chosen = [keyed[0]]
-    for label in labels:
+    for label in values:
         if not any(label in e.columns for e in chosen):
             extra = next((e for e in keyed if label in e.columns), None)
             if extra is not None:
@@ -165,27 +229,31 @@ def create_tasks(kg: KnowledgeGraph, exports: list[Export], seed: int, count: in
     """Up to ``count`` create goals per create form; ``make`` builds the task (the change family's ``_task``)."""
     tasks: list[Task] = []
     report: dict[str, Any] = {"create_forms": 0, "exports": len(exports)}
-    taken = {" ".join(v.split()).lower() for e in exports for r in e.rows for v in r.values()}
+    taken = {_norm(v) for e in exports for r in e.rows for v in r.values()}
     for plan in create_forms(kg):
-        key = _label(plan.key)
-        usable = [e for e in exports if _plan_exports([e], key, [], {_label(c) for c in plan.choices})]  # keyed, not filtered on the form's fields
-        coverable = [c for c in plan.choices if any(_label(c) in e.columns for e in usable)]
+        key = _field_label(plan.key)
+        form_labels = {_field_label(c) for c in plan.choices} | set(plan.defaults)
+        usable = [e for e in exports if _may_list(e, key, form_labels)]
+        coverable = [c for c in plan.choices if any(_field_label(c) in e.columns for e in usable)]
         if not coverable:
             report.setdefault("create_forms_without_export", []).append(plan.page_url)
             continue
         report["create_forms"] += 1
         rng = np.random.default_rng([seed, int(hashlib.sha1(f"{kg.id}|{plan.page_url}".encode()).hexdigest()[:8], 16)])
         titles = [t for t in TITLES if t.lower() not in taken]
-        for n in range(min(count, len(titles))):
+        made, n = 0, -1
+        while made < count and titles:  # a goal no export would show is skipped, and the next title tried
+            n += 1
             title = titles[int(rng.integers(len(titles)))]
             titles.remove(title)
             picked = [coverable[int(i)] for i in sorted(rng.choice(len(coverable), size=min(len(coverable), 1 + n % 3), replace=False))]
-            values = {_label(c): _options(c)[int(rng.integers(len(_options(c))))] for c in picked}
+            values = {_field_label(c): _options(c)[int(rng.integers(len(_options(c))))] for c in picked}
             steps = [GoldStep(action="navigate", text=plan.page_url), GoldStep(action="type", selector=plan.key.attrs["selector"], text=title, node_id=plan.key.id)]
-            steps += [GoldStep(action="select_option", selector=c.attrs["selector"], text=values[_label(c)], node_id=c.id) for c in picked]
+            steps += [GoldStep(action="select_option", selector=c.attrs["selector"], text=values[_field_label(c)], node_id=c.id) for c in picked]
+            steps += [GoldStep(action="select_option", selector=d.attrs["selector"], text=_options(d)[0], node_id=d.id) for label, d in plan.defaults.items() if label not in values]
             steps.append(GoldStep(action="click", selector=plan.submit.attrs["selector"], node_id=plan.submit.id))
             success: list[SuccessCriterion] = []
-            planned = _plan_exports(exports, key, list(values), {_label(c) for c in plan.choices})
+            planned = _plan_exports(exports, key, values, form_labels)
             if not planned:
                 continue
             for i, export in enumerate(planned):
@@ -197,8 +265,10 @@ def create_tasks(kg: KnowledgeGraph, exports: list[Export], seed: int, count: in
             words = [f"{k} “{v}”" for k, v in values.items()]
             listed = words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
             phrase = _PHRASES[int(rng.integers(len(_PHRASES)))]
-            instruction = phrase.format(noun=plan.noun, key=key, title=title, fields=f", {listed}")
+            article = "an" if plan.noun[:1] in "aeiou" else "a"
+            instruction = phrase.format(noun=plan.noun, article=article, key=key, title=title, fields=f", {listed}")
             goal = {"kind": "create", "form": plan.page_url, "key": {key: title}, "values": values, "exports": [json.loads(c.value)["source"] for c in success]}
             tasks.append(make(kg, seed, json.dumps(goal, sort_keys=True), instruction, home, steps, success, goal))
+            made += 1
     report["create_tasks"] = len(tasks)
     return tasks, report

@@ -1,0 +1,243 @@
+"""Change-state tasks on Roundup (issue 33): crawl without changing it, create-an-issue goals checked on Roundup's own CSV export.
+
+Roundup's classic tracker is the second stateful application after Trac: its new-issue form
+has no ``<label>`` elements (fields go by their HTML names), is reached through a URL with
+a query (``issue?@template=item``, and pre-filled copies of it), commits with *Submit New
+Entry*, requires a priority the export never shows, and offers *Download as CSV* with
+columns named by property. One crawl and one generation per module (the pipeline's replay
+stage resets the tracker before every episode); every kept gold is replayed once more in a
+fresh state and checked against Roundup's SQLite database itself; other correct routes
+pass and wrong end states fail.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import time
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlparse
+
+import pytest
+from playwright.async_api import Page
+
+from taskloom.tools.evaluate.appstate import RecordCheck, parse_rows
+from taskloom.tools.generate.filter.stages import GenerationReport
+from taskloom.tools.generate.web.create import create_forms, create_tasks, read_exports
+from taskloom.tools.generate.web.paths import replay_web_task
+from taskloom.tools.graph.model import KnowledgeGraph
+from taskloom.tools.runtime import Runtime
+from taskloom.tools.settings import Settings
+from taskloom.tools.tasks.model import Task
+
+from .conftest import route_passes
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]  # one Roundup crawl (12 s alone, ~27 s beside another run) and its replays: about 1 min 50 s for the file
+
+#: Enough for the new-issue form (depth 1) and the index and search pages whose CSV exports the checks read (depth 2).
+ROUNDUP_CRAWL: dict[str, Any] = {"max_pages": 30, "max_depth": 2, "max_states": 0, "click_budget": 0}
+SEEDED = 200  # tests/data/roundup-issues.csv
+
+
+def _counts(db: Path) -> tuple[int, ...]:
+    with sqlite3.connect(db) as con:
+        counts = tuple(con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("_issue", "_msg", "issue__journal", "_user"))
+    con.close()
+    return counts
+
+
+@dataclass
+class RoundupRun:
+    kg: KnowledgeGraph
+    settings: Settings
+    before: tuple[int, ...]
+    after: tuple[int, ...]
+    crawl_s: float
+    tasks: list[Task]
+    report: GenerationReport
+
+
+@pytest.fixture(scope="module")
+def roundup(roundup_site: Any, tmp_path_factory: pytest.TempPathFactory) -> RoundupRun:
+    """Roundup crawled once and its change goals generated through the whole pipeline (replayed, each in a fresh state)."""
+    roundup_site.state.reset()
+    settings = Settings(workspace=tmp_path_factory.mktemp("roundup") / "ws", embedder="hashing", crawl_delay=0, record_screenshots=False)
+
+    async def go() -> RoundupRun:
+        async with Runtime(settings) as rt:
+            before = _counts(roundup_site.db)
+            began = time.perf_counter()
+            graph_id = (await rt.graphs.ingest_website(roundup_site.url + "/", **ROUNDUP_CRAWL)).graph_id
+            crawl_s = time.perf_counter() - began
+            after = _counts(roundup_site.db)
+            rt.episodes.state_reset = roundup_site.state.reset
+            result = await rt.task_service().generate(graph_id, count=6, seed=5, use_llm=False, generator="web-change")
+            tasks = [rt.tasks.load(i) for i in result.task_ids]
+            return RoundupRun(rt.graphs.load(graph_id), settings, before, after, crawl_s, tasks, result.report)
+
+    return asyncio.run(go())
+
+
+def _creates(run: RoundupRun) -> list[Task]:
+    return [t for t in run.tasks if t.quality.get("change", {}).get("kind") == "create"]
+
+
+def test_crawl_changes_nothing_and_finds_the_blank_new_issue_form(roundup: RoundupRun) -> None:
+    assert roundup.before == roundup.after, f"the crawl changed Roundup: (issues, messages, journal, users) {roundup.before} -> {roundup.after}"
+    forms = create_forms(roundup.kg)
+    assert len(forms) == 1, [f.page_url for f in forms]
+    form = forms[0]
+    assert form.page_url.endswith("/issue?%40template=item"), form.page_url  # the blank form, not a pre-filled "Make a copy" page
+    assert form.key.attrs["field_name"] == "title" and form.noun == "issue"
+    assert {str(c.attrs["field_name"]) for c in form.choices} == {"priority", "status"}  # assignedto offers anonymous no user
+    assert "priority" in form.defaults  # required by Roundup, starts at "- no selection -"
+
+
+def test_create_goals_state_the_outcome_and_replay_in_a_fresh_state(roundup: RoundupRun) -> None:
+    creates = _creates(roundup)
+    print(f"crawl {roundup.crawl_s:.1f} s; stages {roundup.report.stages}")
+    for task in creates:
+        print(task.instruction, "|", task.start_url, "|", [(c.kind, c.value) for c in task.success])
+    assert len(creates) >= 3, roundup.report.model_dump_json()[:2000]
+    for task in creates:
+        assert task.quality["replay"]["ok"] is True and task.gold_trajectory
+        assert all(c.kind == "record" for c in task.success)
+        assert "click" not in task.instruction.lower() and "select" not in task.instruction.lower()
+        assert " an issue " in task.instruction or " a new issue " in task.instruction, task.instruction
+        goal = task.quality["change"]
+        assert next(iter(goal["key"].values())) in task.instruction
+        assert all(f"“{v}”" in task.instruction for v in goal["values"].values())
+
+
+def _truth(db: Path, task: Task) -> tuple[int, dict[str, str]]:
+    """Rows with the goal's title in ``_issue`` and their linked fields by name, read from the database itself."""
+    goal = task.quality["change"]
+    title = next(iter(goal["key"].values()))
+    with sqlite3.connect(db) as con:
+        rows = con.execute("SELECT s._name, p._name FROM _issue i LEFT JOIN _status s ON s.id = i._status LEFT JOIN _priority p ON p.id = i._priority WHERE i._title = ? AND i.__retired__ = 0", (title,)).fetchall()
+        total = con.execute("SELECT count(*) FROM _issue").fetchone()[0]
+    con.close()
+    assert total == SEEDED + 1, f"{total} issues after one create"
+    fields = {"status": rows[0][0] or "", "priority": rows[0][1] or ""} if rows else {}
+    return len(rows), {k: fields[k] for k in goal["values"]}
+
+
+def test_every_gold_is_true_in_roundups_database(roundup: RoundupRun, roundup_site: Any) -> None:
+    async def go() -> None:
+        async with Runtime(roundup.settings) as rt:
+            rt.episodes.state_reset = roundup_site.state.reset
+            for task in _creates(roundup):
+                _, dropped = await replay_web_task(task.model_copy(deep=True), rt.episodes)
+                assert dropped is None, dropped
+                found, fields = _truth(roundup_site.db, task)
+                assert found == 1 and fields == task.quality["change"]["values"], (task.instruction, fields)
+
+    asyncio.run(go())
+
+
+def _fill(task: Task, reverse: bool) -> Callable[[Page], Any]:
+    """Roundup's own form filled by field name, in the other order, with a priority the gold does not pick."""
+    goal = task.quality["change"]
+
+    async def route(page: Page) -> None:
+        await page.goto(goal["form"])
+        items = [*goal["values"].items(), *([("priority", "wish")] if "priority" not in goal["values"] else [])]
+        for name, value in reversed(items) if reverse else items:
+            await page.locator(f"select[name={name}]").select_option(label=value)
+        await page.locator("input[name=title]").fill(next(iter(goal["key"].values())))
+        await page.get_by_role("button", name="Submit New Entry").click()
+        await page.wait_for_load_state("load")
+
+    return route
+
+
+def _by_url(task: Task, values: dict[str, str], times: int = 1) -> Callable[[Page], Any]:
+    """The new-issue URL with its fields as parameters (Roundup pre-fills the form from them, as its *Make a copy* link does), committed ``times`` times."""
+    goal = task.quality["change"]
+
+    async def route(page: Page) -> None:
+        for _ in range(times):
+            await page.goto(goal["form"] + "&" + urlencode({"title": next(iter(goal["key"].values())), "priority": "bug", **values}))
+            await page.get_by_role("button", name="Submit New Entry").click()
+            await page.wait_for_load_state("load")
+
+    return route
+
+
+def test_other_routes_pass_and_wrong_end_states_fail(roundup: RoundupRun, roundup_site: Any) -> None:
+    task = _creates(roundup)[0]
+    values = task.quality["change"]["values"]
+    label, value = next(iter(values.items()))
+    options = next(c for c in create_forms(roundup.kg)[0].choices if c.attrs["field_name"] == label).attrs["options"]
+    wrong = {**values, label: next(o for o in options if o != value and not o.startswith("-"))}
+
+    def passes(route: Callable[[Page], Any]) -> bool:
+        roundup_site.state.reset()
+        return asyncio.run(route_passes(task, route))
+
+    assert passes(_fill(task, reverse=True)), "the form filled in another order"
+    assert passes(_by_url(task, values)), "a URL with parameters"
+    assert not passes(_by_url(task, wrong)), f"a wrong {label}"
+    assert not passes(_by_url(task, values, times=2)), "the issue created twice"
+    assert not passes(lambda page: page.wait_for_timeout(10)), "nothing done"
+    first = RecordCheck.parse(task.success[0].value)
+    assert first.count == 1 and first.total == SEEDED + 1  # the broadest export lists every issue
+
+
+def _export_rows(url: str) -> int:
+    with urllib.request.urlopen(url, timeout=10) as response:
+        return len(parse_rows(response.read().decode()))
+
+
+def test_reset_restores_the_seeded_state_quickly_and_the_server_sees_it(roundup: RoundupRun, roundup_site: Any) -> None:
+    export = RecordCheck.parse(_creates(roundup)[0].success[0].value).source
+    roundup_site.state.reset()
+    assert _export_rows(export) == SEEDED
+    with sqlite3.connect(roundup_site.db) as con:
+        con.execute("UPDATE _issue SET __retired__ = id WHERE id > 150")
+    con.close()
+    (roundup_site.db.parent / "files" / "msg" / "0" / "msg1").write_text("changed")
+    assert _export_rows(export) == 150  # the running server reads the live database
+    took = roundup_site.state.reset()
+    print(f"reset: {took * 1000:.0f} ms")
+    assert _counts(roundup_site.db)[0] == SEEDED and _export_rows(export) == SEEDED
+    assert (roundup_site.db.parent / "files" / "msg" / "0" / "msg1").read_text() != "changed"
+    assert took < 1.0
+
+
+def test_create_goals_are_deterministic(roundup: RoundupRun, roundup_site: Any) -> None:
+    from taskloom.tools.generate.web.change import _task
+    from taskloom.tools.generate.web.create import Export, create_tasks
+
+    exports = [Export(url=roundup_site.url + "/issue?@action=export_csv&@columns=id,title,status", columns=["id", "title", "status"], rows=[{"title": "x"}])]
+    one, _ = create_tasks(roundup.kg, exports, 7, 3, roundup_site.url + "/", _task)
+    two, _ = create_tasks(roundup.kg, exports, 7, 3, roundup_site.url + "/", _task)
+    assert [t.model_dump() for t in one] == [t.model_dump() for t in two] and len(one) == 3
+
+
+def test_a_listing_filtered_on_a_form_field_serves_goals_with_values_it_shows(roundup: RoundupRun, roundup_site: Any) -> None:
+    """Without the unfiltered export, the index's "Download as CSV" (open issues: no status "resolved") checks goals whose status it shows."""
+    from taskloom.tools.generate.web.change import _task
+
+    roundup_site.state.reset()
+    filtered = [e for e in asyncio.run(read_exports(roundup.kg)) if "status" in dict(parse_qsl(urlparse(e.url).query))]
+    shown = {r["status"] for e in filtered for r in e.rows}
+    assert filtered and "resolved" not in shown and "unread" in shown
+    tasks, _ = create_tasks(roundup.kg, filtered, 11, 6, roundup_site.url + "/", _task)
+    assert len(tasks) == 6  # the goals with "resolved" were skipped, not kept
+    rows = {e.url: len(e.rows) for e in filtered}
+    for task in tasks:
+        check = RecordCheck.parse(task.success[0].value)
+        assert task.quality["change"]["values"]["status"] in shown and check.total == rows[check.source] + 1
+
+    async def go() -> None:
+        async with Runtime(roundup.settings) as rt:
+            rt.episodes.state_reset = roundup_site.state.reset
+            _, dropped = await replay_web_task(tasks[0].model_copy(deep=True), rt.episodes)
+            assert dropped is None, dropped
+
+    asyncio.run(go())
