@@ -43,7 +43,8 @@ or a url) to get the instruction and what you see first. Web tasks: act with bro
 elements by target = the [ref=eN] value of the latest snapshot; take a new browser_snapshot when the page changes.
 Tabs the page opens are listed under "### Open tabs" (switch with browser_tabs); a dialog is shown under
 "### Modal state" and waits for browser_handle_dialog.
-Document tasks: find the answer with doc_search and doc_read. When done, call env_answer with your answer
+Document tasks: find the answer with doc_search and doc_read. Desktop tasks: act with desktop_* tools and the episode_id,
+naming elements by the [ref=eN] of the latest desktop_snapshot (desktop_hotkey for keys such as ctrl+s). When done, call env_answer with your answer
 (if the task asks for one), then env_close."""
 
 
@@ -109,7 +110,7 @@ def build_server(
     server.add_middleware(TaskloomErrors())
     server.add_middleware(GoldNeedsToken())  # over HTTP, gold, runs and files need a bearer token
     if enable_desktop:
-        desktops = DesktopEpisodes(workspace.runs / "episodes", settings.record_screenshots)
+        desktops = DesktopEpisodes(episodes_dir or workspace.runs / "episodes", settings.record_screenshots)
         desktop_server = _sub("desktop")
         desktop_mcp.register(desktop_server, desktops, owner=env_mcp.owner_check(episodes))
     env_server, browser_server, doc_server = _sub("env"), _sub("browser"), _sub("doc")

@@ -72,7 +72,8 @@ class Job(BaseModel):
         """This job's agent-profile server, on the run's runtime when there is one."""
         if self.server_factory is None:
             raise InputError("in-process agents need a server factory: Harness(settings, server_factory=build_server)")
-        return self.server_factory(self.settings, profile="agent", bound=self.bound(), episodes_dir=self.episodes_dir, runtime=self.runtime)
+        desktop = {"enable_desktop": True} if self.task.kind == "desktop" else {}  # the desktop_* tools, for desktop tasks only
+        return self.server_factory(self.settings, profile="agent", bound=self.bound(), episodes_dir=self.episodes_dir, runtime=self.runtime, **desktop)
 
     def serve_http(self) -> AbstractAsyncContextManager[Endpoint]:
         """This job's agent-profile server, served by the harness on ``http://127.0.0.1:PORT/mcp`` behind a fresh token."""
@@ -83,6 +84,7 @@ class Job(BaseModel):
         it needs the workspace, so it must never be handed to an agent under test)."""
         command = [sys.executable, "-m", "taskloom.server.cli", "serve", "--profile", "agent", "--task", self.task.id]
         command += ["--agent", self.agent, "--episodes-dir", str(self.episodes_dir), "--max-steps", str(self.max_steps)]
+        command += ["--enable-desktop"] if self.task.kind == "desktop" else []
         return command + (["--model", self.model] if self.model else [])
 
     def serve_env(self) -> dict[str, str]:

@@ -12,14 +12,15 @@ from ...tools.errors import InputError
 from ...tools.security.roots import Roots
 from ...tools.settings import Settings
 from .base import Job
-from .calls import call_for_action, call_for_step
+from .calls import call_for_action, call_for_step, structured
+from .desktop_calls import desktop_gold
 from .registry import agent
 
 __all__ = ["OracleAgent", "ReplayAgent", "oracle", "replay"]
 
 
 class OracleAgent:
-    """Knows the gold solution: reads the evidence and answers (documents) or runs the gold steps (web, composite).
+    """Knows the gold solution: reads the evidence and answers (documents) or runs the gold steps (web, composite, desktop).
 
     The reference point of every run: it shows each task is solvable through the
     agent-profile tools alone, and its trajectory anchors the consensus graph. A gold
@@ -37,8 +38,10 @@ class OracleAgent:
     async def attempt(self, job: Job, client: Client[Any] | None) -> None:
         assert client is not None
         task = job.task
-        await client.call_tool("env_start", {})
-        if task.kind == "document":
+        started = structured(await client.call_tool("env_start", {}))
+        if task.kind == "desktop":  # the gold's elements found in desktop_snapshot, acted on by ref, as any agent would
+            await desktop_gold(client, str(started["episode_id"]), task.gold_steps)
+        elif task.kind == "document":
             for node_id in task.evidence[: max(job.max_steps - 1, 0)]:
                 await client.call_tool("doc_read", {"node_id": node_id})
             await client.call_tool("env_answer", {"answer": task.gold_answer or ""})

@@ -8,6 +8,8 @@
 4. Run the oracle and two non-LLM explorers (plus the builtin LLM agent when an LLM is
    configured) on every task, evaluate, build a consensus graph per task, write the
    HTML report and print where it is.
+5. Desktop tasks (when Xvfb, openbox, pcmanfm and mousepad are installed): generate a few
+   per application (each gold replayed in a fresh session) and run the oracle on them.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from ...tools.generate.service import GenerateResult
 from ...tools.tasks.model import Task
 from ...tools.graph.web.pipeline import WebIngestReport
 from .common import console, errors, progress_bar, quiet_agent_errors, run, settings
+from .demo_desktop import desktop_demo
 
 EXAMPLES = Path(package_file).resolve().parent / "examples" / "documents"
 
@@ -41,6 +44,7 @@ def demo(
     doc_tasks: int = typer.Option(6, "--doc-tasks", help="Document tasks to generate from the PDF."),
     web_tasks: int = typer.Option(5, "--web-tasks", help="Web tasks to run agents on (three times as many are generated to compose from)."),
     concurrency: int = typer.Option(2, "--concurrency", "-j", min=1, max=16, help="Episodes at once."),
+    desktop_tasks: int = typer.Option(2, "--desktop-tasks", min=0, help="Desktop tasks per application (pcmanfm, mousepad) to generate and run the oracle on; 0: none."),
 ) -> None:
     """The main job on the bundled examples: graphs, tasks, composites, agents, evaluation, consensus graphs, report."""
     runtime = run(lambda: Runtime(settings()))
@@ -93,6 +97,8 @@ def demo(
     typer.echo(terminal_summary(outcome.summary))
     typer.echo("success by task family:\n" + outcome.family_text())
     console.print(f"report: {outcome.html}")
+    if desktop_tasks:
+        desktop_demo(runtime, desktop_tasks)
     console.print(f"workspace: {service.workspace.root}  (try: taskloom report {outcome.run_id}, taskloom serve)")
 
 

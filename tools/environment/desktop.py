@@ -26,7 +26,7 @@ import Xlib.error
 
 from ..errors import InputError, NotFoundError, TaskloomError
 from .canonical import canonical
-from .trajectory import ActionRecord, CloseRecord, EpisodeRecord, Recorder, Target
+from .trajectory import ActionRecord, CloseRecord, CriterionResult, EpisodeRecord, Recorder, Target
 
 __all__ = ["EnvironmentUnavailable", "DesktopActionError", "VirtualDisplay", "DesktopEnv", "DesktopEpisodes", "DESKTOP_ACTIONS"]
 
@@ -51,6 +51,7 @@ DESKTOP_ACTIONS: dict[str, str] = {
 }
 
 _INPUT_LOCK = threading.Lock()  # pyautogui drives one module-global X connection; actions take turns
+_ENV_LOCK = threading.Lock()  # python-xlib reads XAUTHORITY from os.environ: displays started or read in other threads take turns
 _X_ERRORS = (Xlib.error.DisplayError, Xlib.error.ConnectionClosedError, Xlib.error.XError, Xlib.error.XauthError, OSError)
 
 
@@ -110,8 +111,9 @@ def _terminate(proc: subprocess.Popen[bytes]) -> None:
 class VirtualDisplay:
     """A private, cookie-protected ``Xvfb`` (a context manager); while active, DISPLAY, XAUTHORITY and XDG_SESSION_TYPE point at it."""
 
-    def __init__(self, width: int = 1280, height: int = 800, depth: int = 24, timeout: float = 10.0, first: int = 99) -> None:
+    def __init__(self, width: int = 1280, height: int = 800, depth: int = 24, timeout: float = 10.0, first: int = 99, export: bool = True) -> None:
         self.width, self.height, self.depth, self.timeout, self.first = width, height, depth, timeout, first
+        self.export = export  # False: leave DISPLAY and XAUTHORITY alone (use .env for the programs you start)
         self.number: int | None = None
         self.env: dict[str, str] = {}
         self._stack = contextlib.ExitStack()
@@ -144,7 +146,8 @@ class VirtualDisplay:
                 if self._wait_ready(proc, f":{n}", auth):
                     self.number = n
                     self.env = {"DISPLAY": f":{n}", "XAUTHORITY": str(auth), "XDG_SESSION_TYPE": "x11"}
-                    self._stack.enter_context(_environ(self.env))
+                    if self.export:
+                        self._stack.enter_context(_environ(self.env))
                     failing.pop_all()
                     return self
                 _terminate(proc)
@@ -156,13 +159,13 @@ class VirtualDisplay:
 
     def _wait_ready(self, proc: subprocess.Popen[bytes], name: str, auth: Path) -> bool:
         deadline = time.monotonic() + self.timeout
-        with _environ({"XAUTHORITY": str(auth)}):  # python-xlib reads the cookie from here
-            while time.monotonic() < deadline and proc.poll() is None:
-                try:
+        while time.monotonic() < deadline and proc.poll() is None:
+            try:
+                with _ENV_LOCK, _environ({"XAUTHORITY": str(auth)}):  # python-xlib reads the cookie from here
                     Xlib.display.Display(name).close()
-                    return True
-                except _X_ERRORS:
-                    time.sleep(0.05)
+                return True
+            except _X_ERRORS:
+                time.sleep(0.05)
         return False
 
     def spawn(self, args: Sequence[str], **kwargs: Any) -> subprocess.Popen[bytes]:
@@ -187,12 +190,13 @@ class VirtualDisplay:
 class DesktopEnv:
     """AgentSynth's action space on one X display; a refused action is recorded, then raises :class:`DesktopActionError`."""
 
-    def __init__(self, recorder: Recorder, display: str | None = None, screenshot_after: bool = False) -> None:
+    def __init__(self, recorder: Recorder, display: str | None = None, screenshot_after: bool = False, xauthority: str | None = None) -> None:
         name = display or os.environ.get("DISPLAY")
         if not name:
             raise EnvironmentUnavailable("no X display: start a VirtualDisplay first")
         self.recorder, self.display, self.screenshot_after = recorder, name, screenshot_after
-        with _INPUT_LOCK, _environ({"DISPLAY": name}):
+        self._xenv = {"DISPLAY": name, **({"XAUTHORITY": xauthority} if xauthority else {})}  # a display that did not export its cookie
+        with _INPUT_LOCK, _ENV_LOCK, _environ(self._xenv):
             try:
                 import pyautogui  # its import connects to $DISPLAY
                 from pyautogui import _pyautogui_x11 as x11
@@ -204,6 +208,10 @@ class DesktopEnv:
         screen = self._conn.screen()
         self.width, self.height = int(screen.width_in_pixels), int(screen.height_in_pixels)
         self._keys = frozenset(k for k, code in x11.keyboardMapping.items() if code)
+
+    def final_checks(self) -> list[CriterionResult] | None:
+        """The final-state verdicts to record at close: none on a bare display (see AppDesktopEnv)."""
+        return None
 
     def close(self) -> None:
         """Close this env's X connection."""
@@ -242,18 +250,27 @@ class DesktopEnv:
             raise InputError(f"interval={interval!r} must be 0..1 seconds between keys")
         return text
 
-    def _do(self, name: str, args: dict[str, Any], act: Callable[[], T], canon: dict[str, Any] | None = None, locked: bool = True) -> tuple[T, ActionRecord]:
-        """Run ``act`` (validate, then act) and record it; a screenshot() keeps its image, others get one if asked."""
+    def _do(
+        self, name: str, args: dict[str, Any], act: Callable[[], T], canon: dict[str, Any] | None = None, locked: bool = True,
+        target: Target | None = None, form: str | None = None, look: bool = False,
+    ) -> tuple[T, ActionRecord]:
+        """Run ``act`` (validate, then act) and record it; a screenshot() keeps its image, others get one if asked.
+
+        ``target`` and ``form`` override the target (default: the x, y in ``args``) and the canonical form;
+        ``look`` (a snapshot) takes no screenshot after.
+        """
+        self.recorder.check_limit()
         x, y = args.get("x"), args.get("y")
-        target = Target(x=x, y=y) if _is_number(x) and _is_number(y) else None
-        form = canonical(name, **(args if canon is None else canon))
+        if target is None:
+            target = Target(x=x, y=y) if _is_number(x) and _is_number(y) else None
+        form = form or canonical(name, **(args if canon is None else canon))
         fields: dict[str, Any] = {"name": name, "args": args, "canonical": form, "target": target, "t_start": time.time()}
         try:
             with _INPUT_LOCK if locked else contextlib.nullcontext():
                 if locked:
                     self._x11._display = self._conn  # pyautogui acts on this env's display
                 result = act()
-            png = result if isinstance(result, bytes) else self._grab() if self.screenshot_after else None
+            png = result if isinstance(result, bytes) else self._grab() if self.screenshot_after and not look else None
         except InputError as exc:
             record = self.recorder.action(**fields, t_end=time.time(), error=str(exc))
             raise DesktopActionError(str(exc), record) from exc
@@ -335,7 +352,9 @@ class DesktopEnv:
     def _grab(self) -> bytes:
         from PIL import ImageGrab
         buffer = io.BytesIO()
-        ImageGrab.grab(xdisplay=self.display).save(buffer, format="PNG")
+        with _ENV_LOCK, _environ(self._xenv):  # the cookie, for a display that did not export it
+            image = ImageGrab.grab(xdisplay=self.display)
+        image.save(buffer, format="PNG")
         return buffer.getvalue()
 
 
@@ -351,8 +370,16 @@ class DesktopEpisodes:
         self._envs: dict[str, DesktopEnv] = {}
         self._lock = threading.Lock()
 
-    def start(self, episode_id: str, folder: Path | None = None, *, task_id: str | None = None, agent: str | None = None, model: str | None = None) -> DesktopEnv:
-        """Open an episode recording into ``folder`` (default ``root/<episode_id>``)/trajectory.jsonl."""
+    def start(
+        self, episode_id: str, folder: Path | None = None, *, task_id: str | None = None, agent: str | None = None, model: str | None = None,
+        app: str | None = None, files: dict[str, str] | None = None, open_files: list[str] | None = None,
+    ) -> DesktopEnv:
+        """Open an episode recording into ``folder`` (default ``root/<episode_id>``)/trajectory.jsonl.
+
+        With ``app`` (a name in :data:`.desktop_session.APPS`) the episode runs that application in its own
+        session (display, buses, window manager, a fresh home seeded with ``files``, opening ``open_files``)
+        and offers snapshots and actions by ref; without, it shares the manager's bare display.
+        """
         if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}", episode_id):
             raise InputError(f"episode_id={episode_id!r}: use 1..100 letters, digits, '.', '_' or '-', starting with a letter or digit")
         folder = Path(folder) if folder is not None else self.root / episode_id if self.root is not None else None
@@ -361,12 +388,28 @@ class DesktopEpisodes:
         with self._lock:
             if episode_id in self._envs:
                 raise InputError(f"desktop episode {episode_id!r} is already running")
-            if self.display is None:
-                self.display = VirtualDisplay().start()
             episode = EpisodeRecord(episode_id=episode_id, env="desktop", task_id=task_id, agent=agent, model=model)
-            env = DesktopEnv(Recorder(folder, episode), display=self.display.name, screenshot_after=self.screenshot_after)
+            if app is not None:
+                env: DesktopEnv = self._start_app(Recorder(folder, episode), app, files, open_files)
+            else:
+                if self.display is None:
+                    self.display = VirtualDisplay().start()
+                env = DesktopEnv(Recorder(folder, episode), display=self.display.name, screenshot_after=self.screenshot_after)
             self._envs[episode_id] = env
             return env
+
+    def _start_app(self, recorder: Recorder, app: str, files: dict[str, str] | None, open_files: list[str] | None) -> DesktopEnv:
+        from .desktop_refs import AppDesktopEnv  # they build on this module
+        from .desktop_session import APPS, DesktopSession
+
+        if app not in APPS:
+            raise InputError(f"unknown desktop application {app!r}: one of {', '.join(sorted(APPS))}")
+        session = DesktopSession(APPS[app], files, open_files).start()
+        try:
+            return AppDesktopEnv(recorder, session, screenshot_after=self.screenshot_after)
+        except BaseException:
+            session.stop()
+            raise
 
     def get(self, episode_id: str) -> DesktopEnv:
         """The running episode ``episode_id``."""
@@ -375,13 +418,17 @@ class DesktopEpisodes:
             raise NotFoundError(f"no running desktop episode {episode_id!r} (running: {', '.join(sorted(self._envs)) or 'none'})")
         return env
 
-    def close(self, episode_id: str, status: Literal["closed", "timeout", "error"] = "closed", reason: str | None = None) -> CloseRecord:
-        """Write the episode's close record; stop the display after the last episode."""
+    def close(
+        self, episode_id: str, status: Literal["closed", "timeout", "error"] = "closed", reason: str | None = None, checks: list[CriterionResult] | None = None
+    ) -> CloseRecord:
+        """Write the episode's close record (with ``checks``, made before, when given); stop the display after the last episode."""
         with self._lock:
             env = self.get(episode_id)
             del self._envs[episode_id]
+            if checks is None:
+                checks = env.final_checks()  # before close: closing removes an application's home folder
             env.close()
-            record = env.recorder.close(status, reason)
+            record = env.recorder.close(status, reason, checks)
             if not self._envs:
                 self._stop_display()
             return record

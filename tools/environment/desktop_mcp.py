@@ -17,7 +17,9 @@ from fastmcp import FastMCP
 from fastmcp.utilities.types import Image
 from pydantic import BaseModel, Field
 
+from ..errors import InputError
 from .desktop import DESKTOP_ACTIONS, MAX_WAIT, DesktopEnv, DesktopEpisodes
+from .desktop_refs import REF_ACTIONS, AppDesktopEnv
 from .trajectory import ActionRecord
 
 __all__ = ["register", "DesktopActionResult"]
@@ -26,6 +28,7 @@ EpisodeId = Annotated[str, Field(description="Id of a running desktop episode.")
 X = Annotated[int, Field(description="Screen x in pixels, 0 at the left edge (the screen is 1280 wide unless told otherwise).")]
 Y = Annotated[int, Field(description="Screen y in pixels, 0 at the top edge (the screen is 800 high unless told otherwise).")]
 Button = Annotated[str, Field(description="Mouse button: 'left', 'right' or 'middle'.")]
+Ref = Annotated[str, Field(description="The element's ref from desktop_snapshot, e.g. 'e12'.")]
 
 ACTS = {"readOnlyHint": False, "destructiveHint": True, "idempotentHint": False, "openWorldHint": True}
 LOOKS = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True, "openWorldHint": True}
@@ -37,6 +40,12 @@ class DesktopActionResult(BaseModel):
     ok: bool = Field(description="True when the action was carried out.")
     canonical: str = Field(description="The action as recorded, e.g. click(x='600', y='475', button='left').")
     error: str | None = Field(None, description="Why the action was refused; None when ok.")
+
+
+class DesktopSnapshot(BaseModel):
+    """The focused application's accessibility tree."""
+
+    snapshot: str = Field(description="One line per element: role, \"name\", [states], [ref=eN], ': value'; children indented.")
 
 
 def register(mcp: FastMCP, envs: DesktopEpisodes, prefix: str = "", owner: Callable[[str], None] | None = None) -> None:
@@ -57,7 +66,55 @@ def register(mcp: FastMCP, envs: DesktopEpisodes, prefix: str = "", owner: Calla
         return DesktopActionResult(ok=True, canonical=record.canonical)
 
     def doc(name: str) -> str:
-        return DESKTOP_ACTIONS[name].split(": ", 1)[1]
+        return {**DESKTOP_ACTIONS, **REF_ACTIONS}[name].split(": ", 1)[1]
+
+    def app(episode_id: str) -> AppDesktopEnv:
+        env = get(episode_id)
+        if not isinstance(env, AppDesktopEnv):
+            raise InputError(f"desktop episode {episode_id!r} runs no application, so it has no accessibility tree: use coordinates and desktop_screenshot")
+        return env
+
+    async def run_ref(episode_id: str, action: Callable[[AppDesktopEnv], ActionRecord]) -> DesktopActionResult:
+        env = app(episode_id)
+        record = await anyio.to_thread.run_sync(action, env)
+        return DesktopActionResult(ok=True, canonical=record.canonical)
+
+    @mcp.tool(name=f"{prefix}snapshot", description=doc("snapshot"), annotations=LOOKS)
+    async def snapshot(episode_id: EpisodeId) -> DesktopSnapshot:
+        return DesktopSnapshot(snapshot=await anyio.to_thread.run_sync(app(episode_id).snapshot))
+
+    @mcp.tool(name=f"{prefix}click_element", description=doc("click_element"), annotations=ACTS)
+    async def click_element(
+        episode_id: EpisodeId,
+        target: Ref,
+        button: Button = "left",
+        double: Annotated[bool, Field(description="Double-click instead of a single click.")] = False,
+    ) -> DesktopActionResult:
+        return await run_ref(episode_id, lambda env: env.click_element(target, button, double))
+
+    @mcp.tool(name=f"{prefix}type", description=doc("type"), annotations=ACTS)
+    async def type_(
+        episode_id: EpisodeId,
+        target: Ref,
+        text: Annotated[str, Field(description="Text that replaces the element's text; '\\n' presses Enter, '' clears it.")],
+        submit: Annotated[bool, Field(description="Press Enter after typing.")] = False,
+    ) -> DesktopActionResult:
+        return await run_ref(episode_id, lambda env: env.type(target, text, submit))
+
+    @mcp.tool(name=f"{prefix}set_value", description=doc("set_value"), annotations=ACTS)
+    async def set_value(
+        episode_id: EpisodeId,
+        target: Ref,
+        value: Annotated[str, Field(description="The element's new whole text, or a number for a slider or spin button.")],
+    ) -> DesktopActionResult:
+        return await run_ref(episode_id, lambda env: env.set_value(target, value))
+
+    @mcp.tool(name=f"{prefix}select_menu", description=doc("select_menu"), annotations=ACTS)
+    async def select_menu(
+        episode_id: EpisodeId,
+        path: Annotated[list[str], Field(description="Menu names from the menu bar to the item, e.g. ['File', 'Save'].")],
+    ) -> DesktopActionResult:
+        return await run_ref(episode_id, lambda env: env.select_menu(path))
 
     @mcp.tool(name=f"{prefix}click", description=doc("click"), annotations=ACTS)
     async def click(episode_id: EpisodeId, x: X, y: Y, button: Button = "left") -> DesktopActionResult:

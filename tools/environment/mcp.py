@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field
 
 from ..errors import InputError
 from .desktop import DesktopEpisodes
+from .desktop_episode import start_desktop
 from .episodes import BrowserEpisode
 from .documents import DocHit, DocNode
 from .browser_mcp import LOOK, EpisodeId, register_browser
@@ -107,8 +108,8 @@ def register_env(
 
         browser: a fresh, isolated browser context at the URL (or the task's start page);
         the accessibility snapshot is returned and later browser_* calls from this
-        session act in it. desktop: a recorded session on the virtual display; act with
-        desktop_* tools, passing the episode id.
+        session act in it. desktop (and desktop tasks): the task's application on a virtual
+        display, its accessibility snapshot returned; act with desktop_* tools, passing the episode id.
         """
         key = binding(ctx)
         if bound.task_id:
@@ -117,17 +118,12 @@ def register_env(
             task_id = bound.task_id
             if environment == "browser" and (open_now := episodes.episodes.get(opened.get(key, ""))) is not None:
                 return await _resumed(open_now, episodes, bound.task_id, reveal_paths)  # its first browser_* call opened it already
-        if environment == "desktop":
+        if environment == "desktop" or (task_id and not url and episodes.public_task(task_id).kind == "desktop"):
             if desktops is None:
                 raise InputError("the desktop environment is off; start the server with --enable-desktop")
-            task = episodes.public_task(task_id) if task_id else None
             episode_id = f"desk-{secrets.token_hex(6)}"
-            env = await anyio.to_thread.run_sync(lambda: desktops.start(episode_id, task_id=task_id))
+            _, started = await anyio.to_thread.run_sync(lambda: start_desktop(desktops, episodes, episode_id, task_id, bound.agent, bound.model, bound.max_steps))
             episodes.claim(episode_id, key, bind=False)
-            started = StartedEpisode(
-                episode_id=episode_id, url="", title="desktop", instruction=task.instruction if task else None,
-                snapshot="(desktop: call desktop_screenshot to see the screen)", trajectory=str(env.recorder.path),
-            )
         elif task_id and not url and episodes.public_task(task_id).kind == "document":
             document, started = await episodes.start_document(task_id, agent=bound.agent, model=bound.model, session=key)
             document.recorder.limit = bound.max_steps
@@ -154,7 +150,7 @@ def register_env(
 
     @mcp.tool(title="End the episode", annotations=END)
     async def close(ctx: Context, episode_id: EpisodeId = None) -> Closed:
-        """End the episode: close its browser context (or document or desktop session) and finish its record."""
+        """End the episode: close its browser context (or document or desktop session) and finish its record (a desktop task's files are checked first)."""
         found = chosen(ctx, episode_id)
         if desktops and found.startswith("desk-"):
             path = desktops.get(found).recorder.path

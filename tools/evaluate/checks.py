@@ -383,6 +383,8 @@ _EXPECTED = {
     "action_performed": "the action {value} was performed",
     "clicked": "a click on {quoted}",
     "typed": "{quoted} was typed",
+    "file_content": "the file holds {value}",
+    "path_state": "the path is {value}",
 }
 
 

@@ -25,7 +25,7 @@ class EpisodeResult(BaseModel):
 
     run_id: str | None = None
     task_id: str
-    task_kind: Literal["document", "web", "composite"]
+    task_kind: Literal["document", "web", "composite", "desktop"]
     task_type: str
     difficulty: str
     level: int | None = Field(None, description="Chained tasks: number of chained subtasks.")

@@ -9,7 +9,7 @@ coverage) run after it in :meth:`~taskloom.tools.generate.service.TaskService.ge
 ``@generator("name", graph="document", llm=False, default=True)``: ``graph`` is the
 graph kind it works on, ``llm`` whether it needs an LLM (True), must run without
 one (False) or either (None), and ``default`` makes it the family used for that
-graph kind when none is named. Taskloom's own live in ``document/`` and ``web/``;
+graph kind when none is named. Taskloom's own live in ``document/``, ``web/`` and ``desktop/``;
 another package adds one through the ``taskloom.generators`` entry point group.
 """
 
@@ -58,11 +58,11 @@ F = TypeVar("F", bound=Generator)
 
 #: Task generators by name.
 generators: Registry[Awaitable[Candidates]] = Registry(
-    "generator", modules=("taskloom.tools.generate.document", "taskloom.tools.generate.web"), label="task generator"
+    "generator", modules=("taskloom.tools.generate.document", "taskloom.tools.generate.web", "taskloom.tools.generate.desktop"), label="task generator"
 )
 
 
-def generator(name: str, *, graph: Literal["document", "web"] | None = None, llm: bool | None = None, default: bool = False) -> Callable[[F], F]:
+def generator(name: str, *, graph: Literal["document", "web", "desktop"] | None = None, llm: bool | None = None, default: bool = False) -> Callable[[F], F]:
     """Register a generator ``async (request) -> Candidates`` under ``name`` (see the module notes)."""
     return generators.register(name, graph=graph, llm=llm, default=default)
 

@@ -25,6 +25,8 @@ from ..tasks.formats import ExportFormat, export_text
 from ..tasks.model import Task
 from ..tasks.store import TaskStore
 from .compose.composer import ComposeMode, ComposeResult, compose_tasks
+from .desktop.families import desktop_graph, is_desktop_graph
+from .desktop.verify import verify_desktop_tasks
 from .document.draft import Draft, Submission, Verdict, check_submission, make_draft
 from .filter.stages import GenerationReport, deduplicate, filter_reachable, mmr_select, score_quality
 from .registry import GenerationRequest, generators, pick_generator
@@ -105,7 +107,7 @@ class TaskService:
         """
         if not 1 <= count <= 1000:
             raise InputError(f"count={count} is out of range; use 1 to 1000")
-        kg = self.graphs.load(graph_id)
+        kg = desktop_graph(graph_id) if is_desktop_graph(graph_id) else self.graphs.load(graph_id)  # desktop:<app> is no stored graph
         report = GenerationReport()
         llm_on = use_llm and self.llm.available
         name = pick_generator(kg.meta.kind, llm_on, generator)  # a registered generator (see .registry)
@@ -122,6 +124,8 @@ class TaskService:
         if kg.meta.kind == "web" and verify:
             tasks = await confirm_gold(kg, tasks, self.graphs.browsers, report)  # a second route re-derives each lookup and compare gold
             tasks = await verify_web_tasks(tasks, None if replay is not None else self.episodes, report, replay)
+        if kg.meta.kind == "desktop" and verify:
+            tasks = await verify_desktop_tasks(tasks, self.graphs.workspace.runs / "episodes", report)  # no-ops dropped, gold replayed in a fresh session
         if kg.meta.kind == "web" and llm_on:
             await llm_instructions(tasks, self.llm, kg)
         scored = llm_on

@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field
 __all__ = [
     "TASK_VERSION",
     "Difficulty",
+    "DesktopSetup",
     "GoldStep",
     "SuccessCriterion",
     "Provenance",
@@ -49,7 +50,8 @@ class SuccessCriterion(BaseModel):
     """
 
     kind: Literal[
-        "url_matches", "page_is", "query_has", "text_present", "text_absent", "element_state", "items", "stored", "record", "action_performed", "clicked", "typed"
+        "url_matches", "page_is", "query_has", "text_present", "text_absent", "element_state", "items", "stored", "record", "action_performed", "clicked", "typed",
+        "file_content", "path_state",
     ]
     value: str = Field(
         description="Regex for url_matches; a URL for page_is (same page after normalising fragment, trailing slash, index.html and "
@@ -59,9 +61,11 @@ class SuccessCriterion(BaseModel):
         "(order ignored; an item is named by its whole text, first line, or first label, heading or link; 'shown' = any state); for stored, a text "
         "that some localStorage or sessionStorage value of the page's origin holds as a whole string (JSON values searched leaf by leaf; case "
         "and spaces ignored: items a filtered view hides are still checked); for record, JSON "
-        '{"source": export URL, "key": {column: value}, "fields": {column: value}, "count": N, "total": M|null}: the application\'s CSV/TSV export, '
-        "fetched after the episode, has exactly N rows with the key, each with the fields, and M rows in all (see taskloom.tools.evaluate.appstate); canonical action for "
-        "action_performed; the clicked element's name or text for clicked; the typed text for typed."
+        '{"source": export URL, "key": {column: value}, "fields": {column: value}, "count": N, "total": M|null, "others": digest|null}: the application\'s CSV/TSV export, '
+        "fetched after the episode, has exactly N rows with the key, each with the fields, M rows in all and every other row unchanged; or "
+        '{"source": page URL, "text": T, "count": N}: the record\'s page holds T exactly N times (see taskloom.tools.evaluate.appstate); canonical action for '
+        "action_performed; the clicked element's name or text for clicked; the typed text for typed; for file_content (desktop tasks), JSON "
+        '{"path": path in the home folder, "content": text}: the file holds exactly that text (one final newline ignored); for path_state, JSON {"path": ..., "state": "file"|"folder"|"absent"}.'
     )
     state: str | None = Field(None, description="element_state: visible, hidden, checked, unchecked, disabled, enabled, value=<text> or label=<selected option>.")
     scope: Literal["page", "main"] = Field("page", description="text_*: the whole page, or its main content only (main landmark, else the body without header, nav, footer, aside).")
@@ -70,7 +74,7 @@ class SuccessCriterion(BaseModel):
     @property
     def on_state(self) -> bool:
         """True when the criterion is tested against the page rather than the actions."""
-        return self.kind in ("url_matches", "page_is", "query_has", "text_present", "text_absent", "element_state", "items", "stored", "record")
+        return self.kind in ("url_matches", "page_is", "query_has", "text_present", "text_absent", "element_state", "items", "stored", "record", "file_content", "path_state")
 
 
 def criterion_key(criterion: SuccessCriterion) -> str:
@@ -78,7 +82,7 @@ def criterion_key(criterion: SuccessCriterion) -> str:
     return f"{criterion.kind}|{criterion.value}|{criterion.state or ''}"
 
 
-TaskKind = Literal["document", "web", "composite"]
+TaskKind = Literal["document", "web", "composite", "desktop"]
 ResourceKind = Literal[
     "search_query", "result_list", "detail_page", "form_data", "filter_state", "document_fact", "file", "page_state", "record", "record_set", "field_value"
 ]
@@ -103,6 +107,14 @@ class Subtask(BaseModel):
     gold_steps: list[GoldStep] = Field(default_factory=list)
     checks: list[SuccessCriterion] = Field(default_factory=list, description="Declarative completion checks for the graph evaluator.")
     source_task: str | None = Field(None, description="Id of the verified task this subtask came from.")
+
+
+class DesktopSetup(BaseModel):
+    """Desktop tasks: the application an episode starts and the files its fresh home folder holds."""
+
+    app: str = Field(description="Application name, e.g. 'mousepad'.")
+    files: dict[str, str] = Field(default_factory=dict, description="Seeded files: path in the home folder -> content.")
+    open_files: list[str] = Field(default_factory=list, description="Seeded files the application opens at start.")
 
 
 class Provenance(BaseModel):
@@ -136,6 +148,8 @@ class Task(BaseModel):
     gold_steps: list[GoldStep] = Field(default_factory=list)
     success: list[SuccessCriterion] = Field(default_factory=list)
     gold_trajectory: str | None = Field(None, description="Path of the verified replay's trajectory.")
+    # desktop
+    desktop: DesktopSetup | None = None
     # composite (chained long tasks and task DAGs)
     subtasks: list[Subtask] = Field(default_factory=list)
     dag: list[tuple[str, str]] = Field(default_factory=list, description="Subtask id edges a -> b: an output of a feeds an input of b.")

@@ -31,6 +31,7 @@ from taskloom.tools.environment.desktop import (
     EnvironmentUnavailable,
     VirtualDisplay,
 )
+from taskloom.tools.environment.desktop_refs import REF_ACTIONS
 from taskloom.tools.environment.trajectory import EpisodeRecord, Recorder, load_trajectory
 from taskloom.tools.errors import InputError, NotFoundError
 
@@ -289,7 +290,7 @@ async def test_mcp_tools_act_record_and_show(display: VirtualDisplay, app: App, 
     try:
         async with Client(server) as client:
             names = {t.name for t in await client.list_tools()}
-            assert names == {f"desktop_{n}" for n in DESKTOP_ACTIONS}
+            assert names == {f"desktop_{n}" for n in DESKTOP_ACTIONS} | {f"desktop_{n}" for n in REF_ACTIONS}
             x, y = app.spots["button"]
             done = await client.call_tool("desktop_click", {"episode_id": "mcp", "x": x, "y": y})
             assert done.structured_content == {"ok": True, "canonical": f"click(x='{x}', y='{y}', button='left')", "error": None}

@@ -1,0 +1,102 @@
+"""Desktop tasks end to end: `generate desktop:<app>` (no-ops dropped, gold replayed), an agent-profile MCP server over a desktop task
+(criteria hidden, files checked at close), and the harness oracle scoring 100%.
+
+Needs Xvfb, dbus, openbox, pcmanfm, mousepad and Debian's python3 with gir1.2-atspi-2.0 (the Makefile's `system` target installs them).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fastmcp import Client
+
+from taskloom.harness.service import Harness
+from taskloom.harness.store import RunStore
+from taskloom.server.app import build_server
+from taskloom.tools.environment.desktop_a11y import DEBIAN_PYTHON
+from taskloom.tools.environment.mcp import Bound
+from taskloom.tools.environment.trajectory import load_trajectory
+from taskloom.tools.generate.service import GenerateResult
+from taskloom.tools.runtime import Runtime
+from taskloom.tools.settings import Settings
+from taskloom.tools.tasks.model import Task
+from taskloom.tools.tasks.store import TaskStore
+from taskloom.tools.workspace import Workspace
+
+ATSPI = os.path.exists(DEBIAN_PYTHON) and subprocess.run([DEBIAN_PYTHON, "-c", "import gi; gi.require_version('Atspi', '2.0')"], capture_output=True).returncode == 0
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.skipif(
+        not all(shutil.which(b) for b in ("Xvfb", "xauth", "dbus-daemon", "openbox", "xprop", "pcmanfm", "mousepad")) or not ATSPI,
+        reason="needs Xvfb, dbus, openbox, x11-utils, pcmanfm, mousepad, gir1.2-atspi-2.0",
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def desktop_world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Settings, list[Task], list[GenerateResult]]]:
+    """A workspace with desktop tasks generated the way `taskloom generate desktop:pcmanfm` / `desktop:mousepad` makes them."""
+    settings = Settings(workspace=tmp_path_factory.mktemp("ws"), embedder="hashing", record_screenshots=False)
+    runtime = Runtime(settings, screenshots=False)
+
+    async def prepare() -> list[GenerateResult]:
+        async with runtime:
+            service = runtime.task_service()
+            return [await service.generate("desktop:pcmanfm", count=3, seed=0, use_llm=False), await service.generate("desktop:mousepad", count=1, seed=0, use_llm=False)]
+
+    results = asyncio.run(prepare())
+    yield settings, TaskStore(Workspace(settings.workspace)).list(kind="desktop"), results
+
+
+def test_generation_keeps_only_tasks_whose_gold_replays(desktop_world: tuple[Settings, list[Task], list[GenerateResult]]) -> None:
+    _, tasks, (files, editor) = desktop_world
+    assert len(files.task_ids) == 3 and len(editor.task_ids) == 1 and files.kind == "desktop" and files.generator and files.generator.name == "desktop-tasks"
+    assert files.report.stages["replay"]["kept"] >= 3 and files.report.stages["no-op"]["in"] == files.report.candidates
+    templates = {t.provenance.template for t in tasks}
+    assert {"organise_files/rename", "organise_files/move", "organise_files/make_folder"} < templates and any(str(t).startswith("edit_file/") for t in templates)
+    for task in tasks:
+        assert task.gold_trajectory and task.provenance.graph_id in ("desktop:pcmanfm", "desktop:mousepad")
+        gold = load_trajectory(Path(task.gold_trajectory))
+        assert gold.closed and gold.closed.success and gold.closed.checks and len(gold.closed.checks) == len(task.success)
+        assert gold.actions and all(a.error is None for a in gold.actions), [a.error for a in gold.actions]
+
+
+def test_an_agent_sees_the_app_not_the_criteria_and_doing_nothing_fails(desktop_world: tuple[Settings, list[Task], list[GenerateResult]], tmp_path: Path) -> None:
+    settings, tasks, _ = desktop_world
+    task = next(t for t in tasks if t.desktop and t.desktop.app == "pcmanfm")
+    server = build_server(settings, profile="agent", bound=Bound(task_id=task.id, agent="idle"), episodes_dir=tmp_path, enable_desktop=True)
+
+    async def attempt() -> dict[str, object]:
+        async with Client(server) as client:
+            names = {t.name for t in await client.list_tools()}
+            assert {"desktop_snapshot", "desktop_click_element", "desktop_hotkey", "env_start", "env_close"} <= names and "tasks_get" not in names
+            started = (await client.call_tool("env_start", {})).structured_content
+            assert started is not None
+            await client.call_tool("env_close", {})
+            return started
+
+    started = asyncio.run(attempt())
+    assert started["instruction"] == task.instruction and "budget.csv" in str(started["snapshot"]) and started["trajectory"] is None
+    assert not {"file_content", "path_state", "gold"} & set(json.dumps(started).replace('"', " ").split())
+    trajectory = load_trajectory(next(tmp_path.glob("desk-*/trajectory.jsonl")))
+    assert trajectory.episode.task_id == task.id and trajectory.closed and trajectory.closed.success is False  # the start state never passes
+
+
+def test_the_oracle_scores_every_desktop_task(desktop_world: tuple[Settings, list[Task], list[GenerateResult]]) -> None:
+    settings, tasks, _ = desktop_world
+    asyncio.run(Harness(settings, build_server).run(tasks, ["oracle"], concurrency=1, max_steps=40, timeout_s=60, run_id="desk"))
+    results = RunStore(Workspace(settings.workspace), "desk").results()
+    assert len(results) == len(tasks) and all(r.success and r.task_kind == "desktop" for r in results), [(r.task_id, r.reason, r.criteria) for r in results]
+    for result in results:
+        assert result.trajectory
+        trajectory = load_trajectory(Path(result.trajectory))
+        acted = [a for a in trajectory.actions if a.name in ("click", "type")]
+        assert acted and all(a.target and a.target.role for a in acted)  # actions by ref, recorded with the element's role
+        assert trajectory.closed and trajectory.closed.checks and all(c.ok for c in trajectory.closed.checks)
