@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, TypeVar
 import anyio
 
 from .browser import BrowserPool
+from .environment.appstate import StateFolder, StateTurns
 from .environment.limits import EpisodeLimits
 from .environment.manager import EpisodeManager
 from .environment.protocols import DocHit, DocNode
@@ -114,6 +115,9 @@ class Runtime:
         self.graphs = GraphService(self.settings, self.browsers, embedder=lambda: make_embedder(self.settings))
         self.documents = GraphDocuments(self.graphs)
         self.screenshots = self.settings.record_screenshots if screenshots is None else screenshots
+        state = self.settings.app_state
+        #: The application's state, shared by every episode manager made here (``rt.episodes.state_reset = …`` sets it for all).
+        self.state_turns = StateTurns(StateFolder(*state).reset if state else None)
         self.episodes = self.episode_manager()
         self._llm: LLM | None = None
         self._lock = threading.Lock()
@@ -159,6 +163,7 @@ class Runtime:
             max_episodes=self.settings.max_episodes,
             documents=self.documents,
             limits=EpisodeLimits.from_settings(self.settings),
+            turns=self.state_turns,
         )
 
     def task_service(self, episodes: EpisodeManager | None = None) -> TaskService:

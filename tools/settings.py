@@ -63,6 +63,11 @@ class Settings(BaseSettings):
         "(trace.zip, screenshots + DOM snapshots, opens with `playwright show-trace`). Opt-in: both cost time and disk.",
     )
     max_episodes: int = Field(16, ge=1, le=256, description="Open browser episodes at once.")
+    app_state: tuple[Path, Path] | None = Field(
+        None,
+        description="An application that keeps state: [pristine folder, live folder it serves]. Before every browser episode the live "
+        "folder is made equal to the pristine one (SQLite files by online backup), and one episode holds the application at a time.",
+    )
     crawl_delay: float = Field(0.2, ge=0.0, le=30.0, description="Politeness delay between page loads of one crawl, seconds.")
     page_timeout: float = Field(15.0, ge=1.0, le=300.0, description="Per-page load timeout of a crawl, seconds.")
     # Limits of agent and replay episodes: generous by default, so a large page on a busy machine is observed, not failed.

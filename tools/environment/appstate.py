@@ -12,12 +12,14 @@ replay) starts from the same state.
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 import sqlite3
 import time
+from collections.abc import Callable
 from pathlib import Path
 
-__all__ = ["StateFolder", "SQLITE_SUFFIXES"]
+__all__ = ["StateFolder", "StateTurns", "SQLITE_SUFFIXES"]
 
 #: Files restored as SQLite databases (online backup) rather than copied.
 SQLITE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
@@ -93,3 +95,19 @@ class StateFolder:
         self.resets += 1
         self.seconds += took
         return took
+
+
+class StateTurns:
+    """An application's state as episodes share it: reset before each one, held by one at a time.
+
+    One object per :class:`~taskloom.tools.runtime.Runtime`, shared by every episode manager
+    it makes (the harness gives each episode's server its own manager), so two episodes
+    never reset or change the application under each other. With no ``reset``, nothing is
+    held and episodes run side by side.
+    """
+
+    def __init__(self, reset: Callable[[], object] | None = None, wait_s: float = 900.0) -> None:
+        self.reset = reset
+        self.wait_s = wait_s  # how long an episode waits for the one holding the application
+        self.lock = asyncio.Lock()
+        self.holder: str | None = None

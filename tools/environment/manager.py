@@ -25,6 +25,7 @@ from ..browser.dom import NAVIGATION_WATCH_JS
 from ..errors import InputError, NotFoundError
 from ..tasks.model import SuccessCriterion, Task, criterion_key
 from ..security.origin import OriginFence
+from .appstate import StateTurns
 from .documents import DocumentEpisode
 from .episodes import BrowserEpisode, TimedOut
 from .limits import EpisodeLimits
@@ -90,6 +91,7 @@ class EpisodeManager:
         max_episodes: int = 16,
         documents: DocumentSource | None = None,
         limits: EpisodeLimits = EpisodeLimits(),
+        turns: StateTurns | None = None,
     ) -> None:
         self.pool = pool
         self.checker = checker
@@ -106,18 +108,23 @@ class EpisodeManager:
         self.sessions: dict[str, str] = {}
         self.owners: dict[str, str | None] = {}  # episode id -> binding key of the session that started it
         self._lock = asyncio.Lock()
-        #: Called (in a worker thread) before each browser episode opens: an application's state reset
-        #: (e.g. :meth:`.appstate.StateFolder.reset`), so every episode and gold replay starts from the same state.
-        self.state_reset: Callable[[], object] | None = None
-        #: With a ``state_reset``, one browser episode at a time holds the application (reset, act, final check):
-        #: another waits for it up to ``state_wait_s`` seconds.
-        self._state_turn = asyncio.Lock()
-        self._turn_holder: str | None = None
-        self.state_wait_s = 900.0
+        #: An application's state (shared with the runtime's other managers): with a reset, one browser episode at a
+        #: time holds it (reset, act, final check) and another waits up to ``turns.wait_s`` seconds.
+        self.turns = turns if turns is not None else StateTurns()
         #: Set on a server bound to one task (:func:`.mcp.register_env`): opens that task's episode for a session that
         #: acts without one, so a Playwright-MCP agent's first ``browser_*`` call starts it (no ``env_start`` needed).
         self.autostart: Callable[[str | None], Awaitable[BrowserEpisode]] | None = None
         self.fresh: set[str] = set()  # episodes :attr:`autostart` just opened, until their session's next call
+
+    @property
+    def state_reset(self) -> Callable[[], object] | None:
+        """Called (in a worker thread) before each browser episode opens: an application's state reset
+        (e.g. :meth:`.appstate.StateFolder.reset`), so every episode and gold replay starts from the same state."""
+        return self.turns.reset
+
+    @state_reset.setter
+    def state_reset(self, reset: Callable[[], object] | None) -> None:
+        self.turns.reset = reset
 
     def private_task(self, task_id: str) -> Task | None:
         """The whole stored task, for server-side checks only (never returned to an agent); None if unreadable."""
@@ -195,19 +202,19 @@ class EpisodeManager:
         """For an application with state: wait until no other browser episode holds it (see ``state_wait_s``)."""
         if self.state_reset is None:
             return
-        held = self.sessions.get(session or "")
-        if held is not None and held == self._turn_holder:
+        turns, held = self.turns, self.sessions.get(session or "")
+        if held is not None and held == turns.holder:
             raise InputError(f"this application keeps state, so one episode runs at a time: close episode {held} first (env_close)")
         try:
-            await asyncio.wait_for(self._state_turn.acquire(), self.state_wait_s)
+            await asyncio.wait_for(turns.lock.acquire(), turns.wait_s)
         except TimeoutError:
-            raise InputError(f"this application keeps state and episode {self._turn_holder} held it for {self.state_wait_s:.0f} s; try again when it closes") from None
-        self._turn_holder = episode_id
+            raise InputError(f"this application keeps state and episode {turns.holder} held it for {turns.wait_s:.0f} s; try again when it closes") from None
+        turns.holder = episode_id
 
     def _end_turn(self, episode_id: str) -> None:
-        if self._turn_holder == episode_id:
-            self._turn_holder = None
-            self._state_turn.release()
+        if self.turns.holder == episode_id:
+            self.turns.holder = None
+            self.turns.lock.release()
 
     async def _open(self, episode_id: str, start: str, fence: OriginFence, task_id: str | None, agent: str | None, model: str | None, private: Task | None) -> BrowserEpisode:
         """A new browser episode's context, page and recorder (the application's state reset first), registered as open."""

@@ -8,6 +8,7 @@ against ``trac.db`` itself; other correct routes pass and wrong end states fail.
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import sqlite3
 import time
@@ -304,9 +305,10 @@ def test_edit_and_comment_other_routes_pass_and_wrong_end_states_fail(trac: Trac
     label, value = next(iter(goal["values"].items()))
     options = next(c for c in create_forms(trac.kg)[0].choices if column_key(str(c.attrs["name"])) == label).attrs["options"]
     wrong_value = next(o for o in options if o not in (value, goal["before"][label]) and not o.startswith("("))
-    extra = "priority" if "priority" not in goal["values"] else "type"
+    extra = next(f for f in ("priority", "type", "milestone") if f not in goal["values"])  # a field the goal leaves alone
     current = _ticket(trac_site.db, goal["key"]["summary"])[extra]
-    extra_value = next(o for o in ({"priority": ("blocker", "trivial"), "type": ("task", "defect")}[extra]) if o != current)
+    extra_options = next(c for c in create_forms(trac.kg)[0].choices if column_key(str(c.attrs["name"])) == extra).attrs["options"]
+    extra_value = next(o for o in extra_options if o != current and not o.startswith("("))
 
     def passes(task: Task, route: Callable[[Page], Any]) -> bool:
         trac_site.state.reset()
@@ -321,3 +323,37 @@ def test_edit_and_comment_other_routes_pass_and_wrong_end_states_fail(trac: Trac
     assert not passes(comment, _on_ticket(said["record"], {}, said["text"], times=2)), "the comment added twice"
     assert not passes(comment, _on_ticket(other.quality["change"]["record"], {}, said["text"])), "the comment on another ticket"
     assert not passes(comment, _on_ticket(said["record"], {extra: extra_value}, said["text"])), f"the comment with the {extra} changed"
+
+
+# --------------------------------------------------------------------------- chains over state
+
+
+def test_a_chain_over_state_flows_the_new_tickets_number_and_is_true(trac: TracRun, trac_site: Any) -> None:
+    """Level k acts on what level 1 made: its comment, its field, and its number quoted on another ticket; each level verified; level 4 true in trac.db."""
+    async def go() -> tuple[list[Task], Any]:
+        async with Runtime(trac.settings) as rt:
+            rt.episodes.state_reset = trac_site.state.reset
+            made = await rt.task_service().compose(trac.kg.id, "chain", count=1, levels=4, seed=0)
+            chained = [rt.tasks.load(i) for i in made.task_ids if rt.tasks.load(i).provenance.template == "state-chain"]
+            top = chained[-1]
+            _, dropped = await replay_web_task(top.model_copy(update={"kind": "web", "subtasks": []}, deep=True), rt.episodes)
+            assert dropped is None, dropped
+            return chained, made
+
+    chained, made = asyncio.run(go())
+    for task in chained:
+        print(task.level, task.instruction)
+    assert [t.level for t in chained] == [1, 2, 3, 4], made.chains
+    top = chained[-1]
+    url, number = top.quality["flow"]["hidden"]
+    assert number not in re.sub(r"“[^”]*”", "", top.instruction) and url not in top.instruction, "the new ticket's number and page are never stated"
+    create = json.loads(top.success[0].value)
+    title = create["key"]["summary"]
+    ((field, value),) = json.loads(top.success[2].value)["fields"].items()
+    assert field in ("type", "priority", "milestone", "component")
+    with sqlite3.connect(trac_site.db) as con:
+        new = con.execute(f"SELECT id, {field} FROM ticket WHERE summary = ?", (title,)).fetchall()
+        notes = con.execute("SELECT ticket, newvalue FROM ticket_change WHERE field = 'comment' AND newvalue LIKE ?", (f"%#{number}%",)).fetchall()
+    assert [str(i) for i, _ in new] == [number] and new[0][1] == value
+    other = json.loads(top.success[3].value)["source"].rsplit("/", 1)[-1]
+    assert notes == [(int(other), f"Same problem as #{number}.")]

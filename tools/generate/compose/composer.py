@@ -30,6 +30,7 @@ from ...tasks.store import TaskStore
 from .chain import FailedProposal, build_chains
 from .levels import LevelStats, level_stats
 from .flowcompose import ChainStop, compose_value_chains, compose_value_graphs
+from .statechain import compose_state_chains
 from .dag import compose_dags
 
 __all__ = ["ComposeMode", "ComposeResult", "compose_tasks"]
@@ -76,6 +77,13 @@ async def compose_tasks(
         raise InputError(f"count={count} is out of range; use 1 to 100")
     if mode in ("chain", "dag"):
         flow = await (compose_value_chains(kg, episodes, count, levels, seed) if mode == "chain" else compose_value_graphs(kg, episodes, count, seed, llm, capability))
+        changes = [t for t in store.list(kind="web", graph_id=kg.id) if t.quality.get("change", {}).get("kind")] if mode == "chain" else []
+        if changes:  # an application's change goals: chains over its state as well
+            state = await compose_state_chains(kg, changes, episodes, count, levels, seed)
+            flow.tasks += state.tasks
+            flow.chains += state.chains
+            flow.dropped += state.dropped
+            flow.reason = None if flow.tasks else " ".join(filter(None, (flow.reason, state.reason)))
         tasks = flow.tasks
         result = ComposeResult(
             graph_id=kg.id, mode=mode, task_ids=[t.id for t in tasks], levels=flow_levels(tasks), chains=flow.chains, dropped=flow.dropped, reason=flow.reason,

@@ -13,6 +13,7 @@ failed (which criterion, what was observed), or the step budget (``levels``) ran
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 
 import numpy as np
 from pydantic import BaseModel, Field
@@ -30,7 +31,7 @@ from .dag import resource_edges, verify_composite
 from .flow import chain_plan, two_branch_plan
 from .flowtasks import graph_task, leaks, level_task
 
-__all__ = ["ChainStop", "FlowResult", "usable_listings", "compose_value_chains", "compose_value_graphs"]
+__all__ = ["ChainStop", "FlowResult", "usable_listings", "verify_levels", "compose_value_chains", "compose_value_graphs"]
 
 
 class ChainStop(BaseModel):
@@ -65,6 +66,25 @@ def usable_listings(kg: KnowledgeGraph) -> list[ListingGroups]:
 _NONE = "no listing the crawl saw completely has a number field and two category fields, so no value can flow from one subtask to the next"
 
 
+async def verify_levels(made: Iterable[tuple[Task | None, str]], episodes: EpisodeManager, result: FlowResult, budget: str) -> tuple[int, str]:
+    """Verify a chain's levels 1, 2, … in order into ``result`` (each made only once the one before it passed).
+
+    Returns the levels reached and why the chain stopped: a level that could not be made (its
+    reason), one that failed its replay, or ``budget`` when every level passed.
+    """
+    reached = 0
+    for level, (task, why) in enumerate(made, start=1):
+        if task is None:
+            return reached, f"level {level}: {why}"
+        failed = await verify_composite(task, episodes)
+        if failed is not None:
+            result.dropped.append((task.id, failed))
+            return reached, f"level {level} failed verification: {failed}"
+        result.tasks.append(task)
+        reached = level
+    return reached, budget
+
+
 async def compose_value_chains(kg: KnowledgeGraph, episodes: EpisodeManager, count: int, levels: int, seed: int) -> FlowResult:
     """``count`` chains (seeded plans over the usable listings in turn), each giving its verified levels 1..k."""
     result = FlowResult()
@@ -77,19 +97,8 @@ async def compose_value_chains(kg: KnowledgeGraph, episodes: EpisodeManager, cou
         rng = np.random.default_rng([seed, index, int(hashlib.sha1(groups.data.node.id.encode()).hexdigest()[:8], 16)])
         plan = chain_plan(groups, rng, levels)
         chain_id = hashlib.sha1(f"{kg.id}|{groups.data.node.id}|{seed}|{index}".encode()).hexdigest()[:10]
-        reached, stopped = 0, plan.stopped or f"the step budget ran out at level {levels}"
-        for level in range(1, len(plan.steps) + 1):
-            task, why = level_task(kg, plan, level, start, seed, chain_id)
-            if task is None:
-                stopped = f"level {level}: {why}"
-                break
-            failed = await verify_composite(task, episodes)
-            if failed is not None:
-                result.dropped.append((task.id, failed))
-                stopped = f"level {level} failed verification: {failed}"
-                break
-            result.tasks.append(task)
-            reached = level
+        made = (level_task(kg, plan, level, start, seed, chain_id) for level in range(1, len(plan.steps) + 1))
+        reached, stopped = await verify_levels(made, episodes, result, plan.stopped or f"the step budget ran out at level {levels}")
         result.chains.append(ChainStop(chain=chain_id, listing=groups.data.node.id, reached=reached, stopped=stopped))
     return result
 

@@ -47,7 +47,7 @@ from ...browser.pool import BrowserPool
 from ...evaluate.appstate import parse_rows, rows_digest
 from ...graph.model import KnowledgeGraph, Node
 from ...tasks.model import GoldStep, SuccessCriterion, Task
-from .create import _EXPORT_NAME, _EXPORT_URL, _KEY_LABEL, Export, _label, _options, create_forms
+from .create import _EXPORT_NAME, _EXPORT_URL, _KEY_LABEL, Export, _field_label, _options, create_forms
 
 __all__ = ["EditForm", "edit_forms", "probe_reveal", "edit_tasks", "COMMENTS"]
 
@@ -121,8 +121,8 @@ def _id_column(listing: Export, key: str) -> str | None:
 
 def edit_forms(kg: KnowledgeGraph, exports: list[Export]) -> list[EditForm]:
     """Forms that edit a record (see the module notes), one per record-page template."""
-    keys = [_label(f.key) for f in create_forms(kg)]
-    nouns = {_label(f.key): f.noun for f in create_forms(kg)}
+    keys = [_field_label(f.key) for f in create_forms(kg)]
+    nouns = {_field_label(f.key): f.noun for f in create_forms(kg)}
     found: list[EditForm] = []
     seen: set[str] = set()
     for form in kg.nodes("form"):
@@ -133,9 +133,9 @@ def edit_forms(kg: KnowledgeGraph, exports: list[Export]) -> list[EditForm]:
         buttons = [kg.node(e.source) for e in kg.edges("controls") if e.target == form.id]
         submit = next((b for b in buttons if b.attrs.get("input_type") in (None, "submit") and b.attrs.get("selector")
                        and _COMMIT.match(str(b.attrs.get("name") or "").strip()) and not _NOT_COMMIT.search(str(b.attrs.get("name") or ""))), None)
-        choices = [f for f in fillers if f.type.value == "select" and f.attrs.get("selector") and len(_options(f)) >= 2 and _label(f)]
+        choices = [f for f in fillers if f.type.value == "select" and f.attrs.get("selector") and len(_options(f)) >= 2 and _field_label(f)]
         comment = next((f for f in fillers if f.type.value == "input" and f.attrs.get("input_type") in (None, "text", "textarea") and f.attrs.get("selector")
-                        and (_COMMENT.search(str(f.attrs.get("field_name") or "")) or _COMMENT.search(_label(f)))), None)
+                        and (_COMMENT.search(str(f.attrs.get("field_name") or "")) or _COMMENT.search(_field_label(f)))), None)
         if submit is None or not (choices or comment):
             continue
         for listing in sorted(exports, key=lambda e: (-len(e.rows), e.url)):
@@ -236,7 +236,6 @@ async def edit_tasks(kg: KnowledgeGraph, plan: EditForm, seed: int, count: int, 
     titles = [" ".join(r.get(plan.key, "").split()).lower() for r in plan.listing.rows]
     rows = [r for r, t in zip(plan.listing.rows, titles) if t and titles.count(t) == 1]
     order = [rows[int(i)] for i in rng.permutation(len(rows))]
-    labelled = [c for c in plan.choices if plan.export_template or _label(c) in plan.listing.columns]
     tasks: list[Task] = []
     edits = comments = 0
     async with httpx.AsyncClient(timeout=15.0, follow_redirects=False) as client:
@@ -250,15 +249,16 @@ async def edit_tasks(kg: KnowledgeGraph, plan: EditForm, seed: int, count: int, 
             if current is None:
                 report.setdefault("edit_records_skipped", []).append(f"{url}: its own export does not name {title!r}")
                 continue
+            labelled = [c for c in plan.choices if _field_label(c) in current]  # fields the record's export shows (not a workflow's helper select)
             if edits < count and labelled:
                 picked = [labelled[int(i)] for i in sorted(rng.choice(len(labelled), size=min(len(labelled), 1 + edits % 2), replace=False))]
                 changed: dict[str, str] = {}
                 for choice in picked:
-                    others = [o for o in _options(choice) if o.lower() != current.get(_label(choice), "").strip().lower()]
+                    others = [o for o in _options(choice) if o.lower() != current.get(_field_label(choice), "").strip().lower()]
                     if others:
-                        changed[_label(choice)] = others[int(rng.integers(len(others)))]
+                        changed[_field_label(choice)] = others[int(rng.integers(len(others)))]
                 if changed:
-                    actions = [GoldStep(action="select_option", selector=str(c.attrs["selector"]), text=changed[_label(c)], node_id=c.id) for c in picked if _label(c) in changed]
+                    actions = [GoldStep(action="select_option", selector=str(c.attrs["selector"]), text=changed[_field_label(c)], node_id=c.id) for c in picked if _field_label(c) in changed]
                     success = [c for c in (_record_check(plan, export, title, current, changed), _listing_check(plan, title, changed)) if c is not None]
                     phrase = _EDIT_PHRASES[int(rng.integers(len(_EDIT_PHRASES)))]
                     instruction = _edit_instruction(phrase, plan.noun, title, changed)

@@ -1,0 +1,187 @@
+"""Chains over an application's state (issue 33): later steps act on what earlier steps made.
+
+The material is a graph's verified change goals (``web-change``): a *create* goal, and *comment*
+and *edit* goals whose gold opens a record's page. A chain:
+
+1. creates the record of the create goal (title and field values as that goal states them);
+2. adds a comment to *that new record* (the comment goal's steps on the new record's page);
+3. changes one of its fields (an edit goal's field the create goal leaves alone, to a value the new
+   record does not have);
+4. comments on another, existing record (one an edit or comment goal names) with a sentence that holds the number the application
+   gave the new record ("Same problem as #301"): the value flows from step 1 into step 4.
+
+The new record's page and number are never in the instruction (they are the chain's hidden
+values): they are learnt once at composition, by replaying the create goal in a fresh state and
+reading the list export the create goal is checked on (its row for the new title, its id column),
+and the record-page URL template the comment goal's page gives (the page with that id). Each
+level k is one composite task whose checks are all of levels 1..k, on the application's state
+after the episode; it is replayed in a fresh state (:func:`.dag.verify_composite`) and kept only
+when they all hold and every subtask's checks held at some point. A chain stops at the first
+level that cannot be made or verified, with the reason.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+from urllib.parse import urlparse
+
+import httpx
+
+from ...environment.manager import EpisodeManager
+from ...evaluate.appstate import column_key, parse_rows
+from ...graph.model import KnowledgeGraph
+from ...tasks.model import GoldStep, Provenance, SuccessCriterion, Subtask, Task
+from ..web.edit import _id_column, _id_template
+from ..web.create import Export
+from ..web.paths import replay_web_task
+from .flowcompose import ChainStop, FlowResult, verify_levels
+from .flowtasks import leaks
+from .levels import level_difficulty
+
+__all__ = ["compose_state_chains", "LINK_TEXT"]
+
+#: The sentence of level 4; ``{number}`` is the number the application gave the new record.
+LINK_TEXT = "Same problem as #{number}."
+
+
+def _kind(task: Task) -> str:
+    return str(task.quality.get("change", {}).get("kind") or "")
+
+
+def _criterion(value: dict[str, Any]) -> SuccessCriterion:
+    return SuccessCriterion(kind="record", value=json.dumps(value, ensure_ascii=False, sort_keys=True))
+
+
+async def _new_record(create: Task, record_url: str, episodes: EpisodeManager, own_export: tuple[str, str] | None) -> tuple[str, str, dict[str, str]] | None:
+    """The page URL, number and export row the application gives ``create``'s record, read after its gold replay in a fresh state."""
+    check = json.loads(create.success[0].value)
+    title = " ".join(next(iter(check["key"].values())).split()).lower()
+    _, dropped = await replay_web_task(create.model_copy(deep=True), episodes)
+    if dropped is not None:
+        return None
+    async with httpx.AsyncClient(timeout=15.0) as client:
+        response = await client.get(check["source"])
+    rows = parse_rows(response.text) if response.status_code == 200 else []
+    key = column_key(next(iter(check["key"])))
+    id_column = _id_column(Export(url=check["source"], columns=list(rows[0]) if rows else [], rows=rows), key)
+    mine = [r for r in rows if " ".join(r.get(key, "").split()).lower() == title]
+    if id_column is None or len(mine) != 1:
+        return None
+    old = next((r[id_column] for r in rows if r is not mine[0] and _id_template(record_url, r[id_column]) is not None), None)
+    template = _id_template(record_url, old) if old else None
+    if template is None:
+        return None
+    url, row = template.replace("{id}", mine[0][id_column]), dict(mine[0])
+    if own_export is not None:  # the record's own export: every field of the new record, as the application filled it in
+        async with httpx.AsyncClient(timeout=15.0) as client:
+            response = await client.get(own_export[0].replace(own_export[1], url))
+        own = parse_rows(response.text) if response.status_code == 200 else []
+        if len(own) == 1:
+            row = {**row, **own[0], "__export__": own_export[0].replace(own_export[1], url)}
+    return url, mine[0][id_column], row
+
+
+def _own_export(edits: list[Task]) -> tuple[str, str] | None:
+    """An edit goal's record-export URL and its record page's URL (the export of another record is the one with that page swapped)."""
+    for edit in edits:
+        record = edit.quality["change"]["record"]
+        for criterion in edit.success:
+            source = str(json.loads(criterion.value).get("source") or "")
+            if source != record and source.startswith(record) and not source[len(record):][:1].isalnum():
+                return source, record
+    return None
+
+
+def _on_page(task: Task, url: str, text: str | None = None) -> list[GoldStep]:
+    """``task``'s gold on another record's page (and, for a comment, with other text)."""
+    steps = [s.model_copy(update={"text": url}) if s.action == "navigate" else s for s in task.gold_steps]
+    return [s.model_copy(update={"text": text}) if text is not None and s.action == "type" else s for s in steps]
+
+
+async def compose_state_chains(kg: KnowledgeGraph, tasks: list[Task], episodes: EpisodeManager, count: int, levels: int, seed: int) -> FlowResult:
+    """Up to ``count`` chains over the application's state, each giving its verified levels 1..min(levels, 4)."""
+    result = FlowResult()
+    creates = [t for t in tasks if _kind(t) == "create" and t.quality.get("replay", {}).get("ok")]
+    comments = [t for t in tasks if _kind(t) == "comment" and t.quality.get("replay", {}).get("ok")]
+    edits = [t for t in tasks if _kind(t) == "edit" and t.quality.get("replay", {}).get("ok")]
+    if not creates or not comments:
+        result.reason = "no verified create and comment goals on this graph (generate with web-change first): no record to build on"
+        return result
+    for index in range(min(count, len(creates))):
+        create = creates[index]
+        comment = comments[index % len(comments)]
+        other = next((t for t in comments + edits if t.quality["change"]["record"] != comment.quality["change"]["record"]), None)
+        chain_id = hashlib.sha1(f"{kg.id}|state|{create.id}|{seed}".encode()).hexdigest()[:10]
+        made = await _new_record(create, comment.quality["change"]["record"], episodes, _own_export(edits))
+        if made is None:
+            result.chains.append(ChainStop(chain=chain_id, listing="", reached=0, stopped="the new record's number and page could not be read from the export after the create goal"))
+            continue
+        url, number, row = made
+        made_levels = [_checked(t) for t in _levels(kg, create, comment, edits, other, (url, number, row), chain_id, seed)[:levels]]
+        reached, stopped = await verify_levels(made_levels, episodes, result, f"the step budget ran out at level {min(levels, 4)}")
+        result.chains.append(ChainStop(chain=chain_id, listing=create.quality["change"]["form"], reached=reached, stopped=stopped))
+    return result
+
+
+def _checked(task: Task | None) -> tuple[Task | None, str]:
+    """A level as :func:`.flowcompose.verify_levels` takes it: None with the reason when it is missing or states a hidden value."""
+    if task is None:
+        return None, "no goal on this graph supplies the step"
+    if leaked := leaks(task.instruction, task.quality["flow"]["hidden"]):
+        return None, f"the instruction states intermediate values {leaked}"
+    return task, ""
+
+
+def _joined(parts: list[str]) -> str:
+    return parts[0] if len(parts) == 1 else "; ".join(parts[:-1]) + "; and " + parts[-1]
+
+
+def _levels(kg: KnowledgeGraph, create: Task, comment: Task, edits: list[Task], other: Task | None, made: tuple[str, str, dict[str, str]], chain_id: str, seed: int) -> list[Task | None]:
+    """The composite of each level 1..4 (None where no goal supplies that level's step)."""
+    url, number, row = made
+    goal, noun = create.quality["change"], str(comment.quality["change"].get("noun") or "record")
+    listed = json.loads(create.success[0].value)["source"]
+    text = comment.quality["change"]["text"]
+    parts: list[tuple[str, list[GoldStep], list[SuccessCriterion]]] = [
+        (create.instruction.rstrip("."), list(create.gold_steps), list(create.success)),
+        (f"add the comment “{text}” to it", _on_page(comment, url), [_criterion({"source": url, "text": text, "count": 1})]),
+    ]
+    picked = next(((e, k, v) for e in edits for k, v in e.quality["change"]["values"].items()
+                   if k not in goal["values"] and k in row and row[k].strip().lower() != v.strip().lower()), None)
+    if picked is not None:  # a field the new record has not got that value in, which the create goal leaves alone
+        edit, field, value = picked
+        steps = [s for s in _on_page(edit, url) if s.action != "select_option" or s.text == value]
+        parts.append((f"set its {field} to “{value}”", steps, [_criterion({"source": row.get("__export__", listed), "key": goal["key"], "fields": {field: value}, "count": 1})]))
+    if other is not None and len(parts) == 3:
+        sentence, target = LINK_TEXT.format(number=number), other.quality["change"]["record"]
+        title = next(iter(other.quality["change"]["key"].values()))
+        ask = f"on the {noun} “{title}”, add a comment that reads “{LINK_TEXT.format(number='N')}”, where N is the number your new {noun} was given"
+        parts.append((ask, _on_page(comment, target, sentence), [_criterion({"source": target, "text": sentence, "count": 1})]))  # the comment goal's steps, on that record
+    out: list[Task | None] = []
+    for level in range(1, 5):
+        if level > len(parts):
+            out.append(None)
+            continue
+        chosen = parts[:level]
+        instruction = chosen[0][0] + "." + (f" Then {_joined([p[0] for p in chosen[1:]])}." if level > 1 else "")
+        ids = [f"s{i}" for i in range(1, level + 1)]
+        subtasks = [Subtask(id=i, instruction=p[0], category="application", gold_steps=p[1], checks=p[2]) for i, p in zip(ids, chosen)]
+        out.append(Task(
+            id=f"chain-{chain_id}-l{level}",
+            kind="composite",
+            type="chained",
+            difficulty=level_difficulty(level),
+            instruction=instruction,
+            start_url=create.start_url,
+            allowed_domains=create.allowed_domains or [urlparse(create.start_url or "").hostname or ""],
+            gold_steps=[s for p in chosen for s in p[1]],
+            success=[c for p in chosen for c in p[2]],
+            subtasks=subtasks,
+            dag=[(ids[i], ids[i + 1]) for i in range(level - 1)],
+            level=level,
+            provenance=Provenance(graph_id=kg.id, template="state-chain", generator="compose-chain", model="none", seed=seed),
+            quality={"flow": {"chain": chain_id, "hidden": [url, number], "steps": [p[0] for p in chosen]}},
+        ))
+    return out
