@@ -164,6 +164,7 @@ class Runtime:
             documents=self.documents,
             limits=EpisodeLimits.from_settings(self.settings),
             turns=self.state_turns,
+            login=self.settings.site_login,
         )
 
     def task_service(self, episodes: EpisodeManager | None = None) -> TaskService:

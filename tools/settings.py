@@ -6,18 +6,35 @@ import json
 import os
 import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, SecretStr, field_validator
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict
 
 from .errors import InputError
 
-__all__ = ["Recording", "Settings", "load_settings"]
+__all__ = ["Recording", "Settings", "SiteLogin", "load_settings"]
 
 EmbedderName = Literal["minilm", "hashing"]
 DEFAULT_WORKSPACE = Path(".taskloom")
 Recording = Literal["har", "trace"]
+
+
+class SiteLogin(BaseModel):
+    """How to log in to the site under test: its login page, a user and a password (never shown to agents or written out)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    url: str | None = Field(None, description="The page with the login form; default: the crawl's or episode's start page.")
+    username: str = Field(min_length=1)
+    password: SecretStr
+    username_field: str | None = Field(None, description="Name, id, label or placeholder of the user field; default: the form's text or e-mail input.")
+    password_field: str | None = Field(None, description="Name, id, label or placeholder of the password field; default: the form's password input.")
+    submit: str | None = Field(None, description="Text or value of the submit button; default: the form's submit button, else Enter.")
+
+    def revealed(self) -> dict[str, Any]:
+        """These fields with the password in clear (for a server process's environment only)."""
+        return {k: v.get_secret_value() if isinstance(v, SecretStr) else v for k, v in self if v is not None}
 
 
 class Settings(BaseSettings):
@@ -118,6 +135,34 @@ class Settings(BaseSettings):
     lock_timeout: float = Field(30.0, ge=0.0, le=3600.0, description="Seconds a workspace writer waits for another writer before 'workspace busy'.")
     fetch_timeout: float = Field(30.0, ge=1.0, le=600.0, description="Overall time limit for fetching one document by URL, seconds.")
     fetch_max_bytes: int = Field(64 * 1024 * 1024, ge=1024, description="Largest document fetched by URL, bytes.")
+    site_login: Annotated[SiteLogin | None, NoDecode] = Field(
+        None,
+        description="Log in before crawling and before every browser episode (TASKLOOM_SITE_LOGIN as JSON or TOML, or a [site_login] table): "
+        "url, username, password, optional username_field/password_field/submit. The password never reaches tasks, agents or trajectories.",
+    )
+
+    @field_validator("site_login", mode="before")
+    @classmethod
+    def _login_from_text(cls, value: Any) -> Any:
+        """TASKLOOM_SITE_LOGIN arrives as text: a JSON object or TOML keys (``username = "x"``).
+
+        Validated here so that an error names the fields, never their values (the password).
+        """
+        if value is None or isinstance(value, SiteLogin):
+            return value
+        if isinstance(value, str):
+            text = value.strip()
+            if not text:
+                return None
+            try:
+                value = json.loads(text) if text.startswith("{") else tomllib.loads(text)
+            except (ValueError, tomllib.TOMLDecodeError):
+                raise InputError("site_login is not a JSON object or TOML keys (url, username, password, and optional username_field, password_field, submit)") from None
+        try:
+            return SiteLogin.model_validate(value)
+        except ValidationError as exc:
+            wrong = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'site_login'}: {e['msg']}" for e in exc.errors(include_input=False))
+            raise InputError(f"site_login is not valid ({wrong})") from None
 
     @field_validator("workspace", mode="before")
     @classmethod
@@ -148,6 +193,8 @@ class Settings(BaseSettings):
                 continue
             if isinstance(value, SecretStr):
                 value = value.get_secret_value()
+            elif isinstance(value, SiteLogin):
+                value = json.dumps(value.revealed())
             elif isinstance(value, Path):
                 value = value.resolve()
             elif isinstance(value, (list, tuple)):

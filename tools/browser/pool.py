@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Literal
 from urllib.parse import urljoin, urlparse
 
-from playwright.async_api import Browser, BrowserContext, Page, Playwright, Route
+from playwright.async_api import Browser, BrowserContext, Page, Playwright, Route, StorageState
 from playwright.async_api import Error as PlaywrightError
 
 from ..errors import TaskloomError
@@ -221,11 +221,12 @@ class BrowserPool:
 
     async def new_context(
         self, fence: OriginFence | None = None, viewport: tuple[int, int] = (1280, 800), interception: Interception = "route",
-        record_har: Path | None = None,
+        record_har: Path | None = None, storage_state: StorageState | None = None,
     ) -> GuardedContext:
         """A fresh, isolated context; with a ``fence``, requests outside its origins are aborted.
 
-        With ``record_har`` the context's network traffic is written there as a HAR file when the context closes.
+        With ``record_har`` the context's network traffic is written there as a HAR file when the context closes;
+        ``storage_state`` (cookies and local storage, e.g. of a login: :mod:`.login`) is what the context starts with.
 
         ``interception="route"`` (the default) fences every page through Playwright's routing;
         ``"devtools"`` fences pages made with :meth:`GuardedContext.new_page` through their own
@@ -235,7 +236,7 @@ class BrowserPool:
         browser = await self.browser()
         context = await browser.new_context(
             viewport={"width": viewport[0], "height": viewport[1]}, service_workers="block",
-            record_har_path=record_har, record_har_content="embed" if record_har is not None else None,
+            record_har_path=record_har, record_har_content="embed" if record_har is not None else None, storage_state=storage_state,
         )
         policy = fence_policy(fence) if interception == "route" else None
         guarded = GuardedContext(context=context, fence=fence, interception=interception, policy=policy)

@@ -16,15 +16,17 @@ import secrets
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
-from playwright.async_api import BrowserContext
+from playwright.async_api import BrowserContext, StorageState
 from playwright.async_api import Error as PlaywrightError
 from pydantic import BaseModel, Field, ValidationError
 
 from ..browser import BrowserPool
 from ..browser.dom import NAVIGATION_WATCH_JS
+from ..browser.login import log_in
 from ..errors import InputError, NotFoundError
 from ..tasks.model import SuccessCriterion, Task, criterion_key
 from ..security.origin import OriginFence
+from ..settings import SiteLogin
 from .appstate import StateTurns
 from .documents import DocumentEpisode
 from .episodes import BrowserEpisode, TimedOut
@@ -75,7 +77,10 @@ class EpisodeManager:
     the episode's folder: ``har`` (``network.har``, written when the context closes) and
     ``trace`` (``trace.zip``, a Playwright trace with screenshots and DOM snapshots that
     ``playwright show-trace`` opens). ``limits`` are every episode's timeouts and snapshot
-    size (see :class:`.limits.EpisodeLimits`).
+    size (see :class:`.limits.EpisodeLimits`). With a ``login`` every browser episode starts logged in: the
+    login runs once in a context of its own (:mod:`taskloom.tools.browser.login`) and its cookies are reused,
+    or after every state reset when the application keeps state (a reset ends the sessions); the agent never
+    sees the credentials.
     """
 
     def __init__(
@@ -92,8 +97,11 @@ class EpisodeManager:
         documents: DocumentSource | None = None,
         limits: EpisodeLimits = EpisodeLimits(),
         turns: StateTurns | None = None,
+        login: SiteLogin | None = None,
     ) -> None:
         self.pool = pool
+        self.login = login
+        self._login_state: StorageState | None = None  # the cookies of the last login, reused while no reset ended them
         self.checker = checker
         self.documents_source = documents
         self.root = root
@@ -223,7 +231,10 @@ class EpisodeManager:
                 raise InputError(f"{self.max_episodes} episodes are open; close one with env_close first")
             if self.state_reset is not None:
                 await asyncio.to_thread(self.state_reset)
-            guarded = await self.pool.new_context(fence=fence, record_har=self._har_path(episode_id))
+                self._login_state = None  # the reset ended the application's sessions
+            if self.login is not None and self._login_state is None:
+                self._login_state = await log_in(self.pool, self.login, start, fence, self.limits.navigation_timeout_ms / 1000)
+            guarded = await self.pool.new_context(fence=fence, record_har=self._har_path(episode_id), storage_state=self._login_state)
             if "trace" in self.record:
                 await guarded.context.tracing.start(name=episode_id, title=task_id or start, screenshots=True, snapshots=True)
             page = await guarded.context.new_page()

@@ -132,16 +132,19 @@ def match_rows(rows: list[dict[str, str]], check: RecordCheck) -> tuple[bool, st
     return True, f"{len(hits)} row with {shown} and the wanted fields" + (f"; {len(rows)} rows in all" if check.total is not None else "")
 
 
+#: Inline elements join their text to what is around them ("as <a>#301</a>." reads "as #301."); every other tag is a space.
+_INLINE = re.compile(r"</?(?:a|abbr|b|bdi|code|em|i|kbd|mark|q|s|samp|small|span|strong|sub|sup|tt|u|var)\b[^>]*>", re.I)
+_BLOCK = re.compile(r"<[^>]+>")
 _HIDDEN = re.compile(r"<(script|style|template|textarea)\b.*?</\1\s*>|<!--.*?-->", re.S | re.I)
 
 
 def page_text(markup: str) -> str:
     """The text of an HTML page (or a feed): no markup, scripts, styles or form text areas; spaces collapsed.
 
-    >>> page_text("<p>Seen <b>again</b></p><script>x('Seen again')</script><textarea>Seen again</textarea>")
-    'Seen again'
+    >>> page_text("<p>Seen <b>again</b></p><script>x('Seen again')</script><textarea>Seen again</textarea><p>as <a href='/t/3'>#3</a>.</p>")
+    'Seen again as #3.'
     """
-    return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", _HIDDEN.sub(" ", markup))).split())
+    return " ".join(html.unescape(_BLOCK.sub(" ", _INLINE.sub("", _HIDDEN.sub(" ", markup)))).split())
 
 
 def _mentions(text: str, check: MentionCheck) -> tuple[bool, str]:

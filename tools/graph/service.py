@@ -211,7 +211,7 @@ class GraphService:
         screenshots (so the workspace must be the same path wherever they run). A site
         whose crawl or storing fails is reported with its error; the others are stored.
         """
-        jobs = [CrawlJob(options=o, screenshots=self.store.assets_dir(website_graph_id(o)) / "pages", chromium=self.settings.chromium) for o in sites]
+        jobs = [CrawlJob(options=o, screenshots=self.store.assets_dir(website_graph_id(o)) / "pages", chromium=self.settings.chromium, login=self.settings.site_login) for o in sites]
         async with self.write_lock(f"crawl {len(sites)} sites"):
             existed = {job.options.start_url: self.store.exists(website_graph_id(job.options)) for job in jobs}
             crawls = await asyncio.to_thread(crawl_all, jobs)

@@ -17,6 +17,8 @@ fresh load of the page and the dialogs, menus, tab panels, toasts and new tabs i
 recorded; records (:mod:`.records`) are read on every page, app states (:mod:`.states`) on the
 first page of each URL template (its other pages share its controls), within ``state_timeout``.
 What it is asked for and what it returns (options, captures, the result) is in :mod:`.capture`.
+With a ``login`` every context starts logged in (one login, its cookies shared; see
+:mod:`taskloom.tools.browser.login`), and links and buttons that log out are neither followed nor clicked.
 """
 
 from __future__ import annotations
@@ -33,8 +35,10 @@ from playwright.async_api import Page, Response
 
 from ...browser import BrowserPool, GuardedContext
 from ...browser.dom import draw_marks
+from ...browser.login import is_logout, log_in
 from ...browser.settle import settle, track_requests
 from ...errors import InputError
+from ...settings import SiteLogin
 from .capture import ClickEffect, CrawlOptions, CrawlResult, PageCapture, SiteUnreachable, normalize_url
 from .extract import VISIBLE_CONTAINERS_JS, ElementInfo, classify_element, read_page
 from .frontier import Frontier, Skip, SkipReason
@@ -93,8 +97,9 @@ def _interactive(capture: PageCapture) -> bool:
 
 
 class _Crawl:
-    def __init__(self, options: CrawlOptions, pool: BrowserPool, shots: Path | None, progress: ProgressFn | None) -> None:
+    def __init__(self, options: CrawlOptions, pool: BrowserPool, shots: Path | None, progress: ProgressFn | None, login: SiteLogin | None = None) -> None:
         self.options = options
+        self.login = login
         self.pool = pool
         self.shots = shots
         self.progress = progress
@@ -117,7 +122,8 @@ class _Crawl:
 
     async def run(self) -> CrawlResult:
         start = time.perf_counter()
-        contexts = [await self.pool.new_context(fence=self.fence, interception="devtools") for _ in range(self.options.contexts)]
+        state = await log_in(self.pool, self.login, self.result.start_url, self.fence, self.options.page_timeout) if self.login else None
+        contexts = [await self.pool.new_context(fence=self.fence, interception="devtools", storage_state=state) for _ in range(self.options.contexts)]
         for guarded in contexts:
             await guarded.context.add_init_script(COUNT_OPENS_JS)
         pages = [await g.new_page() for g in contexts]
@@ -324,6 +330,8 @@ class _Crawl:
             target = e.href if e.tag == "a" else e.action if e.tag == "form" else None
             if not target or not target.startswith(("http://", "https://")):
                 continue
+            if self.login is not None and e.tag == "a" and is_logout(e.text or e.name or e.aria_label, target):
+                continue  # logged in: a logout link would end the session for every context
             normal = normalize_url(target)
             bucket = links if self.fence.allows(normal) else outside
             if normal not in bucket:
@@ -387,6 +395,7 @@ class _Crawl:
             and e.input_type not in ("submit", "reset")
             and not (e.tag == "button" and e.form and e.input_type in (None, "submit"))
             and not e.dialog
+            and not (self.login is not None and is_logout(e.text or e.name or e.aria_label))
         ][: self.options.click_budget]
         effects: list[ClickEffect] = []
         dirty = False
@@ -459,8 +468,10 @@ class _Crawl:
         return url
 
 
-async def crawl(options: CrawlOptions, pool: BrowserPool, screenshots: Path | None = None, progress: ProgressFn | None = None) -> CrawlResult:
-    """Crawl ``options.start_url`` (see the module docstring)."""
+async def crawl(
+    options: CrawlOptions, pool: BrowserPool, screenshots: Path | None = None, progress: ProgressFn | None = None, login: SiteLogin | None = None
+) -> CrawlResult:
+    """Crawl ``options.start_url`` (see the module docstring), logged in first when ``login`` is given."""
     if not options.start_url.startswith(("http://", "https://")):
         raise InputError(f"start_url {options.start_url!r} must start with http:// or https://")
-    return await _Crawl(options, pool, screenshots, progress).run()
+    return await _Crawl(options, pool, screenshots, progress, login).run()

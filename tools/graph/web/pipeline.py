@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field
 from ...browser import BrowserPool
 from ...errors import TaskloomError
 from ...llm.embedders import Embedder
-from ...settings import Settings
+from ...settings import Settings, SiteLogin
 from ..embedding import embed_graph, type_counts
 from ..model import GraphMeta, NodeType
 from ..store import GraphStore, make_graph_id
@@ -76,6 +76,7 @@ class CrawlJob(BaseModel):
     options: CrawlOptions
     screenshots: Path
     chromium: str | None = None
+    login: SiteLogin | None = Field(None, description="Log in before crawling (the workspace settings' site_login).")
 
 
 class Crawled(BaseModel):
@@ -96,7 +97,7 @@ def crawl_job(job: CrawlJob) -> Crawled:
     async def go() -> CrawlResult:
         pool = BrowserPool(job.chromium)
         try:
-            return await crawl(job.options, pool, job.screenshots)
+            return await crawl(job.options, pool, job.screenshots, login=job.login)
         finally:
             await pool.close()
 
@@ -126,7 +127,7 @@ async def ingest_website(
     """
     graph_id = website_graph_id(options, name)
     clock = time.perf_counter()
-    result = await crawl(options, pool, store.assets_dir(graph_id) / "pages", progress)
+    result = await crawl(options, pool, store.assets_dir(graph_id) / "pages", progress, settings.site_login)
     return store_crawl(result, graph_id, settings, store, vectors, embedder, name, progress, time.perf_counter() - clock)
 
 
