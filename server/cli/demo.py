@@ -116,15 +116,18 @@ async def _tasks(runtime: Runtime, doc_graph: str | None, web_graph: str, doc_co
         if result.kind == "web":
             _show_families([runtime.tasks.load(i) for i in result.task_ids])
     chains = await tasks.compose(web_graph, "chain", count=2, levels=4, seed=0)
-    if chains.reason:  # no value can flow on this site: chain its verified tasks along click paths instead
-        console.print(f"  value-flow chains: none ({chains.reason}); composing click-path chains (--mode walk) instead")
+    if not chains.task_ids:  # no value can flow on this site: say why, then chain its verified tasks along click paths
+        console.print(f"  value-flow chains: none ({chains.reason or 'the composer gave no reason'}); composing click-path chains (--mode walk) instead",
+                      highlight=False, markup=False)
         chains = await tasks.compose(web_graph, "walk", count=2, levels=4, seed=0)
     levels = ", ".join(f"level {row.level}: {row.tasks} task(s), {row.mean_steps:.1f} steps, {row.mean_pages:.1f} pages" for row in chains.levels)
     console.print(f"  chained tasks ({chains.mode}): {len(chains.task_ids)} ({levels})")
     for stop in chains.chains:
         console.print(f"    chain {stop.chain}: {stop.reached} level(s); stopped: {stop.stopped}", highlight=False, markup=False)
     dags = await tasks.compose(web_graph, "dag", count=2, seed=0)
-    if dags.reason:
+    if not dags.task_ids:
+        console.print(f"  value-flow task graphs: none ({dags.reason or 'the composer gave no reason'}); composing shared-page graphs (--mode pages) instead",
+                      highlight=False, markup=False)
         dags = await tasks.compose(web_graph, "pages", count=2, seed=0)
     console.print(f"  task graphs ({dags.mode}): {len(dags.task_ids)} ({', '.join(f'{k} {v}' for k, v in dags.stats.items() if isinstance(v, int))})")
     return ids + chains.task_ids + dags.task_ids

@@ -3,7 +3,8 @@
 Rule-based and offline: document answers by the answer metrics; web and composite
 tasks by the success criteria the server checked on the final page when the episode
 closed (recorded in the trajectory's close record); composite tasks also by the graph
-evaluator's Coverage Rate and Logical Consistency. LLM judges are optional extras.
+evaluator's Coverage Rate and Logical Consistency (0 when the episode left no trajectory).
+LLM judges are optional extras.
 """
 
 from __future__ import annotations
@@ -48,9 +49,11 @@ def evaluate_episode(
         scores.update(answered)
         closed = trajectory is not None and trajectory.closed is not None
         success = answer is not None and answer_success(task, answered) and (success if task.success else closed)
-    if task.kind == "composite" and task.subtasks and trajectory is not None:
-        progress = evaluate_progress(task, trajectory)
-        scores.update(cr=progress.cr, lc=progress.lc, subtasks_completed=progress.completed / max(progress.total, 1))
+    if task.kind == "composite" and task.subtasks:  # no trajectory (the episode crashed before one): nothing was completed
+        scores.update(cr=0.0, lc=0.0, subtasks_completed=0.0)
+        if trajectory is not None:
+            progress = evaluate_progress(task, trajectory)
+            scores.update(cr=progress.cr, lc=progress.lc, subtasks_completed=progress.completed / max(progress.total, 1))
     actions = trajectory.actions if trajectory else []
     if duration_s is None and trajectory is not None:
         end = trajectory.closed.t if trajectory.closed else (actions[-1].t_end if actions else trajectory.episode.t)

@@ -5,24 +5,26 @@ the subtask state checks that held right after it (:attr:`ActionRecord.holds`); 
 is executed and no page is opened.
 
 **Node states** (paper §4.1). Subtasks with no predecessor start *Evaluating*, the others
-*Waiting*. After **every** replayed action (failed ones included, since the page state is
-still observed), each Evaluating subtask is checked:
+*Waiting*; a subtask becomes Evaluating once all its predecessors completed, and
+*Completed* at the first action by which it was **really done** and its predecessors were:
 
-- each *action check* (``clicked``, ``typed``, ``action_performed``) must be met
-  (:func:`action_satisfies`, successful actions only) by some action taken while the subtask
-  was Evaluating — the action just taken counts. A subtask released by action ``k`` is
-  Evaluating *after* ``k``, so its action checks count actions ``k+1, k+2, …``: an action
-  done while a subtask was still Waiting never counts and must be done again;
-- each *state check* (``url_matches``, ``text_present``, ``text_absent``, ``element_state``)
-  must be in the holds of the action just taken (state is observed, not remembered).
+- a subtask is *done after action i* when all its *state checks* (``url_matches``,
+  ``text_present``, ``text_absent``, ``element_state``, ``page_is``) held together right after
+  ``i`` (in the holds of ``i``: state is observed, not remembered) and each of its *action
+  checks* (``clicked``, ``typed``, ``action_performed``) was met by a successful action at or
+  before ``i`` (:func:`action_satisfies`);
+- it completes at ``max(first i it was done, when its last predecessor completed)``. On the web
+  a page's state is transient and what a subtask produces is often knowledge (a value read on
+  a page), so a page the agent saw before the subtask was released still counts — the same rule
+  :func:`~taskloom.tools.generate.compose.dag.verify_composite` applies to gold replays, so a
+  verified composite's oracle run completes every subtask. (OmniBench re-checks a released node
+  on later actions only; its desktop state persists, a web page's does not.)
 
-When all of a subtask's checks are met it becomes *Completed* at that action, and every
-successor whose predecessors are now all Completed becomes Evaluating and is checked
-**on the same action** (a cascade, repeated until nothing changes): state persists, so a
-successor whose state checks already hold completes at once; its action checks see no
-action yet. A subtask with **no checks never completes** (there is nothing to observe), so
-its successors stay Waiting. Subtasks completing on the same action enter the completion
-sequence wave by wave (predecessors first), and by task order within a wave.
+A subtask **with no checks** cannot be observed: it does not hold its successors back, and it
+counts as completed when a successor that consumes it completed (at that successor's action),
+or, when it is a sink of a task with a gold answer, when the episode's answer passes the task's
+answer metrics (at the last action, every action replayed). Otherwise it stays Evaluating.
+Subtasks completing on the same action enter the completion sequence by depth, then task order.
 
 **Imported trajectories** (``holds is None`` on an action): state checks cannot be read
 from a probe. ``url_matches`` is then tested against the action's ``url_after``; after the
@@ -42,6 +44,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from .checks import action_satisfies
+from .metrics import answer_scores, answer_success
 from ..environment.trajectory import ActionRecord, Trajectory
 from ..errors import InputError
 from ..tasks.dag import Dag
@@ -156,50 +159,45 @@ def evaluate_progress(task: Task, trajectory: Trajectory, max_steps: int | None 
     subtasks = {s.id: s for s in task.subtasks}
     actions = trajectory.actions if max_steps is None else trajectory.actions[:max_steps]
     observer = _Observer(trajectory, len(actions))
+    ready = {n: _first_ready(subtasks[n].checks, actions, observer.holds) for n in dag.nodes}
+    answered = _answered(task, trajectory, actions)
 
-    state: dict[str, NodeState] = {n: "waiting" if dag.predecessors(n) else "evaluating" for n in dag.nodes}
-    since: dict[str, int] = {n: -1 for n in dag.nodes if state[n] == "evaluating"}
+    topo = sorted(dag.nodes, key=lambda n: (dag.depth(n), dag.index[n]))
+    gate: dict[str, int] = {}  # action index after which every predecessor had completed (-1: a root)
     done_at: dict[str, int] = {}
-    seen: dict[str, set[int]] = {n: set() for n in dag.nodes}  # positions of the action checks met so far
-    sequence: list[tuple[str, int]] = []
-
-    def action_checks(n: str) -> list[tuple[int, SuccessCriterion]]:
-        return [(k, c) for k, c in enumerate(subtasks[n].checks) if not c.on_state]
-
-    def complete(n: str, action: ActionRecord, observe: Callable[[SuccessCriterion, ActionRecord], bool]) -> bool:
-        checks = subtasks[n].checks
-        if not checks:
-            return False
-        return all(k in seen[n] for k, _ in action_checks(n)) and all(observe(c, action) for c in checks if c.on_state)
-
-    for action in actions:
-        evaluating = [n for n in dag.nodes if state[n] == "evaluating"]
-        for n in evaluating:
-            seen[n].update(k for k, c in action_checks(n) if k not in seen[n] and action_satisfies(c, action))
-        wave = evaluating
-        while wave:
-            finished = [n for n in wave if complete(n, action, observer.holds)]
-            released: set[str] = set()
-            for n in finished:
-                state[n], done_at[n] = "completed", action.index
-                sequence.append((n, action.index))
-            for n in finished:
-                for succ in dag.successors(n):
-                    if state[succ] == "waiting" and all(state[p] == "completed" for p in dag.predecessors(succ)):
-                        state[succ], since[succ] = "evaluating", action.index
-                        released.add(succ)
-            wave = sorted(released, key=dag.index.__getitem__)
+    passed: dict[str, int] = {}  # when a subtask lets its successors go: its completion, or for one without checks, its own gate
+    for n in topo:
+        preds = dag.predecessors(n)
+        if any(p not in passed for p in preds):
+            continue
+        gate[n] = max((passed[p] for p in preds), default=-1)
+        seen = ready[n]
+        if subtasks[n].checks:
+            if seen is not None:
+                done_at[n] = passed[n] = max(gate[n], seen)
+        else:
+            passed[n] = gate[n]
+    for n in reversed(topo):  # a subtask without checks: done when a successor that consumed it was, or (a sink) when the answer is right
+        if subtasks[n].checks or n not in gate:
+            continue
+        later = [done_at[s] for s in dag.successors(n) if s in done_at]
+        if later:
+            done_at[n] = min(later)
+        elif not dag.successors(n) and answered is not None:
+            done_at[n] = max(gate[n], answered)
+    sequence = sorted(done_at.items(), key=lambda item: (item[1], dag.depth(item[0]), dag.index[item[0]]))
 
     nodes = []
     last = actions[-1] if actions else None
     for n in dag.nodes:
         unmet: list[str] = []
-        if state[n] == "evaluating":
+        state: NodeState = "completed" if n in done_at else "evaluating" if n in gate else "waiting"
+        if state == "evaluating":
+            met = {k for k, c in enumerate(subtasks[n].checks) if not c.on_state and any(action_satisfies(c, a) for a in actions)}
             for k, c in enumerate(subtasks[n].checks):
-                met = (last is not None and observer.holds(c, last)) if c.on_state else k in seen[n]
-                if not met:
+                if not ((last is not None and observer.holds(c, last)) if c.on_state else k in met):
                     unmet.append(criterion_key(c))
-        nodes.append(NodeProgress(id=n, state=state[n], depth=dag.depth(n), evaluating_since=since.get(n), completed_at=done_at.get(n), unmet=unmet))
+        nodes.append(NodeProgress(id=n, state=state, depth=dag.depth(n), evaluating_since=gate.get(n), completed_at=done_at.get(n), unmet=unmet))
 
     apps = {s.id: s.category for s in task.subtasks}
     order = [n for n, _ in sequence]
@@ -220,3 +218,22 @@ def evaluate_progress(task: Task, trajectory: Trajectory, max_steps: int | None 
         lc=logical_consistency(cs_agent, cs_max, len(sequence)),
         unobservable=sorted(observer.unobservable),
     )
+
+
+def _first_ready(checks: list[SuccessCriterion], actions: list[ActionRecord], holds: Callable[[SuccessCriterion, ActionRecord], bool]) -> int | None:
+    """The first action after which every state check held together and every action check had been met by a successful action so far."""
+    if not checks:
+        return None
+    pending = [c for c in checks if not c.on_state]
+    for action in actions:
+        pending = [c for c in pending if not action_satisfies(c, action)]
+        if not pending and all(holds(c, action) for c in checks if c.on_state):
+            return action.index
+    return None
+
+
+def _answered(task: Task, trajectory: Trajectory, actions: list[ActionRecord]) -> int | None:
+    """The last replayed action's index when the episode's answer passes the task's answer metrics (every action replayed); else None."""
+    if task.gold_answer is None or trajectory.answer is None or not actions or len(actions) != len(trajectory.actions):
+        return None
+    return actions[-1].index if answer_success(task, answer_scores(task, trajectory.answer)) else None

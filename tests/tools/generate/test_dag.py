@@ -71,13 +71,13 @@ def test_tasks_become_subtasks_with_resources_and_checks() -> None:
     home, tab, search, fact = (subtask_from_task(t) for t in (HOME, TAB, SEARCH, FACT))
     assert home.inputs == [Resource(kind="page_state", name=SITE + "/")]
     assert home.outputs == [Resource(kind="result_list", name=SITE + "/search.html?genre=mystery")]
-    assert [(c.kind, c.value) for c in home.checks] == [("url_matches", r"/search\.html\?genre=mystery$"), ("clicked", "Mystery")]
+    assert [(c.kind, c.value) for c in home.checks] == [("url_matches", r"/search\.html\?genre=mystery$")]  # outcomes only, never the click
     assert home.category == "home" and tab.category == "book" and home.source_task == "t1-home"
     assert tab.inputs == [Resource(kind="detail_page", name=SITE + "/book.html?id=b01")]
     assert tab.outputs == [Resource(kind="page_state", name=SITE + "/book.html?id=b01 #panel-reviews visible")]
     assert search.inputs == [Resource(kind="page_state", name=SITE + "/"), Resource(kind="document_fact", name="sea")]
     assert search.outputs == [Resource(kind="search_query", name="sea")]  # no replay: where the search lands is unknown
-    assert ("typed", "sea") in [(c.kind, c.value) for c in search.checks]
+    assert [(c.kind, c.value) for c in search.checks] == [("url_matches", r"[?&]q=sea")]
     assert fact.inputs == [Resource(kind="file", name="doc-g")] and fact.outputs == [Resource(kind="document_fact", name="sea")]
     with pytest.raises(InputError, match="neither a web task with gold steps"):
         subtask_from_task(HOME.model_copy(update={"gold_steps": []}))
@@ -123,9 +123,8 @@ def test_one_intent_group_becomes_a_composite_with_navigation_and_checks() -> No
     assert task.orders == [["s1", "s2", "s3", "s4"], ["s1", "s2", "s4", "s3"]] and task.order_count == 2
     assert [(s.action, s.selector or s.text) for s in task.gold_steps] == [
         ("click", "#m"), ("click", "#r1"), ("click", "#book-author"), ("navigate", SITE + "/book.html?id=b01"), ("click", "#tab-reviews")]
-    assert [(c.kind, c.value) for c in task.success] == [
-        ("clicked", "Mystery"), ("clicked", "The Lantern Keeper's Secret"), ("clicked", "Margaret Oyelaran"), ("clicked", "Reviews"),
-        ("element_state", "#panel-reviews")]
+    assert [(c.kind, c.value) for c in task.success] == [("element_state", "#panel-reviews")]  # no literal action; earlier outcomes per subtask
+    assert all(c.on_state for s in task.subtasks for c in s.checks)
     assert {d: v["value"] for d, v in task.complexity.items()} == {"dependency": 3, "instruction": 4, "knowledge": 3, "hierarchy": 3, "branch": 2}
     assert (task.kind, task.type, task.difficulty, task.start_url) == ("composite", "task_graph", "medium", SITE + "/index.html")
     assert task.provenance.generator == "compose-dag" and task.allowed_domains == ["shop.test"]
@@ -141,6 +140,9 @@ def test_composition_is_deterministic_and_keeps_the_rules() -> None:
     first = asyncio.run(compose_dags(pool, count=10, seed=4))
     again = asyncio.run(compose_dags(list(reversed(pool)), count=10, seed=4))
     assert _dump(first.tasks) == _dump(again.tasks) and first.stats == again.stats
+    clicked_only = _web("t0-click", "/", [_click("#x", "X")], [SuccessCriterion(kind="clicked", value="X")], "Home", "click “X”")
+    refused = asyncio.run(compose_dags([clicked_only, *pool], count=5, seed=0))
+    assert ("t0-click", "no outcome check: its success criteria only name a literal action") in refused.dropped and refused.stats["no_outcome_check"] == 1
     assert len(first.tasks) >= 2 and first.stats["pool"] == 10
     assert len({tuple(sorted(s.source_task or "" for s in t.subtasks)) for t in first.tasks}) == len(first.tasks)
     for task in first.tasks:

@@ -17,6 +17,9 @@ its criteria). Then, up to ``levels`` subtasks:
   or a proposal whose state criteria all hold already (it would change nothing).
 * **execute** its gold steps in the same episode and **verify** its criteria on the live
   page and this attempt's actions (state criteria get up to 3 s to settle).
+  Criteria are outcomes: a proposal whose criteria name only a literal action (``clicked``,
+  ``typed``, ``action_performed``) is checked by where it led (``url_matches`` of the page
+  reached), or refused when it left the page as it was.
 * **revise** on failure, up to ``retries`` more attempts: the longest prefix of the failed
   path whose steps all succeeded (AgentSynth's reviser: what was actually done), else the
   best-ranked remaining proposal with fewer steps (simpler), else the next-ranked one.
@@ -58,12 +61,13 @@ from ...graph.model import KnowledgeGraph
 from ...llm.client import LLM
 from ...llm.templates import render_prompt
 from ...tasks.model import GoldStep, Provenance, SuccessCriterion, Task, criterion_key
+from .dag import normalise_url
 from .levels import ChainOutcome, ChainReport, FailedProposal, Link, Source, compose_chain, level_stats, reason_of, settled_check, split_instruction
 from ..filter.stages import Dropped
 from ..metapath.engine import bounded_match
 from ..web.families import GRAPH_STEPS
 from ..metapath.patterns import TIERS, patterns_by_priority
-from ..web.paths import PathEdge, task_from_path
+from ..web.paths import PathEdge, _url_pattern, task_from_path
 
 __all__ = ["Proposal", "FailedProposal", "ChainOutcome", "ChainReport", "FollowUps", "ChainRun", "build_chains"]
 
@@ -238,16 +242,18 @@ class ChainRun:
         if reason is not None:
             return reason, done
         await self._settle()
+        if not any(c.on_state for c in proposal.task.success):  # only a literal action: check where it led instead, or refuse it
+            if normalise_url(episode.page.url) == normalise_url(url_before):
+                return "it has no outcome check (its criteria name only a literal action) and it left the page as it was", done
+            proposal = replace(proposal, task=proposal.task.model_copy(update={"success": [SuccessCriterion(kind="url_matches", value=_url_pattern(episode.page.url))]}))
         earlier = [c for link in self.links for c in link.task.success if c.on_state] + [c for c in proposal.task.success if c.on_state]
         holding = set(await probe_state(episode.page, earlier))
         still = list({criterion_key(c): c for c in earlier if criterion_key(c) in holding}.values())
-        last = next((a for a in reversed(actions) if a.error is None), None)
         text = str(proposal.task.quality.get("template_instruction") or proposal.task.instruction)
         _, clause = split_instruction(text)
         instruction = text if proposal.source == "seed" else clause[:1].upper() + clause[1:] + "."
-        evidence = SuccessCriterion(kind="action_performed", value=last.canonical) if last is not None else None
         self.links.append(Link(task=proposal.task, instruction=instruction, clause=clause, url_before=url_before, url_after=episode.page.url,
-                               still=still, evidence=evidence, source=proposal.source))
+                               still=still, source=proposal.source))
         return None, done
 
     async def _restore(self) -> str | None:

@@ -12,9 +12,11 @@ reaches other than its start (link follows â†’ ``detail_page``/``result_list``/â
 and a ``page_state`` ``<url> <selector> visible`` for each element it opens. Text
 typed into a search box is also an *input* ``document_fact`` (the normalised text),
 which a document task whose gold answer is that text outputs; a document task's
-input is its source ``file`` (the graph id). Subtask checks are the task's success
-criteria plus ``clicked`` (each click, by the element name the replay saw), ``typed``
-(each typing) and ``action_performed`` (each select) checks.
+input is its source ``file`` (the graph id). Subtask checks are the task's *state*
+success criteria (page, URL, text, element state): no check requires a literal action,
+so any route to the same outcome passes. A web task with no state criterion has no
+outcome to check and is left out of the pool (counted in ``stats["no_outcome_check"]``
+and listed in ``dropped`` with that reason).
 
 **Edges.** ``a -> b`` exactly when an output of ``a`` equals an input of ``b`` (kind
 and name).
@@ -33,8 +35,8 @@ producers and consumers are picked by the same seeded generator.
 the subtasks' gold steps in the first stored topological order, with a ``navigate``
 to a subtask's start page whenever the previous one ended elsewhere, where it ended
 is unknown, or it left something open (a dialog or menu may cover the page; the
-reload closes it). Success criteria are the action checks of every subtask plus the
-state criteria of the last web subtask in that order: earlier subtasks' state is
+reload closes it). Success criteria are the state criteria of the last web subtask in
+that order: earlier subtasks' state is
 transient (the agent navigates on), and the graph evaluator checks it per subtask
 through the recorded probes. :func:`verify_composite` replays the gold steps with
 every subtask's state checks probed after each action; a composite passes when its
@@ -65,11 +67,11 @@ from ...errors import InputError, TaskloomError
 from ...llm.client import LLM
 from ...security.origin import origin_of
 from ...tasks.dag import Dag
-from ...tasks.model import Difficulty, GoldStep, Provenance, Resource, SuccessCriterion, Subtask, Task, criterion_key
+from ...tasks.model import Difficulty, GoldStep, Provenance, Resource, Subtask, Task, criterion_key
 from .complexity import capabilities_of, capability_id, complexities, satisfies
 from .consistency import synthesize, validate
 
-__all__ = ["ComposeReport", "normalise_url", "page_resource", "section", "subtask_from_task", "resource_edges", "compose_dags", "verify_composite"]
+__all__ = ["ComposeReport", "normalise_url", "page_resource", "section", "subtask_from_task", "resource_edges", "compose_dags", "verify_composite", "unfinished_subtask"]
 
 Edge = tuple[str, str]
 _ROUNDS = 3  # passes over the hubs; later passes pick other producers and consumers
@@ -154,7 +156,7 @@ def _node(task: Task) -> _Node:
         raise InputError(f"task {task.id!r} is neither a web task with gold steps nor a document task with a gold answer; only those become subtasks")
     start = normalise_url(task.start_url)
     actions = _replay(task)
-    inputs, outputs, checks = [page_resource(start)], list[Resource](), list(task.success)
+    inputs, outputs, checks = [page_resource(start)], list[Resource](), [c for c in task.success if c.on_state]
     here = start
     for i, step in enumerate(task.gold_steps):
         done = actions[i] if actions else None
@@ -165,13 +167,8 @@ def _node(task: Task) -> _Node:
                 inputs.append(Resource(kind="document_fact", name=_fact(step.text or "")))
             else:
                 outputs.append(Resource(kind="form_data", name=f"{element}={step.text or ''}"))
-            checks.append(SuccessCriterion(kind="typed", value=step.text or ""))
         elif step.action == "select_option":
             outputs.append(Resource(kind="filter_state", name=f"{element}={step.text or ''}"))
-            checks.append(SuccessCriterion(kind="action_performed", value=(done.canonical if done else step.canonical) or ""))
-        elif step.action in ("click", "double_click"):
-            name = (done.target.name or done.target.text) if done and done.target else None
-            checks.append(SuccessCriterion(kind="clicked", value=name or _field(step.canonical, "text")))
         after = normalise_url(done.url_after) if done and done.url_after else normalise_url(step.text or "") if step.action == "navigate" else None
         if after and after != here:
             here = after
@@ -307,9 +304,7 @@ def _build(pool: list[_Node], members: list[int], hub: tuple[str, str], seed: in
         steps.extend(s.model_copy() for s in node.subtask.gold_steps)
         here = node.end
         covered = any(r.kind == "page_state" and r.name.endswith(" visible") for r in node.subtask.outputs)
-    checks = [c for s in orders[0] for c in node_of[s].subtask.checks if not c.on_state]
-    if web:
-        checks += [c for c in web[-1].task.success if c.on_state]
+    checks = [c for c in web[-1].task.success if c.on_state] if web else []
     success = list({criterion_key(c): c for c in checks}.values())
     sources = [pool[i].task for i in ranked]
     digest = hashlib.sha1(repr((sorted(t.id for t in sources), sorted((node_of[a].task.id, node_of[b].task.id) for a, b in edges))).encode()).hexdigest()[:12]
@@ -367,8 +362,12 @@ async def compose_dags(
     pool: list[_Node] = []
     seen: set[str] = set()
     usable = [t for t in tasks if (t.kind == "web" and t.start_url and t.gold_steps) or (t.kind == "document" and t.gold_answer)]
+    report = ComposeReport()
     for task in sorted(usable, key=lambda t: t.id):
         node = _node(task)
+        if task.kind == "web" and not node.subtask.checks:
+            report.dropped.append((task.id, "no outcome check: its success criteria only name a literal action"))
+            continue
         if node.key not in seen:
             seen.add(node.key)
             pool.append(node)
@@ -381,8 +380,8 @@ async def compose_dags(
             consumers.setdefault((r.kind, r.name), []).append(i)
     hubs = sorted(k for k in producers if k in consumers and any(c not in producers[k] for c in consumers[k]))
     rng = np.random.default_rng(seed)
-    report = ComposeReport()
     stats = dict.fromkeys(("groups", "too_small", "duplicate", "capability_mismatch", "resynthesized", "inconsistent", "replay_failed"), 0)
+    stats["no_outcome_check"] = len(report.dropped)
     built: set[tuple[int, ...]] = set()
     attempts = [int(h) for _ in range(_ROUNDS) for h in rng.permutation(len(hubs))]
     for h in attempts:
@@ -420,7 +419,7 @@ async def compose_dags(
     return report
 
 
-def _unfinished(task: Task, actions: list[ActionRecord]) -> str | None:
+def unfinished_subtask(task: Task, actions: list[ActionRecord]) -> str | None:
     """The first subtask whose state checks never all held after one action, if any."""
     held = [set(a.holds or []) for a in actions]
     for sub in task.subtasks:
@@ -444,7 +443,7 @@ async def verify_composite(task: Task, episodes: EpisodeManager) -> str | None:
         await run_gold_steps(episode, task.gold_steps)
         actions = load_trajectory(episode.recorder.path).actions
         failed = [r for r in await check_criteria(episode.page, task.success, actions) if not r.ok]
-        reason = "; ".join(f"{r.criterion.kind} {r.criterion.value!r}: {r.observed}" for r in failed) or _unfinished(task, actions)
+        reason = "; ".join(f"{r.criterion.kind} {r.criterion.value!r}: {r.observed}" for r in failed) or unfinished_subtask(task, actions)
         if reason is None and task.gold_answer and task.quality.get("answer_visible"):
             shown, observed = await answer_visible(episode.page, task.gold_answer, task.answer_kind)
             reason = None if shown else observed

@@ -7,14 +7,16 @@ prefix). An LLM summary is kept only when every concrete value quoted in “…�
 subtask instructions survives in it; otherwise the template summary is used and the
 missing values are recorded in ``quality["summary"]``.
 
-Success of a level-k task (checked after replaying its gold steps in a fresh episode):
-
-* the state criteria of subtasks 1..k that still held on the live page right after
-  subtask k was verified (all of subtask k's, since it was just verified);
-* subtask k's action criteria, and every earlier subtask's own action criteria;
-* for an earlier subtask none of whose state criteria still hold and that has no action
-  criteria, one ``action_performed`` criterion with the recorded canonical form of its
-  last action — evidence it was done at all, so an agent cannot skip it.
+Success of a level-k task (checked after replaying its gold steps in a fresh episode) is
+outcomes only, never a literal action (a newcomer who reaches the same pages by other
+clicks passes): the state criteria of subtasks 1..k that still held on the live page right
+after subtask k was verified (all of subtask k's, since it was just verified). An earlier
+subtask whose state did not last is checked by the graph evaluator: each subtask's checks
+are its source task's state criteria, probed after every action, and the replay must see
+each subtask's checks hold together after some action
+(:func:`~taskloom.tools.generate.compose.dag.unfinished_subtask`). A proposal whose criteria
+name only a literal action enters a chain checked by the page it led to, or not at all
+(:mod:`.chain`).
 
 Difficulty from the level: 1 easy, 2–3 medium, 4–5 hard, 6 and more expert. Every level
 is replayed in a fresh episode (its gold steps only, no failed attempts); a level whose
@@ -40,13 +42,14 @@ from pydantic import BaseModel, Field
 from ...evaluate.checks import CriterionResult, check_criteria
 from ...environment.episodes import ActionFailed
 from ...environment.gold import run_gold_steps
-from ...environment.manager import EpisodeManager
+from ...environment.manager import EpisodeManager, watched_checks
 from ...environment.trajectory import ActionRecord, Trajectory, load_trajectory
 from ...errors import TaskloomError
 from ...llm.client import LLM
 from ...llm.templates import render_prompt
 from ...tasks.model import Difficulty, Provenance, Resource, SuccessCriterion, Subtask, Task, criterion_key
 from ..filter.stages import Dropped
+from .dag import unfinished_subtask
 
 __all__ = [
     "FailedProposal",
@@ -87,7 +90,6 @@ class Link:
     url_before: str
     url_after: str
     still: list[SuccessCriterion] = field(default_factory=list)  # state criteria of subtasks 1..k that held right after this one
-    evidence: SuccessCriterion | None = None
     source: str = "template"
 
 
@@ -183,7 +185,7 @@ def _subtask(index: int, link: Link) -> Subtask:
         inputs=inputs,
         outputs=outputs,
         gold_steps=[s.model_copy() for s in link.task.gold_steps],
-        checks=[c.model_copy() for c in link.task.success],
+        checks=[c.model_copy() for c in link.task.success if c.on_state],
         source_task=link.task.id,
     )
 
@@ -198,14 +200,7 @@ def _dedupe(criteria: Sequence[SuccessCriterion]) -> list[SuccessCriterion]:
 def level_success(links: Sequence[Link]) -> list[SuccessCriterion]:
     """Success criteria of the level-len(links) task (see the module docstring)."""
     last = links[-1]
-    still = {criterion_key(c) for c in last.still}
-    found: list[SuccessCriterion] = list(last.still)
-    for link in links[:-1]:
-        actions = [c for c in link.task.success if not c.on_state]
-        found.extend(actions)
-        if not actions and not any(criterion_key(c) in still for c in link.task.success if c.on_state) and link.evidence is not None:
-            found.append(link.evidence)
-    found.extend(last.task.success)
+    found = [c for c in [*last.still, *last.task.success] if c.on_state]
     return _dedupe([c.model_copy() for c in found])
 
 
@@ -290,10 +285,12 @@ def reason_of(results: list[CriterionResult]) -> str | None:
 async def replay_level(episodes: EpisodeManager, task: Task) -> tuple[str | None, str | None, tuple[int, int]]:
     """Replay a composite's gold steps in a fresh episode: (trajectory path or None, failure reason, (pages, element types))."""
     episode, _ = await episodes.start(url=task.start_url, agent="gold-replay", allowed_domains=task.allowed_domains or None)
+    episode.task, episode.watch = task, watched_checks(task)
     reason: str | None = None
     try:
         await run_gold_steps(episode, task.gold_steps)
-        reason = reason_of(await settled_check(episode.page, task.success, load_trajectory(episode.recorder.path).actions))
+        actions = load_trajectory(episode.recorder.path).actions
+        reason = reason_of(await settled_check(episode.page, task.success, actions)) or unfinished_subtask(task, actions)
     except (ActionFailed, TaskloomError) as exc:
         reason = f"a gold step failed: {exc}"
     path = await episodes.close(episode.id, status="closed" if reason is None else "error", reason=reason)
