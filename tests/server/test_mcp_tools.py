@@ -207,7 +207,7 @@ async def test_ingest_pdf_reports_progress_per_page_then_per_batch(server: FastM
     assert not result.is_error, result.content[0].text
     assert result.structured_content["pages"] == 25
     pages = [e for e in events if (e[2] or "").startswith("page")]
-    embeds = [e for e in events if (e[2] or "").startswith("embedded")]
+    embeds = [e for e in events if (e[2] or "").startswith(("embedding", "embedded"))]  # "embedding N texts" first, then each call
     assert len(pages) >= 25
     assert {e[1] for e in pages} == {25}
     assert [e[0] for e in pages] == sorted(e[0] for e in pages)
