@@ -32,7 +32,7 @@ from .documents import DocumentEpisode
 from .episodes import BrowserEpisode, TimedOut
 from .limits import EpisodeLimits
 from .protocols import DocumentSource, SuccessChecker
-from .trajectory import CloseStatus, EpisodeRecord, Recorder, load_trajectory
+from .trajectory import ActionRecord, CloseStatus, CriterionResult, EpisodeRecord, Recorder, load_trajectory
 
 __all__ = ["EpisodeManager", "HAR_FILE", "PublicTask", "StartedEpisode", "TRACE_FILE"]
 
@@ -364,7 +364,9 @@ class EpisodeManager:
                     final_url = episode.page.url
                     final_text = (await episode.page.locator("body").inner_text(timeout=2_000))[:4000]
                     if episode.task is not None and episode.task.success:
-                        checks = await self.checker.check(episode.page, episode.task.success, load_trajectory(episode.recorder.path).actions)
+                        actions = load_trajectory(episode.recorder.path).actions
+                        checks = await self.checker.check(episode.page, episode.task.success, actions)
+                        checks += skipped_subtask(episode.task, actions)
                 except PlaywrightError as exc:
                     reason = f"{reason + '; ' if reason else ''}final-state check failed: {str(exc).splitlines()[0]}"
         finally:
@@ -415,3 +417,27 @@ def watched_checks(task: Task) -> list[SuccessCriterion]:
             if check.on_state:
                 seen.setdefault(criterion_key(check), check)
     return list(seen.values())
+
+
+def skipped_subtask(task: Task, actions: list[ActionRecord]) -> list[CriterionResult]:
+    """A composite's final state is not enough: a failed verdict for the first subtask whose checks never held during the episode.
+
+    The verdict is on one of that subtask's own state checks (what it asked for), observed as never met
+    at any point: a run that reaches the last page while skipping a step in between is not a success.
+    """
+    missing = unfinished_subtask(task, actions)
+    if missing is None:
+        return []
+    sub = next(s for s in task.subtasks if f"subtask {s.id}'" in missing)
+    check = next(c for c in sub.checks if c.on_state)
+    return [CriterionResult(criterion=check, ok=False, observed=f"{missing} during the episode")]
+
+
+def unfinished_subtask(task: Task, actions: list[ActionRecord]) -> str | None:
+    """The first subtask whose state checks never all held after one action, if any (as the probes after every action recorded)."""
+    held = [set(a.holds or []) for a in actions]
+    for sub in task.subtasks:
+        keys = {criterion_key(c) for c in sub.checks if c.on_state}
+        if keys and not any(keys <= h for h in held):
+            return f"subtask {sub.id}'s state checks never held together ({', '.join(sorted(keys))})"
+    return None

@@ -61,7 +61,7 @@ from ...environment.canonical import canonical
 from ...evaluate.checks import answer_visible, check_criteria
 from ...environment.episodes import ActionFailed
 from ...environment.gold import run_gold_steps
-from ...environment.manager import EpisodeManager, watched_checks
+from ...environment.manager import EpisodeManager, unfinished_subtask, watched_checks
 from ...environment.trajectory import ActionRecord, load_trajectory
 from ...errors import InputError, TaskloomError
 from ...llm.client import LLM
@@ -71,7 +71,7 @@ from ...tasks.model import Difficulty, GoldStep, Provenance, Resource, Subtask, 
 from .complexity import capabilities_of, capability_id, complexities, satisfies
 from .consistency import synthesize, validate
 
-__all__ = ["ComposeReport", "normalise_url", "page_resource", "section", "subtask_from_task", "resource_edges", "compose_dags", "verify_composite", "unfinished_subtask"]
+__all__ = ["ComposeReport", "normalise_url", "page_resource", "section", "subtask_from_task", "resource_edges", "compose_dags", "verify_composite"]
 
 Edge = tuple[str, str]
 _ROUNDS = 3  # passes over the hubs; later passes pick other producers and consumers
@@ -417,16 +417,6 @@ async def compose_dags(
         report.tasks.append(task)
     report.stats = {"tasks": len(tasks), "unusable": len(tasks) - len(usable), "pool": len(pool), "hubs": len(hubs), **stats, "kept": len(report.tasks)}
     return report
-
-
-def unfinished_subtask(task: Task, actions: list[ActionRecord]) -> str | None:
-    """The first subtask whose state checks never all held after one action, if any."""
-    held = [set(a.holds or []) for a in actions]
-    for sub in task.subtasks:
-        keys = {criterion_key(c) for c in sub.checks if c.on_state}
-        if keys and not any(keys <= h for h in held):
-            return f"subtask {sub.id}'s state checks never held together ({', '.join(sorted(keys))})"
-    return None
 
 
 async def verify_composite(task: Task, episodes: EpisodeManager) -> str | None:

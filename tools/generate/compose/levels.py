@@ -42,14 +42,13 @@ from pydantic import BaseModel, Field
 from ...evaluate.checks import CriterionResult, check_criteria
 from ...environment.episodes import ActionFailed
 from ...environment.gold import run_gold_steps
-from ...environment.manager import EpisodeManager, watched_checks
+from ...environment.manager import EpisodeManager, unfinished_subtask, watched_checks
 from ...environment.trajectory import ActionRecord, Trajectory, load_trajectory
 from ...errors import TaskloomError
 from ...llm.client import LLM
 from ...llm.templates import render_prompt
 from ...tasks.model import Difficulty, Provenance, Resource, SuccessCriterion, Subtask, Task, criterion_key
 from ..filter.stages import Dropped
-from .dag import unfinished_subtask
 
 __all__ = [
     "FailedProposal",
