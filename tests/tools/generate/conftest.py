@@ -13,6 +13,8 @@ import asyncio
 import csv
 import importlib.resources
 import re
+import sqlite3
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +26,7 @@ import pytest
 
 from taskloom.tools.browser.pool import CHROMIUM_ARGS, find_chromium
 from taskloom.tools.evaluate.checks import check_criteria
+from taskloom.tools.generate.filter.stages import GenerationReport
 from taskloom.tools.graph.model import KnowledgeGraph
 from taskloom.tools.runtime import Runtime
 from taskloom.tools.settings import Settings
@@ -99,3 +102,88 @@ async def route_passes(task: Task, route: Callable[[Page], Any]) -> bool:
             return all(r.ok for r in await check_criteria(page, task.success, [], grace_s=0.5))
         finally:
             await browser.close()
+
+
+#: Enough for /newticket (depth 1), the query and report pages whose exports the checks read and one ticket's page (depth 2).
+TRAC_CRAWL: dict[str, Any] = {"max_pages": 50, "max_depth": 2, "max_states": 0, "click_budget": 0}
+
+
+def trac_counts(db: Path) -> tuple[int, int]:
+    with sqlite3.connect(db) as con:
+        return con.execute("SELECT count(*) FROM ticket").fetchone()[0], con.execute("SELECT count(*) FROM ticket_change").fetchone()[0]
+
+
+@dataclass
+class TracRun:
+    kg: KnowledgeGraph
+    settings: Settings
+    before: tuple[int, int]
+    after: tuple[int, int]
+    crawl_s: float
+    tasks: list[Task]
+    report: GenerationReport
+
+
+@pytest.fixture(scope="session")
+def trac(trac_site: Any, tmp_path_factory: pytest.TempPathFactory) -> TracRun:
+    """Trac crawled once and its change goals generated through the whole pipeline (replayed, each in a fresh state)."""
+    trac_site.state.reset()
+    settings = Settings(workspace=tmp_path_factory.mktemp("trac") / "ws", embedder="hashing", crawl_delay=0, record_screenshots=False)
+
+    async def go() -> TracRun:
+        async with Runtime(settings) as rt:
+            before = trac_counts(trac_site.db)
+            began = time.perf_counter()
+            graph_id = (await rt.graphs.ingest_website(trac_site.url + "/", **TRAC_CRAWL)).graph_id
+            crawl_s = time.perf_counter() - began
+            after = trac_counts(trac_site.db)
+            rt.episodes.state_reset = trac_site.state.reset
+            result = await rt.task_service().generate(graph_id, count=9, seed=5, use_llm=False, generator="web-change")
+            tasks = [rt.tasks.load(i) for i in result.task_ids]
+            return TracRun(rt.graphs.load(graph_id), settings, before, after, crawl_s, tasks, result.report)
+
+    return asyncio.run(go())
+
+
+#: Enough for the new-issue form (depth 1) and the index and search pages whose CSV exports the checks read (depth 2).
+ROUNDUP_CRAWL: dict[str, Any] = {"max_pages": 30, "max_depth": 2, "max_states": 0, "click_budget": 0}
+SEEDED = 200  # tests/data/roundup-issues.csv
+
+
+def roundup_counts(db: Path) -> tuple[int, ...]:
+    with sqlite3.connect(db) as con:
+        counts = tuple(con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("_issue", "_msg", "issue__journal", "_user"))
+    con.close()
+    return counts
+
+
+@dataclass
+class RoundupRun:
+    kg: KnowledgeGraph
+    settings: Settings
+    before: tuple[int, ...]
+    after: tuple[int, ...]
+    crawl_s: float
+    tasks: list[Task]
+    report: GenerationReport
+
+
+@pytest.fixture(scope="session")
+def roundup(roundup_site: Any, tmp_path_factory: pytest.TempPathFactory) -> RoundupRun:
+    """Roundup crawled once and its change goals generated through the whole pipeline (replayed, each in a fresh state)."""
+    roundup_site.state.reset()
+    settings = Settings(workspace=tmp_path_factory.mktemp("roundup") / "ws", embedder="hashing", crawl_delay=0, record_screenshots=False)
+
+    async def go() -> RoundupRun:
+        async with Runtime(settings) as rt:
+            before = roundup_counts(roundup_site.db)
+            began = time.perf_counter()
+            graph_id = (await rt.graphs.ingest_website(roundup_site.url + "/", **ROUNDUP_CRAWL)).graph_id
+            crawl_s = time.perf_counter() - began
+            after = roundup_counts(roundup_site.db)
+            rt.episodes.state_reset = roundup_site.state.reset
+            result = await rt.task_service().generate(graph_id, count=6, seed=5, use_llm=False, generator="web-change")
+            tasks = [rt.tasks.load(i) for i in result.task_ids]
+            return RoundupRun(rt.graphs.load(graph_id), settings, before, after, crawl_s, tasks, result.report)
+
+    return asyncio.run(go())

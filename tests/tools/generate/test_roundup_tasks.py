@@ -14,10 +14,8 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-import time
 import urllib.request
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlparse
@@ -26,61 +24,14 @@ import pytest
 from playwright.async_api import Page
 
 from taskloom.tools.evaluate.appstate import RecordCheck, parse_rows
-from taskloom.tools.generate.filter.stages import GenerationReport
 from taskloom.tools.generate.web.create import create_forms, create_tasks, read_exports
 from taskloom.tools.generate.web.paths import replay_web_task
-from taskloom.tools.graph.model import KnowledgeGraph
 from taskloom.tools.runtime import Runtime
-from taskloom.tools.settings import Settings
 from taskloom.tools.tasks.model import Task
 
-from .conftest import route_passes
+from .conftest import SEEDED, RoundupRun, roundup_counts, route_passes
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]  # one Roundup crawl (12 s alone, ~27 s beside another run) and its replays: about 1 min 50 s for the file
-
-#: Enough for the new-issue form (depth 1) and the index and search pages whose CSV exports the checks read (depth 2).
-ROUNDUP_CRAWL: dict[str, Any] = {"max_pages": 30, "max_depth": 2, "max_states": 0, "click_budget": 0}
-SEEDED = 200  # tests/data/roundup-issues.csv
-
-
-def _counts(db: Path) -> tuple[int, ...]:
-    with sqlite3.connect(db) as con:
-        counts = tuple(con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("_issue", "_msg", "issue__journal", "_user"))
-    con.close()
-    return counts
-
-
-@dataclass
-class RoundupRun:
-    kg: KnowledgeGraph
-    settings: Settings
-    before: tuple[int, ...]
-    after: tuple[int, ...]
-    crawl_s: float
-    tasks: list[Task]
-    report: GenerationReport
-
-
-@pytest.fixture(scope="module")
-def roundup(roundup_site: Any, tmp_path_factory: pytest.TempPathFactory) -> RoundupRun:
-    """Roundup crawled once and its change goals generated through the whole pipeline (replayed, each in a fresh state)."""
-    roundup_site.state.reset()
-    settings = Settings(workspace=tmp_path_factory.mktemp("roundup") / "ws", embedder="hashing", crawl_delay=0, record_screenshots=False)
-
-    async def go() -> RoundupRun:
-        async with Runtime(settings) as rt:
-            before = _counts(roundup_site.db)
-            began = time.perf_counter()
-            graph_id = (await rt.graphs.ingest_website(roundup_site.url + "/", **ROUNDUP_CRAWL)).graph_id
-            crawl_s = time.perf_counter() - began
-            after = _counts(roundup_site.db)
-            rt.episodes.state_reset = roundup_site.state.reset
-            result = await rt.task_service().generate(graph_id, count=6, seed=5, use_llm=False, generator="web-change")
-            tasks = [rt.tasks.load(i) for i in result.task_ids]
-            return RoundupRun(rt.graphs.load(graph_id), settings, before, after, crawl_s, tasks, result.report)
-
-    return asyncio.run(go())
-
 
 def _creates(run: RoundupRun) -> list[Task]:
     return [t for t in run.tasks if t.quality.get("change", {}).get("kind") == "create"]
@@ -204,7 +155,7 @@ def test_reset_restores_the_seeded_state_quickly_and_the_server_sees_it(roundup:
     assert _export_rows(export) == 150  # the running server reads the live database
     took = roundup_site.state.reset()
     print(f"reset: {took * 1000:.0f} ms")
-    assert _counts(roundup_site.db)[0] == SEEDED and _export_rows(export) == SEEDED
+    assert roundup_counts(roundup_site.db)[0] == SEEDED and _export_rows(export) == SEEDED
     assert (roundup_site.db.parent / "files" / "msg" / "0" / "msg1").read_text() != "changed"
     assert took < 1.0
 

@@ -11,9 +11,7 @@ import asyncio
 import json
 import re
 import sqlite3
-import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -22,58 +20,14 @@ import pytest
 from playwright.async_api import Page
 
 from taskloom.tools.evaluate.appstate import RecordCheck, column_key
-from taskloom.tools.generate.filter.stages import GenerationReport
 from taskloom.tools.generate.web.create import create_forms
 from taskloom.tools.generate.web.paths import replay_web_task
-from taskloom.tools.graph.model import KnowledgeGraph
 from taskloom.tools.runtime import Runtime
-from taskloom.tools.settings import Settings
 from taskloom.tools.tasks.model import Task
 
-from .conftest import route_passes
+from .conftest import TracRun, route_passes, trac_counts
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]  # one Trac crawl (~30 s) and its replays: about 3.5 min for the file
-
-#: Enough for /newticket (depth 1), the query and report pages whose exports the checks read and one ticket's page (depth 2).
-TRAC_CRAWL: dict[str, Any] = {"max_pages": 50, "max_depth": 2, "max_states": 0, "click_budget": 0}
-
-
-def _counts(db: Path) -> tuple[int, int]:
-    with sqlite3.connect(db) as con:
-        return con.execute("SELECT count(*) FROM ticket").fetchone()[0], con.execute("SELECT count(*) FROM ticket_change").fetchone()[0]
-
-
-@dataclass
-class TracRun:
-    kg: KnowledgeGraph
-    settings: Settings
-    before: tuple[int, int]
-    after: tuple[int, int]
-    crawl_s: float
-    tasks: list[Task]
-    report: GenerationReport
-
-
-@pytest.fixture(scope="module")
-def trac(trac_site: Any, tmp_path_factory: pytest.TempPathFactory) -> TracRun:
-    """Trac crawled once and its change goals generated through the whole pipeline (replayed, each in a fresh state)."""
-    trac_site.state.reset()
-    settings = Settings(workspace=tmp_path_factory.mktemp("trac") / "ws", embedder="hashing", crawl_delay=0, record_screenshots=False)
-
-    async def go() -> TracRun:
-        async with Runtime(settings) as rt:
-            before = _counts(trac_site.db)
-            began = time.perf_counter()
-            graph_id = (await rt.graphs.ingest_website(trac_site.url + "/", **TRAC_CRAWL)).graph_id
-            crawl_s = time.perf_counter() - began
-            after = _counts(trac_site.db)
-            rt.episodes.state_reset = trac_site.state.reset
-            result = await rt.task_service().generate(graph_id, count=9, seed=5, use_llm=False, generator="web-change")
-            tasks = [rt.tasks.load(i) for i in result.task_ids]
-            return TracRun(rt.graphs.load(graph_id), settings, before, after, crawl_s, tasks, result.report)
-
-    return asyncio.run(go())
-
 
 def _kind(run: TracRun, kind: str) -> list[Task]:
     return [t for t in run.tasks if t.quality.get("change", {}).get("kind") == kind]
@@ -186,9 +140,9 @@ def test_reset_restores_the_seeded_state_quickly(trac_site: Any) -> None:
     with sqlite3.connect(trac_site.db) as con:
         con.execute("DELETE FROM ticket WHERE id > 250")
     con.close()
-    assert _counts(trac_site.db)[0] == 250
+    assert trac_counts(trac_site.db)[0] == 250
     took = trac_site.state.reset()
-    assert _counts(trac_site.db)[0] == 300
+    assert trac_counts(trac_site.db)[0] == 300
     print(f"reset: {took * 1000:.0f} ms")
     assert took < 1.0
 
@@ -344,7 +298,8 @@ def test_a_chain_over_state_flows_the_new_tickets_number_and_is_true(trac: TracR
     chained, made = asyncio.run(go())
     for task in chained:
         print(task.level, task.instruction)
-    assert [t.level for t in chained] == [1, 2, 3, 4], made.chains
+    goals = [(t.quality["change"]["kind"], t.quality["change"].get("values"), sorted(t.quality["change"].get("fields", {}))) for t in trac.tasks]
+    assert [t.level for t in chained] == [1, 2, 3, 4], (made.chains, goals)
     top = chained[-1]
     url, number = top.quality["flow"]["hidden"]
     assert number not in re.sub(r"“[^”]*”", "", top.instruction) and url not in top.instruction, "the new ticket's number and page are never stated"

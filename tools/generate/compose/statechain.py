@@ -138,6 +138,31 @@ def _joined(parts: list[str]) -> str:
     return parts[0] if len(parts) == 1 else "; ".join(parts[:-1]) + "; and " + parts[-1]
 
 
+def _field_change(created: dict[str, str], row: dict[str, str], goals: list[Task], url: str) -> tuple[str, str, list[GoldStep]] | None:
+    """A field the create goal leaves alone set, on the new record's page ``url``, to a real option the new record has not got.
+
+    An edit goal's own change comes first; else any choice field of the record form that an edit or comment goal saw
+    (its gold up to its first field action, that field's selection, its submit click).
+    """
+    def fits(field: str, value: str) -> bool:
+        return field not in created and field in row and row[field].strip().lower() != value.strip().lower()
+
+    for edit in goals:
+        for field, value in edit.quality["change"].get("values", {}).items():
+            if fits(field, value):
+                return field, value, [s for s in _on_page(edit, url) if s.action != "select_option" or s.text == value]
+    for task in goals:
+        for field, seen in sorted(task.quality["change"].get("fields", {}).items()):
+            value = next((o for o in seen["options"] if fits(field, o)), None)
+            if value is None:
+                continue
+            steps = _on_page(task, url)
+            first = next((i for i, s in enumerate(steps) if s.action not in ("navigate", "click")), len(steps) - 1)
+            pick = GoldStep(action="select_option", selector=seen["selector"], text=value, node_id=seen["node_id"])
+            return field, value, [*steps[:first], pick, steps[-1]]
+    return None
+
+
 def _levels(kg: KnowledgeGraph, create: Task, comment: Task, edits: list[Task], other: Task | None, made: tuple[str, str, dict[str, str]], chain_id: str, seed: int) -> list[Task | None]:
     """The composite of each level 1..4 (None where no goal supplies that level's step)."""
     url, number, row = made
@@ -148,11 +173,9 @@ def _levels(kg: KnowledgeGraph, create: Task, comment: Task, edits: list[Task], 
         (create.instruction.rstrip("."), list(create.gold_steps), list(create.success)),
         (f"add the comment “{text}” to it", _on_page(comment, url), [_criterion({"source": url, "text": text, "count": 1})]),
     ]
-    picked = next(((e, k, v) for e in edits for k, v in e.quality["change"]["values"].items()
-                   if k not in goal["values"] and k in row and row[k].strip().lower() != v.strip().lower()), None)
+    picked = _field_change(goal["values"], row, [*edits, comment], url)
     if picked is not None:  # a field the new record has not got that value in, which the create goal leaves alone
-        edit, field, value = picked
-        steps = [s for s in _on_page(edit, url) if s.action != "select_option" or s.text == value]
+        field, value, steps = picked
         parts.append((f"set its {field} to “{value}”", steps, [_criterion({"source": row.get("__export__", listed), "key": goal["key"], "fields": {field: value}, "count": 1})]))
     if other is not None and len(parts) == 3:
         sentence, target = LINK_TEXT.format(number=number), other.quality["change"]["record"]

@@ -238,6 +238,7 @@ async def edit_tasks(kg: KnowledgeGraph, plan: EditForm, seed: int, count: int, 
     order = [rows[int(i)] for i in rng.permutation(len(rows))]
     tasks: list[Task] = []
     edits = comments = 0
+    fields = {_field_label(c): {"selector": str(c.attrs["selector"]), "node_id": c.id, "options": _options(c)} for c in plan.choices}
     async with httpx.AsyncClient(timeout=15.0, follow_redirects=False) as client:
         for row in order:
             if edits >= count and comments >= count:
@@ -262,7 +263,7 @@ async def edit_tasks(kg: KnowledgeGraph, plan: EditForm, seed: int, count: int, 
                     success = [c for c in (_record_check(plan, export, title, current, changed), _listing_check(plan, title, changed)) if c is not None]
                     phrase = _EDIT_PHRASES[int(rng.integers(len(_EDIT_PHRASES)))]
                     instruction = _edit_instruction(phrase, plan.noun, title, changed)
-                    goal = {"kind": "edit", "record": url, "noun": plan.noun, "key": {plan.key: title}, "values": changed, "before": {k: current.get(k, "") for k in changed}}
+                    goal = {"kind": "edit", "record": url, "noun": plan.noun, "key": {plan.key: title}, "values": changed, "before": {k: current.get(k, "") for k in changed}, "fields": fields}
                     tasks.append(make(kg, seed, json.dumps(goal, sort_keys=True), instruction, home, _steps(plan, url, actions), success, goal))
                     edits += 1
                     continue
@@ -272,7 +273,7 @@ async def edit_tasks(kg: KnowledgeGraph, plan: EditForm, seed: int, count: int, 
                 mention = _criterion({"source": url, "text": text, "count": 1})
                 success = [c for c in (mention, _record_check(plan, export, title, current, {}), _listing_check(plan, title, {})) if c is not None]
                 phrase = _COMMENT_PHRASES[int(rng.integers(len(_COMMENT_PHRASES)))]
-                goal = {"kind": "comment", "record": url, "noun": plan.noun, "key": {plan.key: title}, "text": text}
+                goal = {"kind": "comment", "record": url, "noun": plan.noun, "key": {plan.key: title}, "text": text, "fields": fields}
                 instruction = phrase.format(text=text, noun=plan.noun, title=title)
                 tasks.append(make(kg, seed, json.dumps(goal, sort_keys=True), instruction, home, _steps(plan, url, actions), success, goal))
                 comments += 1
