@@ -228,11 +228,26 @@ def test_matcher_first_author_year_and_suffix() -> None:
         "Then Smith (2010) and Jones et al. (2008) met.",
     ])
     assert cites["As shown (Smith and Jones 2008b), it holds."] == ["Smith J, Jones K (2008b). Second."]
-    assert cites["Both (Smith et al. 2008a, b) agree."] == entries[:2]
+    assert cites["Both (Smith et al. 2008a, b) agree."] == []  # "et al." names three or more authors: these two-author entries are not the ones cited
     assert cites["Later (Smith and Jones 2008) said so."] == []  # no Smith 2008 without a suffix; Jones is not first here
     assert cites["Jones et al. (2008) disagree."] == ["Jones K, Lee M, Park N (2008). Third."]
     assert cites["Nobody (Brown 2008; Smith 2011) cited a listed entry."] == []
     assert sorted(cites["Then Smith (2010) and Jones et al. (2008) met."]) == sorted([entries[2], entries[3]])
+
+
+def test_a_citations_form_must_fit_the_entrys_authors_even_when_one_entry_has_the_year() -> None:
+    """"A and B (year)" never links to "A et al." of that year, nor "A et al." to "A and B": the entry's author count decides."""
+    entries = ["Hothorn T, Bretz F, Westfall P (2008). Simultaneous inference.", "Genz A, Bretz F (2009). Computation.", "Zeileis A (2006). Alone."]
+    cites = _linked(entries, [
+        "As in Hothorn and Bretz (2008), it holds.",
+        "As in Hothorn et al. (2008), it holds.",
+        "See Genz et al. (2009) and Genz and Bretz (2009).",
+        "Zeileis (2006) and Zeileis and Kleiber (2006) differ.",
+    ])
+    assert cites["As in Hothorn and Bretz (2008), it holds."] == []
+    assert cites["As in Hothorn et al. (2008), it holds."] == [entries[0]]
+    assert cites["See Genz et al. (2009) and Genz and Bretz (2009)."] == [entries[1]]
+    assert cites["Zeileis (2006) and Zeileis and Kleiber (2006) differ."] == [entries[2]]
 
 
 def test_fragments_without_geometry_join_their_entry() -> None:

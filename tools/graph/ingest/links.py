@@ -453,18 +453,29 @@ def _cited_years(years: str) -> list[str]:
 
 
 def _pick(group: list[tuple[RefKey, str]], year: str, tail: str) -> list[str]:
-    """Entries of one first author with this year (and suffix); co-authors decide between several."""
+    """Entries of one first author with this year (and suffix) that the citation's form fits.
+
+    An explicit form must fit the entry's authors even when only one entry has that year:
+    "A et al." cites an entry of three or more authors (or one ending in "et al."), "A and B"
+    one whose last author is B; an entry whose authors could not be read is not judged. A bare
+    "A" decides only between several entries (the one with A alone), else it takes the one.
+
+    >>> two, three = RefKey("Hothorn", "2008", authors=["Hothorn", "Bretz"]), RefKey("Hothorn", "2008", authors=["Hothorn", "Bretz", "Westfall"])
+    >>> _pick([(three, "r3")], "2008", " and Bretz"), _pick([(two, "r2")], "2008", " et al."), _pick([(three, "r3")], "2008", " et al.")
+    ([], [], ['r3'])
+    >>> _pick([(two, "r2"), (three, "r3")], "2008", " and Bretz"), _pick([(three, "r3")], "2008", "")
+    (['r2'], ['r3'])
+    """
     found = [(key, ref_id) for key, ref_id in group if f"{key.year}{key.suffix}" == year]
-    if len(found) <= 1:
-        return [ref_id for _, ref_id in found]
     second = re.search(rf"(?:and|&|,)\s+({_NAME})\s*$", tail)
     if re.search(r"\bet\s+al\b|\bothers\b", tail):
-        fits = [(k, r) for k, r in found if len(k.authors) >= 3 or k.et_al]
-    elif second:
+        return [r for k, r in found if len(k.authors) >= 3 or k.et_al or not k.authors]
+    if second:
         name = second.group(1).split()[-1]
-        fits = [(k, r) for k, r in found if len(k.authors) >= 2 and k.authors[-1] == name]
-    else:
-        fits = [(k, r) for k, r in found if len(k.authors) == 1 and not k.et_al]
+        return [r for k, r in found if (len(k.authors) >= 2 and k.authors[-1] == name) or not k.authors]
+    if len(found) <= 1:
+        return [ref_id for _, ref_id in found]
+    fits = [(k, r) for k, r in found if len(k.authors) == 1 and not k.et_al]
     return [ref_id for _, ref_id in (fits or found)]
 
 
