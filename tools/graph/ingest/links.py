@@ -30,10 +30,26 @@ def _kind(word: str) -> str:
     return _KIND.get(w[:3], _KIND.get(w[:1], "section"))
 
 
+#: A mention of another work's part: "Supplementary Table 1", "Table 4 in Salib and Hillier (1997)", "Figure 2 of Bates et al. 2015".
+_ELSEWHERE_BEFORE = re.compile(r"\b(?:Supplementary|Supplemental|Online)\s*$", re.I)
+_ELSEWHERE_AFTER = re.compile(r"^\s*(?:in|of|from)\s+(?:the\s+)?[A-Z][\w'’-]+(?:\s+et\s+al\.?|\s+(?:and|&)\s+[A-Z][\w'’-]+)?\s*,?\s*\(?(?:1[6-9]|20)\d\d")
+
+
+def elsewhere(text: str, start: int, end: int) -> bool:
+    """Whether the mention ``text[start:end]`` names a part of another work, not of this document.
+
+    >>> t = "taken from Supplementary Table 1 in Bullinger et al. (2004), as Table 4 in Salib and Hillier (1997) and Table 2 here"
+    >>> [elsewhere(t, m.start(), m.end()) for m in REFERENCE_RE.finditer(t)]
+    [True, True, False]
+    """
+    return bool(_ELSEWHERE_BEFORE.search(text[max(0, start - 20):start]) or _ELSEWHERE_AFTER.match(text[end:end + 80]))
+
+
 def link_references(kg: KnowledgeGraph) -> int:
     """Add ``refers_to`` edges for every resolvable "Table/Figure/Section/Equation N" mention.
 
-    Returns the number of edges added. A caption does not refer to its own table.
+    Returns the number of edges added. A caption does not refer to its own table; a
+    mention of another work's part (:func:`elsewhere`) refers to nothing here.
     """
     numbered: dict[str, str] = kg.meta.stats.get("numbered", {})
     added = 0
@@ -43,7 +59,7 @@ def link_references(kg: KnowledgeGraph) -> int:
             kind = _kind(match.group(1))
             number = match.group(2).strip("() ").rstrip(".")
             target = numbered.get(f"{kind} {number}")
-            if target is None or target == node.id or target in captioned:
+            if target is None or target == node.id or target in captioned or elsewhere(node.text, match.start(), match.end()):
                 continue
             if not kg.g.has_edge(node.id, target, key=EdgeType.REFERS_TO.value):
                 kg.add_edge(Edge(source=node.id, target=target, type=EdgeType.REFERS_TO, attrs={"label": match.group(0)}))
