@@ -6,6 +6,7 @@ citation matcher are also tested on synthetic lines so that their rules stay gen
 
 from __future__ import annotations
 
+import re
 import subprocess
 from pathlib import Path
 
@@ -254,3 +255,17 @@ def test_fragments_without_geometry_join_their_entry() -> None:
     entries = ["Smith J, Jones K (2008). A title that", "wraps onto a second line. Journal, 1, 2–3.", "Lee M (2001). Other."]
     cites = _linked(entries, ["See Smith and Jones (2008)."])
     assert cites["See Smith and Jones (2008)."] == ["Smith J, Jones K (2008). A title that wraps onto a second line. Journal, 1, 2–3."]
+
+
+#: Footnote marks of each paper, read off its pages: every footnote node is one of them, in order.
+FOOTNOTES = {"lmer": [str(n) for n in range(1, 6)], "countreg": ["1", "2"], "zoo": [str(n) for n in range(1, 12)], "generalsiminf": ["∗"]}
+
+
+@pytest.mark.parametrize("name", sorted(FOOTNOTES))
+def test_footnotes_are_the_marked_notes_and_plot_labels_stay_in_their_figure(name: str, graphs: dict[str, KnowledgeGraph]) -> None:
+    """Tick labels, axis titles and printed R output at a page's foot are no footnotes; axis labels join their figure's text."""
+    marks = [re.match(r"\d+|∗", n.text).group(0) if re.match(r"\d+|∗", n.text) else n.text[:30] for n in graphs[name].nodes("footnote")]
+    assert marks == FOOTNOTES[name]
+    figures = " ".join(n.text for n in graphs[name].nodes("figure"))
+    labels = {"countreg": ["numchron", "Number of years of education"], "zoo": ["Index"]}.get(name, [])
+    assert all(label in figures for label in labels), figures[:300]

@@ -20,7 +20,7 @@ from .pdf_layout import (
     resolve_headings,
 )
 from .pdf_outline import Listing, find_listings, in_listing
-from .pdf_regions import Region, find_figure_regions, find_table_regions, inside
+from .pdf_regions import Region, figure_label_of, find_figure_regions, find_table_regions, inside
 from .pdf_text import TextBlock, body_font_size, join_lines, page_text_blocks, union
 from .registry import parser
 from .textutil import table_text
@@ -116,6 +116,8 @@ def _layout_page(
     remaining: list[TextBlock] = []
     for block in _late_captions(_without_table_lines(blocks, tables), tables, listings or {}):
         holder = next((r for r in regions if block.kind != "caption" and inside(block.bbox, r.bbox, 3)), None)
+        if holder is None and block.kind != "caption":
+            holder = figure_label_of(block, figures, body)
         if holder is None:
             remaining.append(block)
         elif holder.kind == "figure":

@@ -127,6 +127,10 @@ def merge_formulas(blocks: list[TextBlock], page_width: float, body_size: float)
     return out
 
 
+#: A footnote opens with its mark (a number or a symbol) and then words: "1Note that…", "2 This seems…", "∗This is a preprint…".
+FOOTNOTE_MARK_RE = re.compile(r"^\s*(?:\d{1,3}|[∗*†‡§¶])\s?[^\W\d_]")
+
+
 def classify(block: TextBlock, body_size: float, page_height: float) -> str:
     """Kind of a non-caption, non-formula block: heading candidate, list, code, footnote or paragraph."""
     text = block.text
@@ -143,7 +147,7 @@ def classify(block: TextBlock, body_size: float, page_height: float) -> str:
         return "heading"
     if block.mono_share >= 0.7:
         return "code"
-    if block.size < 0.93 * body_size and block.bbox[1] > 0.72 * page_height:
+    if block.size < 0.93 * body_size and block.bbox[1] > 0.72 * page_height and FOOTNOTE_MARK_RE.match(text):
         return "footnote"
     if BULLET_RE.match(block.lines[0].text) and not SECTION_NUMBER_RE.match(text):
         return "list"

@@ -20,7 +20,7 @@ from .blocks import TableCell
 from .pdf_tables import Word, mono_share, page_words, read_cells, rule_runs, whitespace_tables
 from .pdf_text import LIGATURES, TextBlock
 
-__all__ = ["Region", "horizontal_rules", "find_table_regions", "find_figure_regions", "inside"]
+__all__ = ["Region", "horizontal_rules", "find_table_regions", "find_figure_regions", "figure_label_of", "inside"]
 
 BBox = tuple[float, float, float, float]
 
@@ -301,3 +301,26 @@ def find_figure_regions(page: pymupdf.Page, captions: list[TextBlock], drawings:
         if i not in taken and box in images:
             regions.append(Region("figure", box))
     return regions
+
+
+#: How far outside a figure's graphics its labels sit (axis titles, tick labels), in body-text sizes.
+LABEL_REACH = 4.0
+
+
+def figure_label_of(block: TextBlock, figures: list[Region], body_size: float) -> Region | None:
+    """The figure whose graphics ``block`` labels: short, plain text no larger than the body, just outside one figure's region.
+
+    Tick labels and axis titles ("0 2 4 6 8", "Number of years of education") are drawn as text
+    next to the plot's lines, so they fall outside the drawing cluster; a heading (bold or
+    larger) or a sentence never counts as a label.
+    """
+    words = block.text.split()
+    short = (len(words) <= 12 and len(block.lines) == 1) or (len(words) <= 6 and len(block.lines) <= 2)  # a row of tick labels, or an axis title
+    if not words or not short or block.size > 1.02 * body_size or block.bold or block.text.rstrip().endswith((".", ":", ";")):
+        return None
+    reach = LABEL_REACH * body_size
+    for figure in figures:
+        x0, y0, x1, y1 = figure.bbox
+        if inside(block.bbox, (x0 - reach, y0 - reach, x1 + reach, y1 + reach), 0):
+            return figure
+    return None
