@@ -228,8 +228,8 @@ def test_difficulty_filter(graphs, level):
     tasks, report = generate_document_tasks(graphs["lmer"], None, 2, 0, level)
     assert tasks and all(t.difficulty == level for t in tasks)
     expected = {t.type for t in DOCUMENT_TEMPLATES if t.difficulty == level}
-    capped = {"extraction"} if report["cloze_dropped"] else set()  # cloze tasks stay within 10% of the tasks
-    assert {t.type for t in tasks} == expected - capped
+    capped = {"extraction"} if report["cloze_dropped"] else set()  # cloze tasks stay within 10% of the tasks: some or none kept
+    assert expected - capped <= {t.type for t in tasks} <= expected
     for ttype, entry in report["types"].items():
         if ttype not in expected:
             assert entry["kept"] == 0 and "template difficulty" in entry["skipped"]

@@ -269,3 +269,15 @@ def test_footnotes_are_the_marked_notes_and_plot_labels_stay_in_their_figure(nam
     figures = " ".join(n.text for n in graphs[name].nodes("figure"))
     labels = {"countreg": ["numchron", "Number of years of education"], "zoo": ["Index"]}.get(name, [])
     assert all(label in figures for label in labels), figures[:300]
+
+
+def _section_of(kg: KnowledgeGraph, label: str, number: str) -> str:
+    node = next(n for n in kg.nodes(label) if n.attrs.get("number") == number)
+    return next(kg.node(u).text for u, _, k in kg.g.in_edges(node.id, keys=True) if k == "contains")
+
+
+def test_a_float_typeset_pages_later_belongs_to_the_section_that_first_mentions_it(graphs: dict[str, KnowledgeGraph]) -> None:
+    """lmer's profile plots are printed after "6. Conclusion" but described in the profile-plots subsection; generalsiminf's Figure 1 is printed in Section 5's pages, shown in 6.1."""
+    assert {_section_of(graphs["lmer"], "figure", n) for n in "234"} == {"General profile zeta and related plots"}
+    assert _section_of(graphs["generalsiminf"], "figure", "1").startswith("6.1 Genetic Components")
+    assert _section_of(graphs["lmer"], "table", "1").startswith("1.3")  # first mentioned only in an appendix, 39 pages on: it stays where it is printed

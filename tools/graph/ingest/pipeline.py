@@ -26,6 +26,7 @@ from ..vectors import VectorStore
 from .blocks import ParsedDocument
 from .builder import build_graph
 from .entities import link_entities
+from .floats import place_floats
 from .links import link_citations, link_references
 from .registry import parsers
 
@@ -120,6 +121,7 @@ def build_document_graph(
     meta = GraphMeta(id=graph_id, name=name or parsed.title or path.name, kind="document", sources=[str(path.resolve())])
     kg = build_graph(parsed, meta, settings.chunk_chars, settings.chunk_overlap)
     link_references(kg)
+    place_floats(kg)
     link_citations(kg)
     link_entities(kg)
     kg.meta.stats.update(format=fmt, pages=parsed.pages, sha256=digest)
