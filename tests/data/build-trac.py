@@ -2,7 +2,8 @@
 
 ``trac-admin <env> initenv`` (SQLite), then the CSV's components, milestones and versions
 replace Trac's samples, anonymous users may create, modify and comment on tickets
-(``TICKET_CREATE``, ``TICKET_MODIFY``, ``TICKET_APPEND``: no login in the tests), and the
+(``TICKET_CREATE``, ``TICKET_MODIFY``, ``TICKET_APPEND``: no login in the tests) and edit
+the wiki (``WIKI_MODIFY``; Trac's guide pages, read-only as installed, are made writable), and the
 300 tickets are inserted through Trac's own model (so its tables, change log and search
 see them as if people had filed them), with fixed timestamps: the same CSV gives the same
 database. The environment is built in a temporary folder and moved into place in one step.
@@ -50,9 +51,11 @@ def build(target: Path) -> int:
         _admin(tmp, "component", "add", name, owner)
     for name in sorted({t["milestone"] for t in tickets}):
         _admin(tmp, "milestone", "add", name)
-    _admin(tmp, "permission", "add", "anonymous", "TICKET_CREATE", "TICKET_MODIFY", "TICKET_APPEND")
+    _admin(tmp, "permission", "add", "anonymous", "TICKET_CREATE", "TICKET_MODIFY", "TICKET_APPEND", "WIKI_MODIFY")
     env = Environment(str(tmp))
     try:
+        with env.db_transaction as db:
+            db("UPDATE wiki SET readonly = 0")
         for row in tickets:
             when = START + timedelta(hours=int(row["created"]))
             ticket = Ticket(env)

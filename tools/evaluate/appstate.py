@@ -14,6 +14,10 @@ the record is never looked at.
 A *mention* (JSON ``{source, text, count}``) reads a record's own page instead: its text
 (markup, scripts and styles left out) holds ``text`` exactly ``count`` times: a comment
 added once, not twice.
+
+A *section* check (JSON ``{source, heading, text, before, others}``) reads a wiki page's text
+export: ``text`` appears once on the page and ends the section ``heading``, whose earlier
+text and the rest of the page are as they were (digests; :mod:`.sections`).
 """
 
 from __future__ import annotations
@@ -24,14 +28,15 @@ import html
 import io
 import json
 import re
-from typing import Any
+from typing import Any, TypeVar
 
 from playwright.async_api import Error as PlaywrightError
 from pydantic import BaseModel, Field, ValidationError
 
 from ..errors import InputError
+from .sections import sentence_ends_section
 
-__all__ = ["RecordCheck", "MentionCheck", "parse_rows", "match_rows", "rows_digest", "page_text", "column_key", "record_state"]
+__all__ = ["RecordCheck", "MentionCheck", "SectionCheck", "parse_rows", "match_rows", "rows_digest", "page_text", "column_key", "record_state"]
 
 
 class RecordCheck(BaseModel):
@@ -58,6 +63,19 @@ class MentionCheck(BaseModel):
     source: str = Field(description="URL of the record's page.")
     text: str = Field(min_length=1, description="Text that must appear (spaces collapsed, no case).")
     count: int = Field(1, ge=0, description="How many times it must appear.")
+
+
+class SectionCheck(BaseModel):
+    """The JSON value of a ``record`` criterion read on a wiki page's text export: ``text`` ends the section ``heading``, nothing else changed."""
+
+    source: str = Field(description="URL of the page's text export (its markup).")
+    heading: str = Field(min_length=1, description="The section's heading text (unique on the page).")
+    text: str = Field(min_length=1, description="The sentence that must end the section, once on the page.")
+    before: str = Field(description="text_digest of the section's text before the sentence.")
+    others: str = Field(description="text_digest of the rest of the page.")
+
+
+_Check = TypeVar("_Check", bound=BaseModel)
 
 
 def column_key(name: str) -> str:
@@ -157,13 +175,35 @@ def _mentions(text: str, check: MentionCheck) -> tuple[bool, str]:
     return found == check.count, f"{check.text!r} appears {found} times on the record's page" + ("" if found == check.count else f", not {check.count}")
 
 
+def _top_keys(value: str) -> set[str]:
+    """The top-level keys of a criterion's JSON value (none when it is no JSON object: :meth:`RecordCheck.parse` then says why)."""
+    try:
+        parsed = json.loads(value)
+    except json.JSONDecodeError:
+        return set()
+    return set(parsed) if isinstance(parsed, dict) else set()
+
+
+def _parsed(model: type[_Check], value: str, shape: str) -> _Check:
+    try:
+        return model.model_validate(json.loads(value))
+    except (json.JSONDecodeError, ValidationError) as exc:
+        raise InputError(f"a {shape}; got {value[:80]!r} ({str(exc).splitlines()[0]})") from exc
+
+
 async def record_state(page: Any, value: str) -> tuple[bool, str]:
-    """Check a ``record`` criterion by fetching its export (or, for a mention, the record's page) in ``page``'s browser context."""
-    if '"text"' in value:
-        try:
-            mention = MentionCheck.model_validate(json.loads(value))
-        except (json.JSONDecodeError, ValidationError) as exc:
-            raise InputError(f"a mention criterion needs JSON {{source, text, count}}; got {value[:80]!r} ({str(exc).splitlines()[0]})") from exc
+    """Check a ``record`` criterion by fetching its export (for a mention, the record's page; for a section, the page's text export) in ``page``'s browser context.
+
+    The kind is read from the value's own keys: ``heading`` makes a section check, ``text``
+    without ``key`` a mention (a record's field or key may well be called "text").
+    """
+    keys = _top_keys(value)
+    if "heading" in keys:
+        section = _parsed(SectionCheck, value, "section criterion needs JSON {source, heading, text, before, others}")
+        ok, text = await _fetch(page, section.source)
+        return sentence_ends_section(text, section.heading, section.text, section.before, section.others) if ok else (False, text)
+    if "text" in keys and "key" not in keys:
+        mention = _parsed(MentionCheck, value, "mention criterion needs JSON {source, text, count}")
         ok, text = await _fetch(page, mention.source)
         return _mentions(page_text(text), mention) if ok else (False, text)
     check = RecordCheck.parse(value)

@@ -19,6 +19,10 @@ Two sources, both read from what the crawl observed, never from a site's names:
   an invalid value (a too-short number) leaves the criterion unmet.
 - **Create forms** (:mod:`.create`). A form that creates a record in an application:
   goals to add one with given field values, checked on the application's own export.
+- **Bulk changes** (:mod:`.bulk`). On a record form's listing, proven whole (ids 1…N): goals to
+  set one field of every record that meets a condition (2 to 4 records), checked on the export.
+- **Wiki sections** (:mod:`.wikiedit`). A wiki page with a text export and an editor: goals
+  to end a named section with a sentence, checked on the export (at most 2 per site).
 - **Query consoles** (:mod:`.query`). A form the site pre-fills with a statement selecting
   a whole table: goals to show exactly the records meeting some conditions, checked on the
   records the page then shows.
@@ -42,10 +46,12 @@ from ...errors import TaskloomError
 from ...graph.model import KnowledgeGraph, Node
 from ...tasks.model import Difficulty, GoldStep, Provenance, SuccessCriterion, Task
 from ..registry import Candidates, GenerationRequest, generator
+from .bulk import bulk_tasks
 from .create import create_forms, create_tasks, read_exports
 from .edit import edit_forms, edit_tasks, probe_reveal
 from .phrasing import field_phrase
 from .query import query_consoles, query_tasks
+from .wikiedit import wiki_tasks
 
 __all__ = ["ListApp", "list_apps", "list_tasks", "FormPlan", "form_plans", "probe_form", "web_change", "ITEM_TEXTS", "PEOPLE", "CHANGE_TEMPLATE"]
 
@@ -499,12 +505,14 @@ async def web_change(request: GenerationRequest) -> Candidates:
         tasks += created
         report.update(created_report)
     editors = edit_forms(kg, exports)
+    tasks += await wiki_tasks(kg, seed, 2, _home_url(kg), _task, report)  # a sentence added to a wiki page's section, checked on its text export
     if plans or consoles or editors:
         pool = BrowserPool(request.settings.chromium)
         try:
             for editor in editors:  # forms that edit a record: checked on its own export, its page and the list export
                 if await probe_reveal(pool, kg, editor):
                     tasks += await edit_tasks(kg, editor, seed, max(3, count // 2), _home_url(kg), _task, report)
+                    tasks += await bulk_tasks(kg, editor, seed, 2, _home_url(kg), _task, report)  # one field of every record meeting a condition
                 else:
                     report.setdefault("edit_forms_hidden", []).append(editor.page_url)
             tasks += await form_tasks(kg, seed, max(1, count // 2), pool, report)
