@@ -138,7 +138,7 @@ def trac(trac_site: Any, tmp_path_factory: pytest.TempPathFactory) -> TracRun:
             crawl_s = time.perf_counter() - began
             after = trac_counts(trac_site.db)
             rt.episodes.state_reset = trac_site.state.reset
-            result = await rt.task_service().generate(graph_id, count=9, seed=5, use_llm=False, generator="web-change")
+            result = await rt.task_service().generate(graph_id, count=12, seed=5, use_llm=False, generator="web-change")
             tasks = [rt.tasks.load(i) for i in result.task_ids]
             return TracRun(rt.graphs.load(graph_id), settings, before, after, crawl_s, tasks, result.report)
 
@@ -182,7 +182,7 @@ def roundup(roundup_site: Any, tmp_path_factory: pytest.TempPathFactory) -> Roun
             crawl_s = time.perf_counter() - began
             after = roundup_counts(roundup_site.db)
             rt.episodes.state_reset = roundup_site.state.reset
-            result = await rt.task_service().generate(graph_id, count=6, seed=5, use_llm=False, generator="web-change")
+            result = await rt.task_service().generate(graph_id, count=10, seed=5, use_llm=False, generator="web-change")
             tasks = [rt.tasks.load(i) for i in result.task_ids]
             return RoundupRun(rt.graphs.load(graph_id), settings, before, after, crawl_s, tasks, result.report)
 

@@ -1,7 +1,9 @@
 """Compare / aggregate (issue 15, family 2): counts, which-of-two, max/min and differences over a whole listing.
 
-Only listings the crawl saw completely (``complete`` on the listing node) are used; every
-other listing is skipped with the reason under ``report.generator["skipped"]``. Answers
+Only listings the crawl saw completely (``complete`` on the listing node) are used, and never
+one whose records are all in a wider complete listing (a filter of it: "how many … does the site
+list" would count only the filtered part); every other listing is skipped with the reason under
+``report.generator["skipped"]``. Answers
 are computed from the listing's records: categories are short text fields with a few
 values, measures are number fields. Ties and near-ties are skipped (two counts must
 differ by at least :data:`MIN_GAP` and 5 %; a maximum or minimum must lead the next
@@ -23,7 +25,7 @@ from ...evaluate.metrics import answer_tokens, boolean_value
 from ...graph.model import KnowledgeGraph, Node
 from ...tasks.model import GoldStep, Provenance, Task
 from ..registry import Candidates, GenerationRequest, generator
-from .lookup import ListingData, interleave, is_meta_listing, listing_data, listing_quotas, start_page
+from .lookup import ListingData, interleave, is_meta_listing, listing_data, listing_quotas, start_page, wider_listing
 from .phrasing import ID_LABEL, answer_metrics, field_noun, number_text, plural, quoted, singular
 
 __all__ = ["web_compare", "COMPARE_TEMPLATE", "MIN_GAP", "ListingGroups", "Cond", "holds"]
@@ -392,9 +394,13 @@ async def web_compare(request: GenerationRequest) -> Candidates:
     skipped: list[dict[str, str]] = []
     tasks: list[Task] = []
     usable: list[ListingGroups] = []
-    for data in listing_data(kg):
+    listings = listing_data(kg)
+    for data in listings:
+        wider = wider_listing(data, listings)
         if not data.node.attrs.get("complete"):
             skipped.append({"listing": data.node.id, "url": str(data.node.attrs.get("url")), "reason": incomplete_reason(data.node)})
+        elif wider is not None:
+            skipped.append({"listing": data.node.id, "url": str(data.node.attrs.get("url")), "reason": f"a part of the complete listing {wider} (every record of it is there, with others): counts over it are not what the site lists"})
         elif len(data.records) < _MIN_RECORDS:
             skipped.append({"listing": data.node.id, "url": str(data.node.attrs.get("url")), "reason": f"only {len(data.records)} records; too few to compare"})
         elif not (found := ListingGroups(data)).categories and not found.measures:

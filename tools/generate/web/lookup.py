@@ -2,7 +2,8 @@
 
 A record the start page does not show is named by the smallest set of its short text
 fields (id-like and categorical values, never the asked field) that no other record of
-its listing shares (so only listings the crawl saw completely are used); the question asks for one other non-missing field (a number with
+its listing shares (so only listings the crawl saw completely are used, and never one whose records are all in a wider complete
+listing: a filter of it); the question asks for one other non-missing field (a number with
 its unit, a date, or a short text) in one of several phrasings. The gold answer is the
 field's value; the gold steps open a crawled page that shows the record (its detail
 page when crawled, else a listing page). The structured goal is kept under
@@ -26,7 +27,7 @@ from ...tasks.model import GoldStep, Provenance, Task
 from ..registry import Candidates, GenerationRequest, generator
 from .phrasing import ID_LABEL, answer_metrics, column_noun, detail_noun, field_noun, field_phrase, path_noun, plural, quoted, short_value, singular, value_text
 
-__all__ = ["FieldStats", "ListingData", "listing_data", "start_page", "describe_record", "web_lookup", "LOOKUP_TEMPLATE", "is_meta_listing", "listing_quotas", "unique_key"]
+__all__ = ["FieldStats", "ListingData", "listing_data", "start_page", "describe_record", "web_lookup", "LOOKUP_TEMPLATE", "is_meta_listing", "listing_quotas", "unique_key", "wider_listing"]
 
 LOOKUP_TEMPLATE = "web-lookup"
 #: Hops from the start page to the answer page the reachability filter allows.
@@ -39,6 +40,8 @@ _META_LABEL = re.compile(
 #: A structure listing is small: a schema, not content.
 _META_MAX_RECORDS = 200
 _MAX_IDENT_CHARS = 40
+#: A field whose value differs for every record (a title) names a record up to this length.
+_MAX_NAME_CHARS = 80
 _MAX_ANSWER_CHARS = 40
 
 
@@ -75,13 +78,14 @@ class FieldStats:
         return max((len(short_value(v, self.values)) for v in self.values), default=0)
 
     def identifying(self) -> bool:
-        """Short text values, more than one of them: usable to name a record."""
+        """Short text values, more than one of them: usable to name a record; a record's own name (a title no other record has) may be longer."""
+        own_name = self.distinct == self.population and self.types["text"] == self.population
         return (
             self.covers_all
             and self.main_type == "text"
             and self.types["text"] == sum(self.types.values()) - self.types["missing"]
             and self.distinct >= 2
-            and self.longest_short <= _MAX_IDENT_CHARS
+            and self.longest_short <= (_MAX_NAME_CHARS if own_name else _MAX_IDENT_CHARS)
             and not ID_LABEL.match(self.label.strip())
         )
 
@@ -155,6 +159,18 @@ def listing_data(kg: KnowledgeGraph) -> list[ListingData]:
         for data in sorted(same, key=lambda d: (-len(d.records), d.node.id))[1:]:
             data.noun = "record"
     return out
+
+
+def wider_listing(data: ListingData, listings: list[ListingData]) -> str | None:
+    """A complete listing holding every record of ``data`` and more: ``data`` is a restriction of it (a filter) that an instruction would not name.
+
+    Counts over ``data`` are not what the site lists, and values unique among its records may be shared by the wider listing's others.
+    """
+    own = {r.id for r in data.records}
+    for other in listings:
+        if other is not data and other.node.attrs.get("complete") and len(other.records) > len(own) and own <= {r.id for r in other.records}:
+            return other.node.id
+    return None
 
 
 def is_meta_listing(data: ListingData) -> bool:
@@ -389,13 +405,17 @@ async def web_lookup(request: GenerationRequest) -> Candidates:
         request.report.generator = {"listings": 0, "skipped": [{"reason": "the graph has no pages"}]}
         return Candidates([], {LOOKUP_TEMPLATE: HOPS})
     listings = sorted(listing_data(kg), key=lambda d: (is_meta_listing(d), -len(d.records), d.node.id))
-    quotas = listing_quotas(listings, pool)
+    parts = {d.node.id: wider for d in listings if d.node.attrs.get("complete") and (wider := wider_listing(d, listings)) is not None}
+    quotas = listing_quotas([d for d in listings if d.node.id not in parts], pool)
     groups: list[list[Task]] = []
     used: list[ListingData] = []
     for data in listings:
         if not data.node.attrs.get("complete"):
             # identifying values unique among the records seen may be shared by records not seen
             skipped.append({"listing": data.node.id, "reason": f"listing not seen completely ({len(data.records)} records seen); identifying values could not be checked for uniqueness"})
+            continue
+        if data.node.id in parts:
+            skipped.append({"listing": data.node.id, "reason": f"a part of the complete listing {parts[data.node.id]}: its records are asked about there, where uniqueness holds among all of them"})
             continue
         askable = [lb for lb, st in sorted(data.stats.items()) if st.askable() and field_phrase(lb).lower() != data.noun]
         if not askable:

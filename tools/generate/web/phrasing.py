@@ -254,6 +254,11 @@ def detail_noun(urls: Iterable[str]) -> str | None:
     ('book', 'airport')
     >>> detail_noun(["http://h/vega/airports", "http://h/vega/la_riots"]), detail_noun(["http://h/wiki/Tide_Tables", "http://h/wiki/Harbour"])
     (None, None)
+
+    Last segments that are one word and a number each, the same word for all (``/tracker/issue188``), name one record:
+
+    >>> detail_noun(["http://h/tracker/issue188", "http://h/tracker/issue17"]), detail_noun(["http://h/r/v2", "http://h/r/x7"])
+    ('issue', None)
     """
     distinct = set(urls)
     paths = sorted({urlparse(u).path.rstrip("/") for u in distinct})
@@ -261,6 +266,9 @@ def detail_noun(urls: Iterable[str]) -> str | None:
         return None
     if len(paths) == 1:
         return path_noun(paths[0], one=True)
+    words = {m.group(1) if (m := re.fullmatch(r"([A-Za-z]{3,})(\d+)", p.rsplit("/", 1)[-1])) else "" for p in paths}
+    if len(words) == 1 and (word := words.pop()):
+        return path_noun(paths[0].rsplit("/", 1)[0] + "/" + word, one=True)
     split = [p.split("/") for p in paths]
     common = [parts[0] for parts in itertools.takewhile(lambda parts: len(set(parts)) == 1, zip(*split))]
     return path_noun("/".join(common) + "/") if common else None

@@ -10,8 +10,8 @@ comes before its later pages, the other direction of a field already loaded befo
 field, and the listing with the most pages first. Budget left once nothing else can be
 picked goes to further sort views (never format or export views) in that order, so a
 listing's sort orders are seen in both directions when the site is small enough. The pages of one listing (page-key
-variants, e.g. ``?page=3``) have their own cap, and paging does not add depth, so a listing can
-be seen completely. Files that are not pages (images, archives, data, sources: by extension)
+variants, e.g. ``?page=3``) have their own cap, and paging (also a sort view's next page in the same
+order) does not add depth, so a listing can be seen completely. Files that are not pages (images, archives, data, sources: by extension)
 come after everything else, capped per folder and extension.
 
 Deterministic: :meth:`Frontier.next_batch` picks by (tier, depth, interactivity, discovery order)
@@ -37,7 +37,7 @@ from urllib.parse import urlparse, urlunparse
 
 from pydantic import BaseModel, Field
 
-from .urls import listing_key, query_of, query_role, url_template
+from .urls import bare_key, listing_key, query_of, query_role, url_template
 
 __all__ = ["SkipReason", "Skip", "Entry", "Frontier", "RESOURCE_EXTENSIONS", "sort_order"]
 
@@ -77,22 +77,35 @@ class Entry:
     picked: bool = False
 
 
+#: Format keys that make an export or another format of a listing (other format keys only size or lay out its pages).
+_EXPORT_KEYS = frozenset({"format", "fmt", "export", "download", "output"})
+
+
 def sort_order(url: str) -> tuple[str, str] | None:
     """(field, direction) a sort URL asks for: the sort values without their sign, and ``-``/``+`` or the direction key's value.
 
-    None when the URL has no sort key, or also re-formats the listing.
+    None when the URL has no sort key, or also exports the listing (a page size or column choice beside the sort is no export).
 
     >>> sort_order("http://h/t/?ordering=-4&page=2"), sort_order("http://h/t/?sort=year&dir=desc"), sort_order("http://h/t/?format=csv")
     (('ordering=4', '-'), ('sort=year', 'desc'), None)
+    >>> sort_order("http://h/issue?@sort=-activity&@pagesize=50&@startwith=50")
+    ('@sort=activity', '-')
     """
     query = query_of(url)
     roles = {k: query_role(k) for k in query}
-    if "sort" not in roles.values() or "format" in roles.values():
+    if "sort" not in roles.values() or any(role == "format" and bare_key(k) in _EXPORT_KEYS for k, role in roles.items()):
         return None
     fields = sorted((k, v) for k, v in query.items() if roles[k] == "sort" and k.lower() not in _DIRECTION_KEYS)
     sign = "".join("-" if v.startswith("-") else "+" for _, v in fields if v[:1] in "+-")
     direction = sign + "".join(v.lower() for k, v in query.items() if k.lower() in _DIRECTION_KEYS)
     return "&".join(f"{k}={v.lstrip('+-')}" for k, v in fields), direction
+
+
+def _pages_on(parent: str, url: str, kind: Kind) -> bool:
+    """Whether ``url`` is another page of ``parent``'s listing in the same order (a page key, the same sort): paging, which adds no depth."""
+    if kind == "listing_page":
+        return True
+    return kind == "view" and any(query_role(k) == "page" for k in query_of(url)) and sort_order(url) is not None and sort_order(url) == sort_order(parent)
 
 
 class Frontier:
@@ -149,7 +162,7 @@ class Frontier:
     def add(self, url: str, depth: int, parent: str | None = None, interactive: bool = False) -> None:
         """A URL linked from ``parent`` (at ``depth``); paging within one listing keeps the parent's depth."""
         template, listing, kind = self.classify(url)
-        if parent is not None and kind == "listing_page" and listing_key(parent) == listing and parent in self.entries:
+        if parent is not None and listing_key(parent) == listing and parent in self.entries and _pages_on(parent, url, kind):
             depth = self.entries[parent].depth
         known = self.entries.get(url)
         if known is not None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..model import Edge, EdgeType, Node, NodeType, Source
-from .urls import listing_key, query_of, query_role
+from .urls import bare_key, listing_key, query_of, query_role
 from .values import relative_to_now, sort_key, typed_value
 
 if TYPE_CHECKING:
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 __all__ = ["RecordGraph", "record_id", "listing_id", "page_number"]
 
-_OFFSET_KEYS = frozenset({"offset", "start", "skip", "from"})
+_OFFSET_KEYS = frozenset({"offset", "start", "skip", "from", "startwith", "start_with"})
 _DIRECTION_KEYS = frozenset({"dir", "direction", "asc", "desc"})
 _CURSOR_KEYS = frozenset({"next", "prev", "next_page", "page_token", "pagetoken", "continuation", "cursor", "after", "before"})
 
@@ -48,13 +48,15 @@ def page_number(url: str, page_size: int | None = None) -> int | None:
 
     >>> page_number("http://h/t/?page=3&ordering=2"), page_number("http://h/t/"), page_number("http://h/t/?offset=40", 20), page_number("http://h/t/?_next=100")
     (3, 1, 3, None)
+    >>> page_number("http://h/issue?@startwith=100&@pagesize=50", 50)
+    3
     """
     for key, value in query_of(url).items():
         if query_role(key) != "page":
             continue
-        if not value.isdigit() or key.lower().lstrip("_") in _CURSOR_KEYS:
+        if not value.isdigit() or bare_key(key) in _CURSOR_KEYS:
             return None  # a cursor ("?_next=100" is where the next page starts, not its number)
-        if key.lower() in _OFFSET_KEYS:
+        if bare_key(key) in _OFFSET_KEYS:
             return int(value) // page_size + 1 if page_size else None
         return int(value)
     return 1
@@ -68,6 +70,14 @@ def _ordering(url: str) -> tuple[tuple[str, str], ...]:
 def _sort_values(url: str) -> set[str]:
     """The sort parameters' values without a direction sign: what column a sort link names."""
     return {v.lstrip("+-") for k, v in query_of(url).items() if query_role(k) == "sort" and k.lower() not in _DIRECTION_KEYS}
+
+
+def _continues(view: _View) -> bool:
+    """Whether the page links to a next page: its own next link, or a "Next" link to another path that pages (a start page showing a listing's first page)."""
+    if view.pager is None:
+        return False
+    elsewhere = view.pager.next_elsewhere
+    return view.pager.next is not None or (elsewhere is not None and any(query_role(k) == "page" for k in query_of(elsewhere)))
 
 
 @dataclass
@@ -298,7 +308,7 @@ class RecordGraph:
             for link in [*view.pager.links, view.pager.next, view.pager.last]:
                 if link and listing_key(self.resolve(link)) == listing.key and (n := page_number(link, size)) is not None:
                     numbers.add(n)
-        last_seen = [v.number for v in listing.views if v.number is not None and (v.pager is None or v.pager.next is None)]
+        last_seen = [v.number for v in listing.views if v.number is not None and not _continues(v)]
         if last_seen and max(last_seen) == max(numbers):
             return max(numbers)
         if numbers and any(v.pager and v.pager.last for v in listing.views):

@@ -16,7 +16,8 @@ Listing node: ``type="listing"``, attrs ``key`` (``urls.listing_key``), ``url``,
 ``sorts`` [{"field", "direction": "asc"|"desc"|None, "url"}].
 
 What is read (general rules, no site's names): tables with a header row (``th`` in ``thead`` or
-a first row of ``th``) give one record per body row, header → cell text, and the row's link to
+a first row of ``th``) give one record per body row (a row of one cell spanning the columns is a
+group heading, and a row holding a table, e.g. a pager, is skipped), header → cell text, and the row's link to
 its detail page ("View"-like links first, then a link in a cell); header-less tables whose rows
 are label/value pairs, and definition lists with short terms and values, give one record (the
 page's own); cards are 2+ same-shaped siblings with a heading and a link, or with "Label: value"
@@ -48,6 +49,7 @@ class Pager(BaseModel):
     totals: list[int] = Field(default_factory=list, description="Every distinct record count the page states outside tables.")
     truncation: str | None = Field(None, description="Words saying the rows shown are not all ('more than 1,000 rows', '1000+ results', 'first 100 rows').")
     next: str | None = Field(None, description="URL of the next page (rel=next or a 'Next'/'›' link).")
+    next_elsewhere: str | None = Field(None, description="A 'Next'-named link to another path (a start page listing records whose later pages live elsewhere).")
     last: str | None = Field(None, description="URL of the last page ('Last'/'»').")
     links: list[str] = Field(default_factory=list, description="Links to the same path (other pages, orders and filters of the listing).")
 
@@ -125,13 +127,16 @@ RECORDS_JS = (
   };
   const blocks = [];
   // Tables: a header row → one record per body row; no header but label/value rows → one record.
-  const tables = Array.from(document.querySelectorAll('table')).filter(t => !t.querySelector('table')).slice(0, MAX_TABLES);
+  // A table holding tables is read only with a header row; its rows that hold a table (a pager, a layout cell) are no records.
+  const tables = Array.from(document.querySelectorAll('table')).slice(0, MAX_TABLES);
   for (const t of tables) {
-    const rows = Array.from(t.rows);
+    const nested = !!t.querySelector('table');
+    const rows = Array.from(t.rows).filter(r => !r.querySelector('table'));
     if (!rows.length) continue;
     let header = null;
     if (t.tHead && t.tHead.rows.length) header = t.tHead.rows[t.tHead.rows.length - 1];
     else if (rows[0].cells.length > 1 && Array.from(rows[0].cells).every(c => c.tagName === 'TH' || c.getAttribute('role') === 'columnheader')) header = rows[0];
+    if (nested && !header) continue;
     const inHead = (r) => (t.tHead && t.tHead.contains(r)) || (t.tFoot && t.tFoot.contains(r)) || r === header;
     const body = rows.filter(r => !inHead(r));
     const caption = t.caption ? textOf(t.caption) : (t.getAttribute('aria-label') || '');
@@ -159,6 +164,8 @@ RECORDS_JS = (
     if (columns.filter(c => WEEKDAY.test(c)).length >= 5) continue;
     const out = [];
     for (const r of body.slice(0, MAX_ROWS)) {
+      // One cell across a table of several columns: a group heading or a note between records, not a record.
+      if (r.cells.length === 1 && columns.length > 1) continue;
       const cells = [];
       for (const c of r.cells) for (let k = 0; k < (c.colSpan || 1); k++) cells.push(k ? null : c);
       if (cells.length < 2) continue;
@@ -227,7 +234,7 @@ RECORDS_JS = (
     }
   }
   // Where this page sits in its listing: a page counter, a stated total, next/last links, same-path links.
-  const pager = {current: null, total: null, stated_total: null, totals: [], truncation: null, next: null, last: null, links: []};
+  const pager = {current: null, total: null, stated_total: null, totals: [], truncation: null, next: null, next_elsewhere: null, last: null, links: []};
   const NOUNS = '(?:rows|records|results|items|entries|matches|hits)';
   const NUM = '(\\d{1,3}(?:,\\d{3})+|\\d+)';
   const STATED = new RegExp('(?:^|[^\\d.,])' + NUM + '\\s+' + NOUNS + '\\b', 'i');
@@ -261,13 +268,17 @@ RECORDS_JS = (
   if (first !== null && pager.stated_total === null && pager.truncation === null) pager.truncation = first;
   const next = document.querySelector('a[rel~=next][href], link[rel~=next][href]');
   if (next) pager.next = next.href;
+  const NEXT = /^(next(\s+page)?(\s*(›|»|>>|>|→))?|›|>|→)$/i, LAST = /^(last(\s+page)?(\s*(»|>>|>>\||→\|))?|»)$/i;
   for (const a of document.querySelectorAll('a[href]')) {
     if (!/^https?:/.test(a.href)) continue;
     const url = new URL(a.href);
-    if (url.pathname !== location.pathname) continue;
     const name = nameOf(a);
-    if (!pager.next && /^(next(\s+page)?|›|>|→)$/i.test(name)) pager.next = a.href;
-    if (!pager.last && /^(last(\s+page)?|»)$/i.test(name)) pager.last = a.href;
+    if (url.pathname !== location.pathname) {
+      if (!pager.next_elsewhere && NEXT.test(name)) pager.next_elsewhere = a.href;
+      continue;
+    }
+    if (!pager.next && NEXT.test(name)) pager.next = a.href;
+    if (!pager.last && LAST.test(name)) pager.last = a.href;
     if (pager.links.length < 300 && !pager.links.includes(a.href)) pager.links.push(a.href);
   }
   blocks.forEach(b => { if (b.kind === 'table' || b.kind === 'cards') b.pager = pager; });

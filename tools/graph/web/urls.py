@@ -18,6 +18,13 @@ role of their bare name, and an unknown one is a display parameter, not a column
 
 >>> query_role("_next"), query_role("_sort_desc"), query_role("_facet"), query_role("_search"), query_role("country__exact")
 ('page', 'sort', 'format', 'filter', 'filter')
+
+An ``@`` sigil (Roundup's ``@startwith``, ``@pagesize``, ``@sort``) marks a framework's parameter too: a known
+bare name takes its role, an unknown one (``@template``, ``@dispname``) stays a filter, since it may choose
+another page:
+
+>>> query_role("@startwith"), query_role("@pagesize"), query_role("@sort"), query_role("@template")
+('page', 'format', 'sort', 'filter')
 """
 
 from __future__ import annotations
@@ -27,7 +34,7 @@ from typing import Literal
 from urllib.parse import parse_qsl, urlencode, urlparse, urlunparse
 
 __all__ = [
-    "PAGE_KEYS", "SORT_KEYS", "FORMAT_KEYS", "SEARCH_KEYS", "QueryRole", "query_role", "url_template", "listing_key", "query_of", "with_query", "route_of",
+    "PAGE_KEYS", "SORT_KEYS", "FORMAT_KEYS", "SEARCH_KEYS", "QueryRole", "query_role", "bare_key", "url_template", "listing_key", "query_of", "with_query", "route_of",
 ]
 
 QueryRole = Literal["page", "sort", "format", "filter"]
@@ -35,7 +42,7 @@ QueryRole = Literal["page", "sort", "format", "filter"]
 #: Query keys that select a page of a listing (page number, offset, cursor).
 PAGE_KEYS = frozenset(
     "page p pg pagenum page_number offset start skip from cursor after before pageindex page_no next prev next_page page_token pagetoken "
-    "continuation".split()
+    "continuation startwith start_with".split()
 )
 #: Query keys that order a listing.
 SORT_KEYS = frozenset({"sort", "sort_by", "sortby", "order", "order_by", "orderby", "ordering", "dir", "direction", "asc", "desc", "o", "s"})
@@ -43,7 +50,7 @@ SORT_KEYS = frozenset({"sort", "sort_by", "sortby", "order", "order_by", "orderb
 #: not its records.
 FORMAT_KEYS = frozenset(
     "format fmt export download output view display layout per_page perpage page_size pagesize limit size rows theme lang locale hl density "
-    "items_per_page results_per_page columns print embed".split()
+    "items_per_page results_per_page columns print embed dispname".split()
 )
 #: Query keys that carry a free-text search or a query: they restrict the records (another listing), but by no one field.
 SEARCH_KEYS = frozenset({"q", "query", "search", "keyword", "keywords", "term", "terms", "text", "k", "where", "sql"})
@@ -61,21 +68,31 @@ def _looks_like_id(stem: str) -> bool:
     return any(c.isupper() for c in inner) and any(c.islower() for c in inner)
 
 
+def bare_key(key: str) -> str:
+    """The key's name without a framework's sigils (leading ``_`` or ``@``), lower-cased.
+
+    >>> bare_key("@StartWith"), bare_key("__next")
+    ('startwith', 'next')
+    """
+    return key.lower().lstrip("_@")
+
+
 def query_role(key: str) -> QueryRole:
     """What a query key does to a listing: select a page, order it, re-format it, or (anything else) filter it.
 
-    A key with a leading underscore is a framework's parameter, not a column: its bare name decides, and an
-    unknown one (``_labels``, ``_filter_op``, ``_facet_date``) only changes the display.
+    A key with a leading underscore or ``@`` is a framework's parameter, not a column: its bare name decides;
+    an unknown underscore one (``_labels``, ``_filter_op``, ``_facet_date``) only changes the display, an
+    unknown ``@`` one stays a filter.
     """
     low = key.lower()
-    bare = low.lstrip("_")
+    bare = bare_key(key)
     if bare in PAGE_KEYS:
         return "page"
     if bare in SORT_KEYS or bare.startswith(("sort", "order")):
         return "sort"
     if bare in FORMAT_KEYS:
         return "format"
-    if bare != low and bare not in SEARCH_KEYS:
+    if low.startswith("_") and bare not in SEARCH_KEYS:
         return "format"
     return "filter"
 
