@@ -2,7 +2,8 @@
 
 Only listings the crawl saw completely (``complete`` on the listing node) are used, and never
 one whose records are all in a wider complete listing (a filter of it: "how many … does the site
-list" would count only the filtered part); every other listing is skipped with the reason under
+list" would count only the filtered part) or whose URL filters on one of its own fields
+(``?status=!closed``, :func:`.lookup.filtered_on`); every other listing is skipped with the reason under
 ``report.generator["skipped"]``. Answers
 are computed from the listing's records: categories are short text fields with a few
 values, measures are number fields. Ties and near-ties are skipped (two counts must
@@ -25,7 +26,7 @@ from ...evaluate.metrics import answer_tokens, boolean_value
 from ...graph.model import KnowledgeGraph, Node
 from ...tasks.model import GoldStep, Provenance, Task
 from ..registry import Candidates, GenerationRequest, generator
-from .lookup import ListingData, interleave, is_meta_listing, listing_data, listing_quotas, start_page, wider_listing
+from .lookup import ListingData, filtered_on, interleave, is_meta_listing, listing_data, listing_quotas, start_page, wider_listing
 from .phrasing import ID_LABEL, answer_metrics, field_noun, number_text, plural, quoted, singular
 
 __all__ = ["web_compare", "COMPARE_TEMPLATE", "MIN_GAP", "ListingGroups", "Cond", "holds"]
@@ -401,6 +402,8 @@ async def web_compare(request: GenerationRequest) -> Candidates:
             skipped.append({"listing": data.node.id, "url": str(data.node.attrs.get("url")), "reason": incomplete_reason(data.node)})
         elif wider is not None:
             skipped.append({"listing": data.node.id, "url": str(data.node.attrs.get("url")), "reason": f"a part of the complete listing {wider} (every record of it is there, with others): counts over it are not what the site lists"})
+        elif (field := filtered_on(data)) is not None:
+            skipped.append({"listing": data.node.id, "url": str(data.node.attrs.get("url")), "reason": f"its URL filters on {field!r}: it holds only some of the records, and counts over it are not what the site lists"})
         elif len(data.records) < _MIN_RECORDS:
             skipped.append({"listing": data.node.id, "url": str(data.node.attrs.get("url")), "reason": f"only {len(data.records)} records; too few to compare"})
         elif not (found := ListingGroups(data)).categories and not found.measures:

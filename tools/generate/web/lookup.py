@@ -23,11 +23,12 @@ from urllib.parse import urlparse
 import numpy as np
 
 from ...graph.model import KnowledgeGraph, Node
+from ...graph.web.urls import bare_key, query_of, query_role
 from ...tasks.model import GoldStep, Provenance, Task
 from ..registry import Candidates, GenerationRequest, generator
 from .phrasing import ID_LABEL, answer_metrics, column_noun, detail_noun, field_noun, field_phrase, path_noun, plural, quoted, short_value, singular, value_text
 
-__all__ = ["FieldStats", "ListingData", "listing_data", "start_page", "describe_record", "web_lookup", "LOOKUP_TEMPLATE", "is_meta_listing", "listing_quotas", "unique_key", "wider_listing"]
+__all__ = ["FieldStats", "ListingData", "listing_data", "start_page", "describe_record", "web_lookup", "LOOKUP_TEMPLATE", "is_meta_listing", "listing_quotas", "unique_key", "wider_listing", "filtered_on"]
 
 LOOKUP_TEMPLATE = "web-lookup"
 #: Hops from the start page to the answer page the reachability filter allows.
@@ -170,6 +171,25 @@ def wider_listing(data: ListingData, listings: list[ListingData]) -> str | None:
     for other in listings:
         if other is not data and other.node.attrs.get("complete") and len(other.records) > len(own) and own <= {r.id for r in other.records}:
             return other.node.id
+    return None
+
+
+def filtered_on(data: ListingData) -> str | None:
+    """The field a listing's URL restricts (``?status=!closed`` on a listing with a Status column): it holds only some of the records.
+
+    A query parameter whose name, without a framework's ``_``/``@`` mark, is one of the listing's
+    field labels filters on that field; a count over the listing is the filtered part's, which an
+    instruction would have to name.
+
+    >>> from taskloom.tools.graph.model import Node
+    >>> data = ListingData(Node(id="l", type="listing", text="", attrs={"url": "http://h/query?status=%21closed&order=priority"}), [], {"Status": None, "Priority": None}, "ticket")  # type: ignore[dict-item]
+    >>> filtered_on(data), filtered_on(ListingData(Node(id="l", type="listing", text="", attrs={"url": "http://h/issue?@group=priority&@sort=title"}), [], {"Priority": None}, "issue"))  # type: ignore[dict-item]
+    ('Status', None)
+    """
+    fields = {re.sub(r"\W+", "", label.lower()): label for label in data.stats}
+    for key in query_of(str(data.node.attrs.get("url") or "")):
+        if query_role(key) == "filter" and (label := fields.get(re.sub(r"\W+", "", bare_key(key)))):
+            return label
     return None
 
 
