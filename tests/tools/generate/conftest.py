@@ -106,48 +106,14 @@ async def route_passes(task: Task, route: Callable[[Page], Any]) -> bool:
 
 #: Enough for /newticket (depth 1), the query and report pages whose exports the checks read and one ticket's page (depth 2).
 TRAC_CRAWL: dict[str, Any] = {"max_pages": 50, "max_depth": 2, "max_states": 0, "click_budget": 0}
-
-
-def trac_counts(db: Path) -> tuple[int, int]:
-    with sqlite3.connect(db) as con:
-        return con.execute("SELECT count(*) FROM ticket").fetchone()[0], con.execute("SELECT count(*) FROM ticket_change").fetchone()[0]
-
-
-@dataclass
-class TracRun:
-    kg: KnowledgeGraph
-    settings: Settings
-    before: tuple[int, int]
-    after: tuple[int, int]
-    crawl_s: float
-    tasks: list[Task]
-    report: GenerationReport
-
-
-@pytest.fixture(scope="session")
-def trac(trac_site: Any, tmp_path_factory: pytest.TempPathFactory) -> TracRun:
-    """Trac crawled once and its change goals generated through the whole pipeline (replayed, each in a fresh state)."""
-    trac_site.state.reset()
-    settings = Settings(workspace=tmp_path_factory.mktemp("trac") / "ws", embedder="hashing", crawl_delay=0, record_screenshots=False)
-
-    async def go() -> TracRun:
-        async with Runtime(settings) as rt:
-            before = trac_counts(trac_site.db)
-            began = time.perf_counter()
-            graph_id = (await rt.graphs.ingest_website(trac_site.url + "/", **TRAC_CRAWL)).graph_id
-            crawl_s = time.perf_counter() - began
-            after = trac_counts(trac_site.db)
-            rt.episodes.state_reset = trac_site.state.reset
-            result = await rt.task_service().generate(graph_id, count=12, seed=5, use_llm=False, generator="web-change")
-            tasks = [rt.tasks.load(i) for i in result.task_ids]
-            return TracRun(rt.graphs.load(graph_id), settings, before, after, crawl_s, tasks, result.report)
-
-    return asyncio.run(go())
-
-
 #: Enough for the new-issue form (depth 1) and the index and search pages whose CSV exports the checks read (depth 2).
 ROUNDUP_CRAWL: dict[str, Any] = {"max_pages": 30, "max_depth": 2, "max_states": 0, "click_budget": 0}
 SEEDED = 200  # tests/data/roundup-issues.csv
+
+
+def trac_counts(db: Path) -> tuple[int, ...]:
+    with sqlite3.connect(db) as con:
+        return con.execute("SELECT count(*) FROM ticket").fetchone()[0], con.execute("SELECT count(*) FROM ticket_change").fetchone()[0]
 
 
 def roundup_counts(db: Path) -> tuple[int, ...]:
@@ -158,7 +124,9 @@ def roundup_counts(db: Path) -> tuple[int, ...]:
 
 
 @dataclass
-class RoundupRun:
+class AppRun:
+    """A tracker crawled once (its database's row counts before and after) and its change goals generated through the whole pipeline."""
+
     kg: KnowledgeGraph
     settings: Settings
     before: tuple[int, ...]
@@ -168,22 +136,36 @@ class RoundupRun:
     report: GenerationReport
 
 
-@pytest.fixture(scope="session")
-def roundup(roundup_site: Any, tmp_path_factory: pytest.TempPathFactory) -> RoundupRun:
-    """Roundup crawled once and its change goals generated through the whole pipeline (replayed, each in a fresh state)."""
-    roundup_site.state.reset()
-    settings = Settings(workspace=tmp_path_factory.mktemp("roundup") / "ws", embedder="hashing", crawl_delay=0, record_screenshots=False)
+TracRun = RoundupRun = AppRun
 
-    async def go() -> RoundupRun:
+
+def _crawl_app(site: Any, workspace: Path, crawl: dict[str, Any], count: int, counts: Callable[[Path], tuple[int, ...]]) -> AppRun:
+    """Crawl ``site`` from its seeded state and generate ``web-change`` goals (each replayed in a fresh state)."""
+    site.state.reset()
+    settings = Settings(workspace=workspace, embedder="hashing", crawl_delay=0, record_screenshots=False)
+
+    async def go() -> AppRun:
         async with Runtime(settings) as rt:
-            before = roundup_counts(roundup_site.db)
+            before = counts(site.db)
             began = time.perf_counter()
-            graph_id = (await rt.graphs.ingest_website(roundup_site.url + "/", **ROUNDUP_CRAWL)).graph_id
+            graph_id = (await rt.graphs.ingest_website(site.url + "/", **crawl)).graph_id
             crawl_s = time.perf_counter() - began
-            after = roundup_counts(roundup_site.db)
-            rt.episodes.state_reset = roundup_site.state.reset
-            result = await rt.task_service().generate(graph_id, count=10, seed=5, use_llm=False, generator="web-change")
+            after = counts(site.db)
+            rt.episodes.state_reset = site.state.reset
+            result = await rt.task_service().generate(graph_id, count=count, seed=5, use_llm=False, generator="web-change")
             tasks = [rt.tasks.load(i) for i in result.task_ids]
-            return RoundupRun(rt.graphs.load(graph_id), settings, before, after, crawl_s, tasks, result.report)
+            return AppRun(rt.graphs.load(graph_id), settings, before, after, crawl_s, tasks, result.report)
 
     return asyncio.run(go())
+
+
+@pytest.fixture(scope="session")
+def trac(trac_site: Any, tmp_path_factory: pytest.TempPathFactory) -> AppRun:
+    """Trac crawled once and its change goals generated through the whole pipeline (replayed, each in a fresh state)."""
+    return _crawl_app(trac_site, tmp_path_factory.mktemp("trac") / "ws", TRAC_CRAWL, 12, trac_counts)
+
+
+@pytest.fixture(scope="session")
+def roundup(roundup_site: Any, tmp_path_factory: pytest.TempPathFactory) -> AppRun:
+    """Roundup crawled once and its change goals generated through the whole pipeline (replayed, each in a fresh state)."""
+    return _crawl_app(roundup_site, tmp_path_factory.mktemp("roundup") / "ws", ROUNDUP_CRAWL, 10, roundup_counts)
