@@ -199,9 +199,10 @@ def _may_list(e: Export, key: str, form_labels: set[str], values: dict[str, str]
     record only if the goal sets that field to a value the export's rows show (a listing of
     the open issues shows no closed one); one filtered on the key, or on a field the goal
     leaves at its default, is never used. With ``values`` None: whether some goal could use it
-    (every such filter is one of its columns).
+    (every such filter is one of its columns). An export of one row is a record's own export
+    (``/ticket/1?format=csv``), which never lists a new record.
     """
-    if key not in e.columns:
+    if key not in e.columns or len(e.rows) < 2:
         return False
     for name in _filters(e) & {key, *form_labels}:
         if name == key or name not in e.columns:
