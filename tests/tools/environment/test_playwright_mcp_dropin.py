@@ -75,6 +75,7 @@ async def test_a_playwright_mcp_agent_runs_unchanged_on_a_bound_server(settings:
             assert shelf["url"] == served.url + "/shelf.html"
 
             await _ok(client, "browser_emulate_media", colorScheme="dark")
+            await _ok(client, "browser_wait_for", text="dark")  # the page's change listener runs after the emulation returns
             assert re.search(r"- paragraph \[ref=f1e\d+\]: dark$", (await _ok(client, "browser_snapshot")).structured_content["snapshot"], re.M)
             cleared = (await _ok(client, "browser_emulate_media", colorScheme=None)).structured_content
             assert cleared["colorScheme"] is None

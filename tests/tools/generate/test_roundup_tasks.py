@@ -164,7 +164,7 @@ def test_create_goals_are_deterministic(roundup: RoundupRun, roundup_site: Any) 
     from taskloom.tools.generate.web.change import _task
     from taskloom.tools.generate.web.create import Export, create_tasks
 
-    exports = [Export(url=roundup_site.url + "/issue?@action=export_csv&@columns=id,title,status", columns=["id", "title", "status"], rows=[{"title": "x"}])]
+    exports = [Export(url=roundup_site.url + "/issue?@action=export_csv&@columns=id,title,status", columns=["id", "title", "status"], rows=[{"title": "x"}, {"title": "y"}])]
     one, _ = create_tasks(roundup.kg, exports, 7, 3, roundup_site.url + "/", _task)
     two, _ = create_tasks(roundup.kg, exports, 7, 3, roundup_site.url + "/", _task)
     assert [t.model_dump() for t in one] == [t.model_dump() for t in two] and len(one) == 3

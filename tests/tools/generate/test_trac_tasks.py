@@ -151,7 +151,7 @@ def test_create_goals_are_deterministic(trac: TracRun, trac_site: Any) -> None:
     from taskloom.tools.generate.web.change import _task
     from taskloom.tools.generate.web.create import Export, create_tasks
 
-    exports = [Export(url=trac_site.url + "/report/1?format=csv", columns=["ticket", "summary", "component", "milestone", "type"], rows=[{"summary": "x"}])]
+    exports = [Export(url=trac_site.url + "/report/1?format=csv", columns=["ticket", "summary", "component", "milestone", "type"], rows=[{"summary": "x"}, {"summary": "y"}])]
     one, _ = create_tasks(trac.kg, exports, 7, 3, trac_site.url + "/", _task)
     two, _ = create_tasks(trac.kg, exports, 7, 3, trac_site.url + "/", _task)
     assert [t.model_dump() for t in one] == [t.model_dump() for t in two] and len(one) == 3
