@@ -5,7 +5,7 @@ Times, ``--runs`` times each and interleaved (so load from other processes hits 
 * ``python -c pass``: the venv's Python starting and exiting (a process-start floor);
 * ``Xvfb alone``: a private, cookie-protected display started until it accepts connections;
 * ``desktop episode``: a :class:`DesktopSession` for mousepad (``--app pcmanfm``: the file manager on the
-  organise family's home folder): a fresh home seeded with files, Xvfb, a session bus, openbox, the
+  organise family's home folder; ``--app gnumeric``: the spreadsheet on one of the sheet family's workbooks): a fresh home seeded with files, Xvfb, a session bus, openbox, the
   application and the accessibility reader, until its window has the focus and its accessibility
   tree has stopped changing (ready for ``desktop_snapshot`` and input);
 * ``first snapshot``: the first snapshot after that (the accessibility tree read and formatted);
@@ -35,12 +35,13 @@ TARGET = 3.0
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--runs", type=int, default=5, help="timed runs of each (default 5)")
-    parser.add_argument("--app", choices=("mousepad", "pcmanfm"), default="mousepad", help="the application (default mousepad)")
+    parser.add_argument("--app", choices=("mousepad", "pcmanfm", "gnumeric"), default="mousepad", help="the application (default mousepad)")
     args = parser.parse_args(argv)
     from taskloom.tools.environment.desktop_organise import HOME_FILES
     from taskloom.tools.environment.desktop import VirtualDisplay
     from taskloom.tools.environment.desktop_a11y import format_tree
     from taskloom.tools.environment.desktop_session import APPS, DesktopSession
+    from taskloom.tools.environment.desktop_sheet import workbook_xml
 
     times: dict[str, list[float]] = {k: [] for k in ("python -c pass", "Xvfb alone", "desktop episode", "first snapshot", "stop")}
     lines = 0
@@ -54,6 +55,8 @@ def main(argv: list[str] | None = None) -> int:
         display.stop()
         t = time.perf_counter()
         files, opened = (HOME_FILES, ["."]) if args.app == "pcmanfm" else ({"notes.txt": "first line\nsecond line\n"}, ["notes.txt"])
+        if args.app == "gnumeric":
+            files, opened = {"marks.gnumeric": workbook_xml("marks.gnumeric")}, ["marks.gnumeric"]
         session = DesktopSession(APPS[args.app], files=files, open_files=opened).start()
         start = time.perf_counter() - t
         try:

@@ -28,6 +28,35 @@ PDF_CACHE = ROOT / "tests" / "data" / "cache"
 EXAMPLES = ROOT / "examples"
 TEST_ROOTS = [EXAMPLES, ROOT / "tests" / "data"]  # read-only material tests allow tools to read
 
+#: Test files that share an expensive session fixture (one tracker crawl and generation each, ~2.5 and
+#: ~1.3 min): ``--dist loadfile`` sends each group to one worker as one unit, so the fixture is built once.
+SHARED_FIXTURE_GROUPS = {
+    f"tests/tools/generate/{name}.py": "trackers"
+    for name in ("test_trac_tasks", "test_wiki_tasks", "test_bulk_tasks", "test_roundup_tasks", "test_roundup_families")
+}
+
+
+class _FixtureGroupScheduler:
+    """``--dist loadfile``, but the files of one :data:`SHARED_FIXTURE_GROUPS` group are one unit of work."""
+
+    @staticmethod
+    def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+        if config.getvalue("dist") != "loadfile":
+            return None
+        from xdist.scheduler import LoadFileScheduling
+
+        class FileOrFixtureGroup(LoadFileScheduling):
+            def _split_scope(self, nodeid: str) -> str:
+                file = nodeid.split("::", 1)[0]
+                return SHARED_FIXTURE_GROUPS.get(file, file)
+
+        return FileOrFixtureGroup(config, log)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.pluginmanager.hasplugin("xdist"):  # the hook exists only with pytest-xdist (not under -p no:xdist)
+        config.pluginmanager.register(_FixtureGroupScheduler(), "taskloom-fixture-groups")
+
 
 @pytest.fixture(scope="session")
 def real_pdfs() -> dict[str, Path]:

@@ -2,7 +2,7 @@
 
 Two criterion kinds: ``file_content`` (JSON ``{"path", "content"}``: the file holds exactly that text,
 one final newline ignored) and ``path_state`` (JSON ``{"path", "state"}`` with state ``file``,
-``folder`` or ``absent``). Paths are relative to the home folder. A task whose checks already hold
+``folder`` or ``absent``) and ``sheet_cells`` (a workbook's cell values, :mod:`.sheet_cells`). Paths are relative to the home folder. A task whose checks already hold
 on its seeded files rewards doing nothing: :func:`holds_at_start` finds those by seeding a scratch
 folder the way an episode does and checking it.
 """
@@ -16,11 +16,12 @@ from pathlib import Path
 from ..errors import InputError
 from ..tasks.model import SuccessCriterion, Task
 from .desktop_session import home_path, seed_home
+from .sheet_cells import check_sheet
 from .trajectory import CriterionResult
 
 __all__ = ["DESKTOP_KINDS", "file_checks", "holds_at_start", "file_content", "path_state"]
 
-DESKTOP_KINDS = ("file_content", "path_state")
+DESKTOP_KINDS = ("file_content", "path_state", "sheet_cells")
 STATES = ("file", "folder", "absent")
 
 
@@ -54,6 +55,8 @@ def check(criterion: SuccessCriterion, home: Path) -> CriterionResult:
     spec = _spec(criterion)
     path = spec["path"]
     file = home_path(home, path)
+    if criterion.kind == "sheet_cells":
+        return check_sheet(criterion, file)
     if criterion.kind == "path_state":
         found = _state(file)
         return CriterionResult(criterion=criterion, ok=found == spec["state"], observed=f"{path} is {'a ' if found != 'absent' else ''}{found}")

@@ -3,7 +3,8 @@
 A desktop task's gold is a list of :class:`~taskloom.tools.tasks.model.GoldStep` read this way:
 
 * ``click``: ``selector`` ``role=R text=T`` names the element (T is its name or its value, as the
-  snapshot shows them); ``submit`` makes it a double-click (open the item).
+  snapshot shows them; ``role=R value=V``: its value is exactly V, an empty V an element without
+  one); ``submit`` makes it a double-click (open the item).
 * ``type``: the element ``selector`` names (``role=textbox``, the first one, or ``… text=T``) gets
   ``text`` typed over its text; ``submit`` presses Enter after.
 * ``press_key``: ``text`` is a key or a chord, ``ctrl+s``, ``f2``.
@@ -32,7 +33,7 @@ __all__ = ["Driver", "SnapshotLine", "parse_snapshot", "find_line", "run_gold", 
 
 WAIT = 6.0
 _LINE = re.compile(r'^(?P<indent>\s*)- (?P<role>\S+)(?: (?P<name>"(?:[^"\\]|\\.)*"))?(?P<states>(?: \[[a-z_]+\])*) \[ref=(?P<ref>e\d+)\](?:: (?P<value>.*)|:)?$')
-_SELECTOR = re.compile(r"role=(?P<role>\S+)(?: text=(?P<text>.*))?$")
+_SELECTOR = re.compile(r"role=(?P<role>\S+)(?: text=(?P<text>.*)| value=(?P<value>.*))?$")
 
 
 class SnapshotLine(BaseModel):
@@ -66,17 +67,24 @@ def parse_snapshot(text: str) -> list[SnapshotLine]:
     return found
 
 
-def _selector(selector: str | None) -> tuple[str, str | None]:
+def _selector(selector: str | None) -> tuple[str, str | None, str | None]:
     match = _SELECTOR.match(selector or "")
     if match is None:
-        raise InputError(f"desktop gold selector {selector!r} is not 'role=R' or 'role=R text=T'")
-    return match["role"], match["text"]
+        raise InputError(f"desktop gold selector {selector!r} is not 'role=R', 'role=R text=T' or 'role=R value=V'")
+    return match["role"], match["text"], match["value"]
 
 
 def find_line(lines: list[SnapshotLine], selector: str | None) -> SnapshotLine | None:
-    """The first element the selector names (``role=R``, or ``role=R text=T`` with T its name or value)."""
-    role, text = _selector(selector)
-    return next((line for line in lines if line.role == role and (text is None or text in (line.name, line.value))), None)
+    """The first element the selector names (``role=R``; ``role=R text=T``, T its name or value; ``role=R value=V``, V its whole value).
+
+    >>> lines = parse_snapshot('- textbox [ref=e1]: 100%\\n- textbox [ref=e2]')
+    >>> find_line(lines, "role=textbox value=").ref, find_line(lines, "role=textbox text=100%").ref
+    ('e2', 'e1')
+    """
+    role, text, value = _selector(selector)
+    return next(
+        (line for line in lines if line.role == role and (text is None or text in (line.name, line.value)) and (value is None or (line.value or "") == value)), None
+    )
 
 
 class Driver(Protocol):

@@ -48,6 +48,7 @@ APPS: dict[str, DesktopApp] = {
         env={"GTK_MODULES": "gail:atk-bridge"},  # a GTK 2 program: these modules put it on the accessibility bus
         config={"pcmanfm/default/pcmanfm.conf": "[ui]\nview_mode=list\nshow_hidden=0\nsort=name;ascending;\n"},  # the list view tells accessibility of new items
     ),
+    "gnumeric": DesktopApp(name="gnumeric", argv=["gnumeric", "--no-splash"], package="gnumeric"),
 }
 
 

@@ -385,6 +385,7 @@ _EXPECTED = {
     "typed": "{quoted} was typed",
     "file_content": "the file holds {value}",
     "path_state": "the path is {value}",
+    "sheet_cells": "the workbook holds {value}",
 }
 
 

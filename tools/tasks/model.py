@@ -51,7 +51,7 @@ class SuccessCriterion(BaseModel):
 
     kind: Literal[
         "url_matches", "page_is", "query_has", "text_present", "text_absent", "element_state", "items", "stored", "record", "action_performed", "clicked", "typed",
-        "file_content", "path_state",
+        "file_content", "path_state", "sheet_cells",
     ]
     value: str = Field(
         description="Regex for url_matches; a URL for page_is (same page after normalising fragment, trailing slash, index.html and "
@@ -65,7 +65,8 @@ class SuccessCriterion(BaseModel):
         "fetched after the episode, has exactly N rows with the key, each with the fields, M rows in all and every other row unchanged; or "
         '{"source": page URL, "text": T, "count": N}: the record\'s page holds T exactly N times (see taskloom.tools.evaluate.appstate); canonical action for '
         "action_performed; the clicked element's name or text for clicked; the typed text for typed; for file_content (desktop tasks), JSON "
-        '{"path": path in the home folder, "content": text}: the file holds exactly that text (one final newline ignored); for path_state, JSON {"path": ..., "state": "file"|"folder"|"absent"}.'
+        '{"path": path in the home folder, "content": text}: the file holds exactly that text (one final newline ignored); for path_state, JSON {"path": ..., "state": "file"|"folder"|"absent"}; '
+        'for sheet_cells, JSON {"path": workbook, "cells": {"D8": number or text}, "rules": [...]}: its cells hold those values (see taskloom.tools.environment.sheet_cells).'
     )
     state: str | None = Field(None, description="element_state: visible, hidden, checked, unchecked, disabled, enabled, value=<text> or label=<selected option>.")
     scope: Literal["page", "main"] = Field("page", description="text_*: the whole page, or its main content only (main landmark, else the body without header, nav, footer, aside).")
@@ -74,7 +75,7 @@ class SuccessCriterion(BaseModel):
     @property
     def on_state(self) -> bool:
         """True when the criterion is tested against the page rather than the actions."""
-        return self.kind in ("url_matches", "page_is", "query_has", "text_present", "text_absent", "element_state", "items", "stored", "record", "file_content", "path_state")
+        return self.kind in ("url_matches", "page_is", "query_has", "text_present", "text_absent", "element_state", "items", "stored", "record", "file_content", "path_state", "sheet_cells")
 
 
 def criterion_key(criterion: SuccessCriterion) -> str:

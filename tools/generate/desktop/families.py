@@ -1,7 +1,7 @@
 """The desktop task generator and the pseudo-graph it is keyed on.
 
 Desktop families need no crawled graph: their material is an application and the files an
-episode seeds. ``taskloom generate desktop:mousepad`` (or ``desktop:pcmanfm``) names that as a
+episode seeds. ``taskloom generate desktop:mousepad`` (or ``desktop:pcmanfm``, ``desktop:gnumeric``) names that as a
 graph id; :func:`desktop_graph` builds the matching small graph in memory (the application, its
 seeded files, an edge from one to each) so the shared stages run unchanged: reachability (each
 task's evidence is its application and file), de-duplication, coverage. Nothing is stored in the
@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ...environment.desktop_organise import HOME_FILES, organise_tasks
+from ...environment.desktop_sheet import WORKBOOKS, sheet_tasks
 from ...environment.desktop_tasks import SEED_FILES, edit_file_tasks
 from ...errors import InputError
 from ...graph.model import Edge, EdgeType, GraphMeta, KnowledgeGraph, Node, NodeType
@@ -26,6 +27,7 @@ DESKTOP_PREFIX = "desktop:"
 FAMILIES: dict[str, tuple[list[Callable[[int, int], list[Task]]], list[str]]] = {
     "mousepad": ([lambda seed, count: edit_file_tasks(seed, count)], sorted(SEED_FILES)),
     "pcmanfm": ([lambda seed, count: organise_tasks(seed, count)], [p.rstrip("/") for p in HOME_FILES] + ["."]),
+    "gnumeric": ([lambda seed, count: sheet_tasks(seed, count)], sorted(WORKBOOKS)),
 }
 
 
@@ -50,7 +52,7 @@ def desktop_graph(graph_id: str) -> KnowledgeGraph:
 
 @generator("desktop-tasks", graph="desktop", llm=False, default=True)
 async def desktop_tasks(request: GenerationRequest) -> Candidates:
-    """Template families on a desktop application (edit a file in mousepad; rename, move, make a folder in pcmanfm)."""
+    """Template families on a desktop application (edit a file in mousepad; rename, move, make a folder in pcmanfm; compute and save in gnumeric)."""
     app = request.kg.id.removeprefix(DESKTOP_PREFIX)
     makers = FAMILIES[app][0]
     tasks = [t for make in makers for t in make(request.seed, request.count + max(1, request.count // 4))]  # a few spare for failed replays
