@@ -47,6 +47,9 @@ COMMANDS: dict[str, LazyCommand] = {
     "compose": LazyCommand(
         "tasks", "compose", "Compose chained long tasks or task DAGs; print the ids, level statistics, why each chain stopped, and failures."
     ),
+    "build": LazyCommand(
+        "build", "build", "Build a dataset from a manifest: ingest, crawl, generate and verify each source as a resumable unit; print what was done."
+    ),
     "run": LazyCommand("run", "run_agents", "Run agents on tasks, each episode in its own browser context; evaluate, build consensus graphs, write the report."),
     "report": LazyCommand("run", "report", "Rebuild a run's consensus graphs and its HTML report; print the summary."),
     "runs": LazyCommand("runs", "app", "List the workspace's runs and show one."),

@@ -1,0 +1,1 @@
+"""``taskloom build``: a manifest of documents and sites turned into a publishable, versioned dataset folder."""
