@@ -111,6 +111,8 @@ async def run_one(
             result = await judge_episode(result, task, trajectory, runtime.llm)
         except TaskloomError as exc:  # a judge that cannot answer leaves the rule-based result standing, with the reason
             result = result.model_copy(update={"reason": f"{result.reason + '; ' if result.reason else ''}judge: {exc}"})
+    if result.success and closed is not None and closed.screenshot and path is not None:
+        (path.parent / closed.screenshot).unlink(missing_ok=True)  # kept at close for a failure; an answer judged right is none
     return result
 
 

@@ -10,6 +10,7 @@ import sys
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 
@@ -17,8 +18,9 @@ from taskloom.harness.agents.base import AgentSpec
 from taskloom.harness.service import Harness
 from taskloom.harness.store import RunSpec, RunStore
 from taskloom.server.app import build_server
-from taskloom.tools.environment.manager import HAR_FILE, TRACE_FILE
+from taskloom.tools.environment.manager import FINAL_SCREENSHOT, HAR_FILE, TRACE_FILE
 from taskloom.tools.environment.site import serve_static
+from taskloom.tools.environment.trajectory import load_trajectory
 from taskloom.tools.settings import Settings
 from taskloom.tools.tasks import TaskStore
 from taskloom.tools.workspace import Workspace
@@ -56,12 +58,33 @@ def test_har_and_trace_are_stored_with_each_episode(settings: Settings, site: st
         assert "screencast-frame" in kinds and "frame-snapshot" in kinds, kinds
 
 
-def test_nothing_is_recorded_unless_asked(settings: Settings, site: str) -> None:
-    small_run(settings, site, "plain")
-    results = RunStore(Workspace(settings.workspace), "plain").results()
-    folders = [Path(r.trajectory or "").parent for r in results]
-    assert len(folders) == 2 and all(f.is_dir() for f in folders)
-    assert not any((f / HAR_FILE).exists() or (f / TRACE_FILE).exists() for f in folders)
+def test_nothing_is_recorded_unless_asked_but_a_failure_keeps_its_last_screenshot(settings: Settings, site: str) -> None:
+    """Screenshots off: the passing episode stores none; the failing one keeps its final page, linked from the report,
+    whose header counts it as failed (its status is ``finished``: the agent stopped by itself)."""
+    report = small_run(settings, site, "plain")
+    results = {r.task_id: r for r in RunStore(Workspace(settings.workspace), "plain").results()}
+    folders = {t: Path(r.trajectory or "").parent for t, r in results.items()}
+    assert len(folders) == 2 and all(f.is_dir() for f in folders.values())
+    assert not any((f / HAR_FILE).exists() or (f / TRACE_FILE).exists() for f in folders.values())
+    assert not settings.record_screenshots and list((folders["passing"] / "screenshots").iterdir()) == []
+    final = folders["failing"] / FINAL_SCREENSHOT
+    assert [p.name for p in (folders["failing"] / "screenshots").iterdir()] == ["final.png"]
+    assert final.read_bytes().startswith(b"\x89PNG") and final.stat().st_size > 1_000
+    closed = load_trajectory(Path(results["failing"].trajectory or "")).closed
+    assert closed is not None and closed.screenshot == FINAL_SCREENSHOT and closed.success is False
+    html = report.html.read_text(encoding="utf-8")
+    href = quote(os.path.relpath(final.resolve(), report.html.parent.resolve()))
+    assert f'<figure class="last"><a href="{href}">' in html and html.count('<figure class="last">') == 1
+    # The header agrees with the badges: one failed episode, though no episode has the status "failed".
+    assert (results["failing"].status, results["failing"].success) == ("finished", False)
+    summary = report.summary
+    assert (summary.successes, summary.unsuccessful, summary.statuses["failed"]) == (1, 1, 0)
+    assert summary.outcomes == {"success": 1, "failed": 1, "timeout": 0, "crashed": 0}
+    header = html[html.index("<header>") : html.index("</header>")]
+    assert '<strong>1</strong>unsuccessful' in header and '<strong>1</strong>failed' in header
+    assert '<strong>0</strong>timeout' in header and '<strong>0</strong>crashed' in header
+    assert html.count('<span class="badge failed">') == 1
+    assert json.loads(report.summary_json.read_text(encoding="utf-8"))["summary"]["outcomes"]["failed"] == 1
 
 
 def test_a_resumed_run_records_what_its_plan_says(settings: Settings, site: str) -> None:

@@ -18,6 +18,7 @@ from fastmcp import Client
 from taskloom.harness.service import Harness
 from taskloom.server.app import build_server
 from taskloom.harness.store import RunStore
+from taskloom.tools.environment.manager import FINAL_SCREENSHOT
 from taskloom.tools.environment.site import serve_static
 from taskloom.tools.environment.trajectory import load_trajectory
 from taskloom.tools.runtime import Runtime
@@ -81,6 +82,8 @@ def test_oracle_and_explorers_run_evaluate_and_report(world: tuple[Settings, lis
         else:
             assert trajectory.closed.success is result.success  # the server's final-state verdict is the result
             assert "criteria" in result.scores
+            kept = (Path(result.trajectory).parent / FINAL_SCREENSHOT).is_file()  # screenshots are off: only a failure keeps its last page
+            assert kept is (not result.success) and (trajectory.closed.screenshot is not None) is (not result.success), (result.task_id, result.agent)
         if result.task_kind == "composite":
             assert {"cr", "lc"} <= set(result.scores)
             if result.agent == "oracle":

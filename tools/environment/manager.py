@@ -34,10 +34,11 @@ from .limits import EpisodeLimits
 from .protocols import DocumentSource, SuccessChecker
 from .trajectory import ActionRecord, CloseStatus, CriterionResult, EpisodeRecord, Recorder, load_trajectory
 
-__all__ = ["EpisodeManager", "HAR_FILE", "PublicTask", "StartedEpisode", "TRACE_FILE"]
+__all__ = ["EpisodeManager", "FINAL_SCREENSHOT", "HAR_FILE", "PublicTask", "StartedEpisode", "TRACE_FILE"]
 
 #: File names of an episode's recordings in its folder (beside ``trajectory.jsonl``).
 HAR_FILE, TRACE_FILE = "network.har", "trace.zip"
+FINAL_SCREENSHOT = "screenshots/final.png"  # relative to the episode folder
 
 _TASK_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
 
@@ -71,7 +72,9 @@ class EpisodeManager:
     watched states after every action), and the ``documents`` source document
     episodes read through (None: this manager opens no document episodes). With
     ``screenshots`` every successful browser action also saves a viewport PNG (opt-in:
-    nothing that evaluates or reports reads them). With ``snapshots`` False an action answers
+    nothing that evaluates or reports reads them); whatever it says, an episode of a task that
+    did not end with every criterion held keeps its final page as ``screenshots/final.png``
+    (noted in its close record), so the report can show why it failed. With ``snapshots`` False an action answers
     with the URL, title, tabs and dialog only, as Playwright MCP's ``--snapshot-mode none``
     (``browser_snapshot`` still returns the page). ``record`` adds per-episode recordings to
     the episode's folder: ``har`` (``network.har``, written when the context closes) and
@@ -356,7 +359,7 @@ class EpisodeManager:
             return document.recorder.path
         if episode is None:
             raise NotFoundError(f"no open episode {episode_id!r}")
-        checks, final_url, final_text = None, None, None
+        checks, final_url, final_text, final_shot = None, None, None, None
         try:
             await episode.tabs.dismiss_all()  # a held dialog pauses the page: let it go before the final state is read
             if not episode.page.is_closed():
@@ -367,13 +370,15 @@ class EpisodeManager:
                         actions = load_trajectory(episode.recorder.path).actions
                         checks = await self.checker.check(episode.page, episode.task.success, actions)
                         checks += skipped_subtask(episode.task, actions)
+                    if episode.task is not None and (status != "closed" or not checks or not all(c.ok for c in checks)):
+                        final_shot = FINAL_SCREENSHOT if await episode._capture(episode.recorder.folder / FINAL_SCREENSHOT) else None
                 except PlaywrightError as exc:
                     reason = f"{reason + '; ' if reason else ''}final-state check failed: {str(exc).splitlines()[0]}"
         finally:
             self._end_turn(episode_id)  # the final state is read: the next episode may reset the application
         episode.closed = True
         reason = await self._stop_trace(episode_id, episode.guarded.context, reason)
-        episode.recorder.close(status=status, reason=reason, checks=checks, final_url=final_url, final_text=final_text)
+        episode.recorder.close(status=status, reason=reason, checks=checks, final_url=final_url, final_text=final_text, screenshot=final_shot)
         await episode.guarded.context.close()  # writes the HAR file, when recorded
         return episode.recorder.path
 

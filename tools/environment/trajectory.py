@@ -112,6 +112,7 @@ class CloseRecord(BaseModel):
     success: bool | None = Field(None, description="All criteria held; None when the task has none or was not checked.")
     final_url: str | None = Field(None, description="Browser episodes: the page the episode ended on.")
     final_text: str | None = Field(None, description="Browser episodes: that page's visible text (first 4,000 characters), for judges.")
+    screenshot: str | None = Field(None, description="Browser episodes of a task not known to have succeeded: the final page's screenshot, relative to the episode folder.")
     t: float = Field(default_factory=time.time)
 
 
@@ -171,10 +172,11 @@ class Recorder:
         checks: list[CriterionResult] | None = None,
         final_url: str | None = None,
         final_text: str | None = None,
+        screenshot: str | None = None,
     ) -> CloseRecord:
         record = CloseRecord(
             status=status, reason=reason, checks=checks, success=None if checks is None else all(c.ok for c in checks),
-            final_url=final_url, final_text=final_text,
+            final_url=final_url, final_text=final_text, screenshot=screenshot,
         )
         append_jsonl(self.path, record.model_dump(mode="json"))
         return record

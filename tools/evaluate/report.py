@@ -42,7 +42,7 @@ from ..errors import InputError
 from ..workspace import atomic_write_json, atomic_write_text
 from .model import EpisodeResult
 from .report_episodes import EpisodeView, episode_views
-from .summary import STATUSES, ReportSummary, TaskInfo, build_summary, num, pct, task_infos
+from .summary import OUTCOMES, STATUSES, ReportSummary, TaskInfo, build_summary, num, pct, task_infos
 
 __all__ = [
     "DrawingNode",
@@ -93,6 +93,7 @@ class DrawingEdge(BaseModel):
     failures: int = Field(ge=0)
     success_rate: float
     class_: EdgeClass = Field(alias="class")
+    p_value: float | None = Field(None, description="Fisher's exact test of success with vs without the edge (consensus graphs); None when not tested.")
 
 
 class Drawing(BaseModel):
@@ -353,6 +354,7 @@ def render_html(
         summary=summary,
         sections=sections,
         statuses=STATUSES,
+        outcomes=OUTCOMES,
         score_names=score_names,
         types=types,
         matrix=matrix,

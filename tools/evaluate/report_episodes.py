@@ -2,7 +2,7 @@
 
 For every episode: its verdict with each success criterion (expected beside observed), the
 agent's answer beside the gold, the final URL, the steps (with thumbnails when screenshots were
-recorded), the last screenshot, and links to the trajectory, the HAR file and the Playwright
+recorded), the last screenshot (a failed episode's final page, kept even with screenshots off), and links to the trajectory, the HAR file and the Playwright
 trace. Everything is read from the results and the files the run left; links are relative to
 the report's folder, so the report opens from ``file://`` with the workspace beside it.
 """
@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Literal
 from urllib.parse import quote
 
 from pydantic import BaseModel, Field, ValidationError
@@ -22,11 +21,9 @@ from ..environment.trajectory import Trajectory, load_trajectory
 from ..errors import TaskloomError
 from .checks import verdicts
 from .model import CriterionVerdict, EpisodeResult
-from .summary import TaskInfo
+from .summary import Outcome, TaskInfo, outcome_of
 
 __all__ = ["MAX_STEPS_SHOWN", "EpisodeLink", "EpisodeView", "StepView", "Outcome", "episode_views", "outcome_of"]
-
-Outcome = Literal["success", "failed", "timeout", "crashed"]
 
 #: Steps listed per episode; the rest are counted (the trajectory has them all).
 MAX_STEPS_SHOWN = 200
@@ -79,15 +76,6 @@ class EpisodeView(BaseModel):
     note: str | None = Field(None, description="Why the steps are missing, when the trajectory could not be read.")
 
 
-def outcome_of(result: EpisodeResult) -> Outcome:
-    """``success``; else ``timeout`` or ``crashed`` when the episode was ended for it; else ``failed``."""
-    if result.success:
-        return "success"
-    if result.status in ("timeout", "crashed"):
-        return result.status
-    return "failed"
-
-
 def _href(path: Path, base: Path) -> str:
     """``path`` as a link relative to ``base`` (absolute ``file://`` when they share no root)."""
     try:
@@ -119,6 +107,8 @@ def _view(result: EpisodeResult, anchor: str, info: TaskInfo, task_anchor: str |
     if trajectory is not None and path is not None:
         folder = path.parent
         shots = [folder / a.screenshot for a in trajectory.actions if a.screenshot and (folder / a.screenshot).is_file()]
+        final = folder / closed.screenshot if closed is not None and closed.screenshot else None
+        shots += [final] if final is not None and final.is_file() else []  # the final page, kept for a failed episode
         last_shot = _href(shots[-1], out_dir) if shots else None
         more = max(0, len(trajectory.actions) - MAX_STEPS_SHOWN)
         for action in trajectory.actions[:MAX_STEPS_SHOWN]:

@@ -3,7 +3,8 @@
 The page opens on the cross-task summary (:class:`~.consensus.sets.SetSummary`: agents, step
 inflation, recurring traps and critical steps, shared traps, separating steps), then a task index
 sorted by instruction whose rows link to one section per task: its instruction, per-agent
-outcomes, the interactive drawing of its consensus graph and its trap / critical / bottleneck edges.
+outcomes, the interactive drawing of its consensus graph and its trap / critical / bottleneck edges, each
+with its Fisher p-value (success with vs without the step), its support and each agent's successes over runs.
 
 Everything the run report does is reused from :mod:`.report`: the layout (:func:`layout_drawing`),
 the script-safe JSON, the Jinja environment (autoescaping, ``pct`` / ``num`` filters) and the inline
@@ -24,7 +25,7 @@ from .consensus.model import ConsensusGraph
 from .consensus.sets import SetSummary, TaskRow
 from .report import _asset, _data_text, _environment, _script_json, layout_drawing
 
-__all__ = ["render_set_html", "write_set_report", "note_text"]
+__all__ = ["render_set_html", "write_set_report", "note_text", "p_text", "attribution_text"]
 
 CLASS_ORDER = {"trap": 0, "critical": 1, "bottleneck": 2}
 INDEX_CLIP = 160
@@ -53,12 +54,37 @@ def _reference(steps: int | None, source: str | None) -> str:
     return f"{steps} ({source.replace('_', ' ')})" if source else str(steps)
 
 
+def p_text(p: float | None) -> str:
+    """A p-value as the report prints it: three significant digits, ``<0.0001`` below that, ``—`` when not tested.
+
+    >>> p_text(1 / 3), p_text(0.0286), p_text(1.0), p_text(2e-7), p_text(None)
+    ('0.333', '0.0286', '1', '<0.0001', '—')
+    """
+    if p is None:
+        return "—"
+    return "<0.0001" if p < 1e-4 else f"{p:.3g}"
+
+
+def attribution_text(attribution: dict[str, tuple[int, int]]) -> str:
+    """Each agent's successful runs over its runs through a step, e.g. ``a1 0/1, a3 2/2``."""
+    return ", ".join(f"{agent} {ok}/{runs}" for agent, (runs, ok) in sorted(attribution.items()))
+
+
 def _edges(graph: ConsensusGraph) -> list[dict[str, Any]]:
     """The graph's trap, critical and bottleneck edges by label: by class, then most traversed first."""
     label = {n.id: n.label for n in graph.nodes}
     chosen = [e for e in graph.edges if e.edge_class in CLASS_ORDER]
     chosen.sort(key=lambda e: (CLASS_ORDER[e.edge_class], -e.count, label[e.source], label[e.target]))
-    return [{"edge": e, "source": label[e.source], "target": label[e.target]} for e in chosen]
+    return [
+        {
+            "edge": e,
+            "source": label[e.source],
+            "target": label[e.target],
+            "p": p_text(e.p_value),
+            "per_agent": attribution_text(e.attribution),
+        }
+        for e in chosen
+    ]
 
 
 def _section(anchor: str, number: int, task_id: str, row: TaskRow | None, graph: ConsensusGraph | None) -> dict[str, Any]:
@@ -128,6 +154,8 @@ def render_set_html(summary: SetSummary, graphs: Sequence[ConsensusGraph]) -> st
         sections=sections,
         anchors=anchors,
         bars=_bars,
+        p_text=p_text,
+        attribution_text=attribution_text,
         css=_asset("report.css", "</style") + _asset("set_report.css", "</style"),
         js=_asset("report.js", "</script"),
     )

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -48,9 +48,14 @@ __all__ = [
     "build_summary",
     "terminal_summary",
     "rich_summary",
+    "Outcome",
+    "OUTCOMES",
+    "outcome_of",
 ]
 
 STATUSES: tuple[str, ...] = get_args(EpisodeStatus)
+Outcome = Literal["success", "failed", "timeout", "crashed"]
+OUTCOMES: tuple[str, ...] = get_args(Outcome)
 DIFFICULTY_ORDER = {"easy": 0, "medium": 1, "hard": 2, "expert": 3}
 
 
@@ -106,12 +111,23 @@ class RunSummary(BaseModel):
     successes: int = 0
     success_rate: float | None = Field(None, description="None when there are no episodes.")
     statuses: dict[str, int] = Field(default_factory=dict, description="Episodes by status (every status present).")
+    unsuccessful: int = Field(0, description="Episodes that did not succeed, however they ended.")
+    outcomes: dict[str, int] = Field(default_factory=dict, description="Episodes by outcome as their badges read: success, failed, timeout, crashed.")
     per_agent: list[AgentRow] = Field(default_factory=list)
     by_kind: list[GroupRate] = Field(default_factory=list)
     by_type: list[GroupRate] = Field(default_factory=list)
     by_difficulty: list[GroupRate] = Field(default_factory=list)
     by_level: list[GroupRate] = Field(default_factory=list, description="Chained (composite) tasks only, by number of subtasks.")
     by_agent_type: list[AgentGroupRate] = Field(default_factory=list)
+
+
+def outcome_of(result: EpisodeResult) -> Outcome:
+    """``success``; else ``timeout`` or ``crashed`` when the episode was ended for it; else ``failed`` (the report's badge)."""
+    if result.success:
+        return "success"
+    if result.status in ("timeout", "crashed"):
+        return result.status
+    return "failed"
 
 
 def _mean(values: Sequence[float]) -> Mean:
@@ -194,6 +210,8 @@ def summarize(results: Sequence[EpisodeResult]) -> RunSummary:
         successes=wins,
         success_rate=wins / len(rs) if rs else None,
         statuses={s: sum(1 for r in rs if r.status == s) for s in STATUSES},
+        unsuccessful=len(rs) - wins,
+        outcomes={o: sum(1 for r in rs if outcome_of(r) == o) for o in OUTCOMES},
         per_agent=[_agent_row(a, by_agent[a]) for a in sorted(by_agent)],
         by_kind=_rates(_group(rs, lambda r: r.task_kind)),
         by_type=_rates(_group(rs, lambda r: r.task_type)),
@@ -373,6 +391,8 @@ def terminal_summary(summary: RunSummary) -> str:
         f"Run {runs}: {summary.episodes} episodes, {summary.tasks} tasks, {summary.agents} agents, "
         f"{summary.successes}/{summary.episodes} succeeded ({pct(summary.success_rate)})",
     ]
+    if summary.unsuccessful:
+        lines.append(f"{summary.unsuccessful} unsuccessful: " + ", ".join(f"{summary.outcomes.get(o, 0)} {o}" for o in OUTCOMES[1:]))
     if not summary.per_agent:
         return "\n".join(lines) + "\n"
     lines += ["", *_table(AGENT_HEADER, [_agent_cells(r) for r in summary.per_agent])]

@@ -121,6 +121,7 @@ def test_group_rates_carry_counts_and_sort_deterministically() -> None:
     assert (s.episodes, s.tasks, s.agents, s.successes, s.run_ids) == (6, 3, 2, 2, ["run-7"])
     assert s.success_rate == pytest.approx(1 / 3)
     assert s.statuses == {"finished": 4, "failed": 0, "timeout": 1, "crashed": 1}
+    assert (s.unsuccessful, s.outcomes) == (4, {"success": 2, "failed": 2, "timeout": 1, "crashed": 1})  # as the badges read
     assert [(g.group, g.n, g.successes, g.success_rate) for g in s.by_type] == [("chain", 2, 0, 0.0), ("fact", 2, 1, 0.5), ("search", 2, 1, 0.5)]
     # Difficulty in its natural order, not alphabetical (which would put "hard" before "medium").
     assert [(g.group, g.n, g.successes) for g in s.by_difficulty] == [("easy", 2, 1), ("medium", 2, 1), ("hard", 2, 0)]
@@ -167,6 +168,7 @@ def test_terminal_summary_shows_rates_counts_and_scores() -> None:
     text = terminal_summary(summarize(results()))
     lines = text.splitlines()
     assert lines[0] == "Run run-7: 6 episodes, 3 tasks, 2 agents, 2/6 succeeded (33.3%)"
+    assert lines[1] == "4 unsuccessful: 2 failed, 1 timeout, 1 crashed"
     alpha = next(line for line in lines if line.startswith("alpha"))
     beta = next(line for line in lines if line.startswith("beta"))
     assert alpha.split() == ["alpha", "3", "2/3", "66.7%", "4.0", "0.75", "0.75", "1.00", "1000"]

@@ -132,6 +132,23 @@ def test_one_graph_block_per_task_with_its_analysis(page: str, data: tuple[SetSu
     assert "<tr><td>a2</td><td>1</td>" in t2 and 'class="ko">0/1 (0.0%)' in t2 and 'class="ok">1/1 (100.0%)' in t2
 
 
+def test_each_labelled_step_shows_its_p_value_support_and_agents(page: str, data: tuple[SetSummary, list[ConsensusGraph]]) -> None:
+    """Help on t2: a1 and a2 take it and fail (0/2), the two runs without it succeed (100%): Fisher's p = 2/6."""
+    t2 = next(g for g in data[1] if g.task_id == "t2")
+    ids = {n.label: n.id for n in t2.nodes}
+    trap = next(e for e in t2.edges if e.target == ids[HELP.text])
+    assert trap.edge_class == "trap" and trap.p_value == pytest.approx(1 / 3) and trap.attribution == {"a1": (1, 0), "a2": (1, 0)}
+    section = between(page, 'data-task-id="t2"', "</section>")
+    row = next(r for r in section.split("<tr>") if r.startswith(f'<td>trap</td><td class="label">{escape(NAV.text)}</td><td class="label">{escape(HELP.text)}</td>'))
+    assert '<td>100.0%</td><td class="p">0.333</td><td class="text">agents</td><td class="text">a1 0/1, a2 0/1</td>' in row
+    shared = between(page, "<h3>Traps shared", '<h2 id="separating">')
+    assert shared.count('<td class="p">0.333</td><td class="text">a1 0/1, a2 0/1</td>') == 2  # t1 and t2
+    separating = between(page, '<h2 id="separating">', '<h2 id="index">')
+    assert '+100.0 pp</td><td class="p">0.333</td>' in separating
+    drawn = json.loads(re.findall(r'<script type="application/json" id="graph-1">(.*?)</script>', page)[0])  # t2 comes first
+    assert [e["p_value"] for e in drawn["edges"] if e["class"] == "trap"] == [pytest.approx(1 / 3)]  # the drawing's hover shows it too
+
+
 def test_self_contained_and_escaped(page: str) -> None:
     assert not re.search(r"""(?:src|href)\s*=\s*["']?\s*(?:https?:)?//""", page, re.I)
     assert "<link" not in page and "@import" not in page
@@ -181,6 +198,8 @@ def test_every_graph_draws_offline_in_chromium(data: tuple[SetSummary, list[Cons
                 assert box.locator("circle").count() == int(box.get_attribute("data-nodes") or -1)
                 assert box.locator("path.edge").count() == int(box.get_attribute("data-edges") or -1)
             assert page.locator("img").count() == 0
+            graphs.nth(0).locator("g.edge-group:has(path.edge.trap)").dispatch_event("mouseenter")  # t2's trap: its p-value on hover
+            assert "p (Fisher)0.333" in page.locator(".tip").inner_text().replace("\n", "")
         finally:
             browser.close()
     assert errors == []

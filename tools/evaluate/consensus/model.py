@@ -364,6 +364,7 @@ class ConsensusGraph(BaseModel):
                     "failures": e.failures,
                     "success_rate": e.success_rate,
                     "class": e.edge_class,
+                    "p_value": e.p_value,
                 }
                 for e in self.edges
             ],
