@@ -32,7 +32,7 @@ TEST_ROOTS = [EXAMPLES, ROOT / "tests" / "data"]  # read-only material tests all
 #: ~1.3 min): ``--dist loadfile`` sends each group to one worker as one unit, so the fixture is built once.
 SHARED_FIXTURE_GROUPS = {
     f"tests/tools/generate/{name}.py": "trackers"
-    for name in ("test_trac_tasks", "test_wiki_tasks", "test_bulk_tasks", "test_roundup_tasks", "test_roundup_families")
+    for name in ("test_trac_tasks", "test_trac_lookups", "test_wiki_tasks", "test_bulk_tasks", "test_roundup_tasks", "test_roundup_families")
 }
 
 

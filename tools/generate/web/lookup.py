@@ -28,7 +28,7 @@ from ...tasks.model import GoldStep, Provenance, Task
 from ..registry import Candidates, GenerationRequest, generator
 from .phrasing import ID_LABEL, answer_metrics, column_noun, detail_noun, field_noun, field_phrase, path_noun, plural, quoted, short_value, singular, value_text
 
-__all__ = ["FieldStats", "ListingData", "listing_data", "start_page", "describe_record", "web_lookup", "LOOKUP_TEMPLATE", "is_meta_listing", "listing_quotas", "unique_key", "wider_listing", "filtered_on"]
+__all__ = ["FieldStats", "ListingData", "listing_data", "start_page", "describe_record", "web_lookup", "LOOKUP_TEMPLATE", "is_meta_listing", "listing_quotas", "unique_key", "wider_listing", "filtered_on", "gives_away"]
 
 LOOKUP_TEMPLATE = "web-lookup"
 #: Hops from the start page to the answer page the reachability filter allows.
@@ -334,6 +334,21 @@ def _answer_page(kg: KnowledgeGraph, record: Node, start_url: str) -> Node | Non
     return urls[pages[0]] if pages else None
 
 
+def gives_away(answer: str, instruction: str, naming: list[str]) -> bool:
+    """Whether the question holds its own answer: the answer's words are in the instruction, or a naming value's words are in the answer.
+
+    >>> gives_away("Milestone: Someday", "What is the title of the record with milestone Someday?", ["Someday"])
+    True
+    >>> gives_away("Ann Smith", "Who is the owner of the ticket with summary “Login fails”?", ["Login fails"])
+    False
+    """
+    def words(text: str) -> str:
+        return " " + " ".join(re.findall(r"\w+", text.lower())) + " "
+
+    said, asked = words(instruction), words(answer)
+    return (asked.strip() != "" and asked in said) or any(words(v).strip() and words(v) in asked for v in naming)
+
+
 def _rng(seed: int, *parts: str) -> np.random.Generator:
     return np.random.default_rng([seed, int(hashlib.sha1("|".join(parts).encode()).hexdigest()[:8], 16)])
 
@@ -359,6 +374,8 @@ def lookup_task(kg: KnowledgeGraph, data: ListingData, record: Node, label: str,
         answer = str(asked["raw"])  # the page writes the unit itself ("44N", "12%"): the answer is what it shows, not a respelling
     if asked.get("unit") is None and "," not in str(asked.get("raw")):
         answer = answer.replace(",", "")  # a bare number the site writes without separators (a year, a code) stays as written
+    if gives_away(answer, instruction, [value_text(own[lb]) for lb in labels]):
+        return None
     digest = hashlib.sha1(f"{kg.id}|{LOOKUP_TEMPLATE}|{record.id}|{label}".encode()).hexdigest()[:12]
     url = str(page.attrs["url"])
     return Task(
@@ -436,6 +453,9 @@ async def web_lookup(request: GenerationRequest) -> Candidates:
             continue
         if data.node.id in parts:
             skipped.append({"listing": data.node.id, "reason": f"a part of the complete listing {parts[data.node.id]}: its records are asked about there, where uniqueness holds among all of them"})
+            continue
+        if (field := filtered_on(data)) is not None:
+            skipped.append({"listing": data.node.id, "reason": f"its URL filters on its own field {field!r}: a value unique among its records may be shared by records it leaves out"})
             continue
         askable = [lb for lb, st in sorted(data.stats.items()) if st.askable() and field_phrase(lb).lower() != data.noun]
         if not askable:
