@@ -41,6 +41,8 @@ class OracleAgent:
         started = structured(await client.call_tool("env_start", {}))
         if task.kind == "desktop":  # the gold's elements found in desktop_snapshot, acted on by ref, as any agent would
             await desktop_gold(client, str(started["episode_id"]), task.gold_steps)
+            if task.gold_answer is not None:  # a question about a file: the gold steps showed it, the answer says it
+                await client.call_tool("env_answer", {"answer": task.gold_answer})
         elif task.kind == "document":
             for node_id in task.evidence[: max(job.max_steps - 1, 0)]:
                 await client.call_tool("doc_read", {"node_id": node_id})

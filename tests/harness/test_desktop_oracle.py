@@ -1,7 +1,7 @@
 """Desktop tasks end to end: `generate desktop:<app>` (no-ops dropped, gold replayed), an agent-profile MCP server over a desktop task
-(criteria hidden, files checked at close), and the harness oracle scoring 100%.
+(criteria hidden, files checked at close), and the harness oracle scoring 100% (files checked at close; a question's answer given with env_answer).
 
-Needs Xvfb, dbus, openbox, pcmanfm, mousepad and Debian's python3 with gir1.2-atspi-2.0 (the Makefile's `system` target installs them).
+Needs Xvfb, dbus, openbox, pcmanfm, mousepad, gnumeric and Debian's python3 with gir1.2-atspi-2.0 (the Makefile's `system` target installs them).
 """
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ from taskloom.harness.service import Harness
 from taskloom.harness.store import RunStore
 from taskloom.server.app import build_server
 from taskloom.tools.environment.desktop_a11y import DEBIAN_PYTHON
+from taskloom.tools.environment.desktop_answers import answer_tasks
+from taskloom.tools.environment.desktop_sheet import sheet_tasks
 from taskloom.tools.environment.mcp import Bound
 from taskloom.tools.environment.trajectory import load_trajectory
 from taskloom.tools.generate.service import GenerateResult
@@ -34,24 +36,32 @@ ATSPI = os.path.exists(DEBIAN_PYTHON) and subprocess.run([DEBIAN_PYTHON, "-c", "
 pytestmark = [
     pytest.mark.integration,
     pytest.mark.skipif(
-        not all(shutil.which(b) for b in ("Xvfb", "xauth", "dbus-daemon", "openbox", "xprop", "pcmanfm", "mousepad")) or not ATSPI,
-        reason="needs Xvfb, dbus, openbox, x11-utils, pcmanfm, mousepad, gir1.2-atspi-2.0",
+        not all(shutil.which(b) for b in ("Xvfb", "xauth", "dbus-daemon", "openbox", "xprop", "pcmanfm", "mousepad", "gnumeric")) or not ATSPI,
+        reason="needs Xvfb, dbus, openbox, x11-utils, pcmanfm, mousepad, gnumeric, gir1.2-atspi-2.0",
     ),
 ]
 
 
 @pytest.fixture(scope="module")
 def desktop_world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Settings, list[Task], list[GenerateResult]]]:
-    """A workspace with desktop tasks generated the way `taskloom generate desktop:pcmanfm` / `desktop:mousepad` makes them."""
+    """A workspace with desktop tasks generated the way `taskloom generate desktop:pcmanfm` / `desktop:mousepad` makes them, and two Gnumeric
+    tasks stored as made (a Gnumeric replay takes 5-10 s; theirs are tested in test_desktop_sheet.py and test_desktop_answers.py):
+    compute and save, and a question answered with env_answer."""
     settings = Settings(workspace=tmp_path_factory.mktemp("ws"), embedder="hashing", record_screenshots=False)
     runtime = Runtime(settings, screenshots=False)
 
     async def prepare() -> list[GenerateResult]:
         async with runtime:
             service = runtime.task_service()
-            return [await service.generate("desktop:pcmanfm", count=3, seed=0, use_llm=False), await service.generate("desktop:mousepad", count=1, seed=0, use_llm=False)]
+            return [
+                await service.generate("desktop:pcmanfm", count=3, seed=0, use_llm=False),
+                await service.generate("desktop:mousepad", count=1, types=["edit_file"], seed=0, use_llm=False),
+            ]
 
     results = asyncio.run(prepare())
+    store = TaskStore(Workspace(settings.workspace))
+    store.save(next(t for t in sheet_tasks(seed=0, count=3) if t.provenance.template == "compute_sheet/aggregate"))  # the shortest gold
+    store.save(answer_tasks("gnumeric", seed=0, count=1)[0])
     yield settings, TaskStore(Workspace(settings.workspace)).list(kind="desktop"), results
 
 
@@ -59,10 +69,12 @@ def test_generation_keeps_only_tasks_whose_gold_replays(desktop_world: tuple[Set
     _, tasks, (files, editor) = desktop_world
     assert len(files.task_ids) == 3 and len(editor.task_ids) == 1 and files.kind == "desktop" and files.generator and files.generator.name == "desktop-tasks"
     assert files.report.stages["replay"]["kept"] >= 3 and files.report.stages["no-op"]["in"] == files.report.candidates
-    templates = {t.provenance.template for t in tasks}
+    generated = [t for t in tasks if t.provenance.graph_id != "desktop:gnumeric"]
+    templates = {t.provenance.template for t in generated}
     assert {"organise_files/rename", "organise_files/move", "organise_files/make_folder"} < templates and any(str(t).startswith("edit_file/") for t in templates)
-    for task in tasks:
-        assert task.gold_trajectory and task.provenance.graph_id in ("desktop:pcmanfm", "desktop:mousepad")
+    assert {t.provenance.graph_id for t in generated} == {"desktop:pcmanfm", "desktop:mousepad"} and len(generated) == 4
+    for task in generated:
+        assert task.gold_trajectory
         gold = load_trajectory(Path(task.gold_trajectory))
         assert gold.closed and gold.closed.success and gold.closed.checks and len(gold.closed.checks) == len(task.success)
         assert gold.actions and all(a.error is None for a in gold.actions), [a.error for a in gold.actions]
@@ -93,10 +105,15 @@ def test_the_oracle_scores_every_desktop_task(desktop_world: tuple[Settings, lis
     settings, tasks, _ = desktop_world
     asyncio.run(Harness(settings, build_server).run(tasks, ["oracle"], concurrency=1, max_steps=40, timeout_s=60, run_id="desk"))
     results = RunStore(Workspace(settings.workspace), "desk").results()
-    assert len(results) == len(tasks) and all(r.success and r.task_kind == "desktop" for r in results), [(r.task_id, r.reason, r.criteria) for r in results]
+    assert len(results) == len(tasks) == 6 and all(r.success and r.task_kind == "desktop" for r in results), [(r.task_id, r.reason, r.criteria) for r in results]
+    by_id = {t.id: t for t in tasks}
     for result in results:
         assert result.trajectory
         trajectory = load_trajectory(Path(result.trajectory))
         acted = [a for a in trajectory.actions if a.name in ("click", "type")]
         assert acted and all(a.target and a.target.role for a in acted)  # actions by ref, recorded with the element's role
-        assert trajectory.closed and trajectory.closed.checks and all(c.ok for c in trajectory.closed.checks)
+        question = by_id[result.task_id].gold_answer
+        if question is None:
+            assert trajectory.closed and trajectory.closed.checks and all(c.ok for c in trajectory.closed.checks)
+        else:  # no file criterion: the answer given with env_answer decided, scored by the answer metrics
+            assert trajectory.answer == result.answer == question and result.scores["exact_match"] == 1.0 and trajectory.closed and trajectory.closed.checks is None

@@ -44,7 +44,7 @@ def evaluate_episode(
         checks = trajectory.closed.checks
         scores["criteria"] = sum(c.ok for c in checks) / len(checks) if checks else 1.0
         success = bool(trajectory.closed.success)
-    if task.kind in ("web", "composite") and task.gold_answer is not None:  # a question about the site: the answer decides, with any state criteria
+    if task.kind in ("web", "composite", "desktop") and task.gold_answer is not None:  # a question about the site or a file: the answer decides, with any state criteria
         answered = answer_scores(task, answer)
         scores.update(answered)
         closed = trajectory is not None and trajectory.closed is not None

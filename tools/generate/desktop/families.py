@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from ...environment.desktop_answers import answer_tasks
 from ...environment.desktop_organise import HOME_FILES, organise_tasks
 from ...environment.desktop_sheet import WORKBOOKS, sheet_tasks
 from ...environment.desktop_tasks import SEED_FILES, edit_file_tasks
@@ -25,9 +26,9 @@ __all__ = ["DESKTOP_PREFIX", "FAMILIES", "is_desktop_graph", "desktop_graph", "d
 DESKTOP_PREFIX = "desktop:"
 #: Per application: its families' task makers ``(seed, count) -> tasks`` and the files they seed.
 FAMILIES: dict[str, tuple[list[Callable[[int, int], list[Task]]], list[str]]] = {
-    "mousepad": ([lambda seed, count: edit_file_tasks(seed, count)], sorted(SEED_FILES)),
+    "mousepad": ([lambda seed, count: edit_file_tasks(seed, count), lambda seed, count: answer_tasks("mousepad", seed, count)], sorted(SEED_FILES)),
     "pcmanfm": ([lambda seed, count: organise_tasks(seed, count)], [p.rstrip("/") for p in HOME_FILES] + ["."]),
-    "gnumeric": ([lambda seed, count: sheet_tasks(seed, count)], sorted(WORKBOOKS)),
+    "gnumeric": ([lambda seed, count: sheet_tasks(seed, count), lambda seed, count: answer_tasks("gnumeric", seed, count)], sorted(WORKBOOKS)),
 }
 
 
@@ -52,7 +53,8 @@ def desktop_graph(graph_id: str) -> KnowledgeGraph:
 
 @generator("desktop-tasks", graph="desktop", llm=False, default=True)
 async def desktop_tasks(request: GenerationRequest) -> Candidates:
-    """Template families on a desktop application (edit a file in mousepad; rename, move, make a folder in pcmanfm; compute and save in gnumeric)."""
+    """Template families on a desktop application (edit a file in mousepad; rename, move, make a folder in pcmanfm; compute and save in gnumeric;
+    answer a question about a file in mousepad or gnumeric)."""
     app = request.kg.id.removeprefix(DESKTOP_PREFIX)
     makers = FAMILIES[app][0]
     tasks = [t for make in makers for t in make(request.seed, request.count + max(1, request.count // 4))]  # a few spare for failed replays
