@@ -41,5 +41,5 @@ def desktop_demo(runtime: Runtime, count: int) -> None:
 
 
 def _show(task: Task) -> None:
-    checks = "; ".join(f"{c.kind} {c.value!r}" for c in task.success)
+    checks = "; ".join(f"{c.kind} {c.value!r}" for c in task.success) or f"the answer, {task.answer_kind} (gold {task.gold_answer!r})"
     console.print(f"    [{task.type}] {task.instruction}\n      check: {checks}", highlight=False, markup=False)
