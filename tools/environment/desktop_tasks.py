@@ -106,8 +106,8 @@ class EpisodeDriver:
         self.env.hotkey(*keys)
 
 
-async def replay_gold(task: Task, episodes: DesktopEpisodes, episode_id: str) -> CloseRecord:
-    """Replay the task's gold steps in a fresh session; closing checks the home folder and records the verdicts."""
+async def replay_gold(task: Task, episodes: DesktopEpisodes, episode_id: str, answer: str | None = None) -> tuple[CloseRecord, AppDesktopEnv]:
+    """Replay the task's gold steps in a fresh session (then give ``answer``, if any); closing checks the home folder and records the verdicts."""
     if task.desktop is None:
         raise InputError(f"task {task.id!r} is not a desktop task")
     setup = task.desktop
@@ -116,7 +116,9 @@ async def replay_gold(task: Task, episodes: DesktopEpisodes, episode_id: str) ->
     env.task = task
     try:
         await run_gold(EpisodeDriver(env), task.gold_steps)
+        if answer is not None:
+            env.recorder.answer(answer)
     except BaseException as exc:
         episodes.close(episode_id, "error", f"the gold replay failed: {exc}")
         raise
-    return episodes.close(episode_id)
+    return episodes.close(episode_id), env

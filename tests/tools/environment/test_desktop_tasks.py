@@ -48,7 +48,7 @@ def test_gold_replays_pass_on_the_saved_file(tmp_path: Path) -> None:
     picked = [next(t for t in tasks if t.provenance.template == f"edit_file/{op}") for op in ("rewrite", "delete_line")]
     episodes = DesktopEpisodes(tmp_path, screenshot_after=False)
     for task in picked:
-        closed = asyncio.run(replay_gold(task, episodes, task.id))
+        closed, _ = asyncio.run(replay_gold(task, episodes, task.id))
         assert closed.success is True and closed.checks and all(c.ok for c in closed.checks), closed
         trajectory = load_trajectory(tmp_path / task.id / "trajectory.jsonl")
         assert trajectory.episode.task_id == task.id and trajectory.closed and trajectory.closed.success

@@ -11,9 +11,7 @@ trajectory must then score as a success.
 from __future__ import annotations
 
 from ...environment.desktop import DesktopEpisodes
-from ...environment.desktop_gold import run_gold
-from ...environment.desktop_refs import AppDesktopEnv
-from ...environment.desktop_tasks import EpisodeDriver
+from ...environment.desktop_tasks import replay_gold
 from ...environment.trajectory import CloseRecord, EpisodeRecord, Trajectory, load_trajectory
 from ...errors import InputError
 from ...evaluate.episode import evaluate_episode
@@ -40,17 +38,7 @@ async def replay_answer(task: Task, episodes: DesktopEpisodes, episode_id: str) 
     """Replay the gold in a fresh session, answer the gold answer, close; the close record with ``success`` as the harness scores it."""
     if task.desktop is None or task.gold_answer is None:
         raise InputError(f"task {task.id!r} is not a desktop question")
-    setup = task.desktop
-    env = episodes.start(episode_id, task_id=task.id, agent="gold-replay", app=setup.app, files=setup.files, open_files=setup.open_files)
-    assert isinstance(env, AppDesktopEnv)
-    env.task = task
-    try:
-        await run_gold(EpisodeDriver(env), task.gold_steps)
-        env.recorder.answer(task.gold_answer)
-    except BaseException as exc:
-        episodes.close(episode_id, "error", f"the gold replay failed: {exc}")
-        raise
-    closed = episodes.close(episode_id)
+    closed, env = await replay_gold(task, episodes, episode_id, answer=task.gold_answer)
     result = evaluate_episode(task, load_trajectory(env.recorder.path), "gold-replay")
     reason = None if result.success else f"the gold answer {task.gold_answer!r} scored {result.scores} on the replayed trajectory"
     return closed.model_copy(update={"success": result.success, "reason": reason})

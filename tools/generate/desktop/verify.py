@@ -32,7 +32,7 @@ async def verify_desktop_tasks(tasks: list[Task], root: Path, report: Generation
             report.dropped.append(Dropped(task_id=task.id, stage="no-op", reason=reason))
             continue
         try:
-            closed = await (replay_answer if asked else replay_gold)(task, episodes, f"gold-{task.id}")
+            closed = await replay_answer(task, episodes, f"gold-{task.id}") if asked else (await replay_gold(task, episodes, f"gold-{task.id}"))[0]
         except EnvironmentUnavailable:
             raise  # no display or application: every candidate would fail alike
         except TaskloomError as exc:
