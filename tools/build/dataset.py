@@ -32,7 +32,7 @@ from ..tasks.formats import ExportContext, export_directory
 from ..tasks.harbor import HarborExport
 from ..workspace import atomic_write_text
 from .card import CardRow, dataset_card
-from .pipeline import Builder, Unit, UnitRecord
+from .pipeline import Builder, Unit, UnitRecord, file_sha256
 
 __all__ = ["DATASET_FORMAT", "GOLD_FIELDS", "assemble", "verify_sums", "dataset_stamp", "parquet_rows"]
 
@@ -43,21 +43,13 @@ GOLD_FIELDS = {"gold_answer", "answer_kind", "evidence", "reasoning_path", "gold
 _SUMS = "SHA256SUMS"
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def _files(folder: Path) -> list[str]:
     return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file() and p != folder / _SUMS)
 
 
 def write_sums(folder: Path) -> None:
     """``SHA256SUMS`` over every file of ``folder`` (sorted; the format ``sha256sum -c`` reads)."""
-    lines = [f"{_sha256(folder / name)}  {name}\n" for name in _files(folder)]
+    lines = [f"{file_sha256(folder / name)}  {name}\n" for name in _files(folder)]
     atomic_write_text(folder / _SUMS, "".join(lines))
 
 
@@ -75,7 +67,7 @@ def verify_sums(folder: Path) -> list[str]:
         path = folder / name
         if not path.is_file():
             problems.append(f"missing file {name}")
-        elif _sha256(path) != digest:
+        elif file_sha256(path) != digest:
             problems.append(f"changed file {name}")
     return problems
 

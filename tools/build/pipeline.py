@@ -45,7 +45,7 @@ from .serve import served
 if TYPE_CHECKING:  # imported on first need: an unchanged re-run loads neither Chromium's driver nor Chroma
     from ..runtime import Runtime
 
-__all__ = ["BUILD_FORMAT", "Unit", "plan", "drop_reason", "GraphBuilt", "FamilyReport", "UnitRecord", "UnitOutcome", "BuildResult", "Builder", "build_dir", "unit_stamp", "STAMP_SETTINGS"]
+__all__ = ["file_sha256", "BUILD_FORMAT", "Unit", "plan", "drop_reason", "GraphBuilt", "FamilyReport", "UnitRecord", "UnitOutcome", "BuildResult", "Builder", "build_dir", "unit_stamp", "STAMP_SETTINGS"]
 
 #: Bumped when a unit's output for the same inputs would change: every unit is then redone.
 BUILD_FORMAT = 1
@@ -146,7 +146,8 @@ def build_dir(out: Path, manifest: Manifest) -> Path:
     return out / ".taskloom-build" / manifest.folder_name
 
 
-def _sha256_file(path: Path) -> str:
+def file_sha256(path: Path) -> str:
+    """The SHA-256 of a file's bytes, read in 1 MiB blocks."""
     digest = hashlib.sha256()
     with open(path, "rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
@@ -171,7 +172,7 @@ def unit_stamp(manifest: Manifest, source: Source, settings: Settings, compose: 
     }
     if source.kind == "document" and compose is None:
         root = manifest.source_path(source)
-        parts["files"] = [[str(p.relative_to(root)) if p != root else p.name, _sha256_file(p)] for p in manifest.document_files(source)]
+        parts["files"] = [[str(p.relative_to(root)) if p != root else p.name, file_sha256(p)] for p in manifest.document_files(source)]
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
 
 
@@ -254,7 +255,7 @@ class Builder:
         if rec is None or rec.status != "done" or rec.stamp != stamp:
             return None
         path = self.tasks_path(unit.name)
-        return rec if path.is_file() and _sha256_file(path) == rec.tasks_sha256 else None
+        return rec if path.is_file() and file_sha256(path) == rec.tasks_sha256 else None
 
     def unit_tasks(self, name: str) -> list[Task]:
         """A finished unit's tasks, in its order."""
