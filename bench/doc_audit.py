@@ -28,10 +28,20 @@ line ``RESULT {json}``. Target: 100% pass and no ill-posed task. What it cannot 
 right in the first place (a table whose rows were merged gives a grounded but wrong answer);
 the graph tests (``tests/tools/graph/test_pdf_*.py``) check that against the PDFs.
 
+The **structure audit** (printed after the tasks; alone with ``--structure``, which needs no task generation
+and defaults to all ten PDFs, the five above and the long vignettes crq, strucplot, sandwich-CL, adjcurve,
+survival) sets what the graph read against what the PDF prints, read apart from the graph with pymupdf:
+tables and figures found against the "Table N" / "Figure N" captions (and how many carry a printed number),
+numbered sections against bold numbered headings, footnote nodes against footnotes set small at a page's foot
+behind a raised mark, reference nodes that look like entries (a year, on or after the bibliography heading),
+and section titles or table/figure/section numbers the graph holds more than once. Cells are checked
+against hand-written truth in ``tests/tools/graph/test_pdf_long_vignettes.py`` and ``test_pdf_tables.py``.
+
 Run from the repository root::
 
     .venv/bin/python bench/doc_audit.py
     .venv/bin/python bench/doc_audit.py --pdf lmer --count 60
+    .venv/bin/python bench/doc_audit.py --structure
 """
 
 from __future__ import annotations
@@ -57,7 +67,12 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 _ROOT = Path(__file__).resolve().parent.parent
 
 PDFS = ("lmer", "countreg", "zoo", "generalsiminf", "xtableGallery")
+#: The long vignettes added for the structure audit (issue 36): booktabs tables, many numbered sections, run-in headings.
+LONG_PDFS = ("crq", "strucplot", "sandwich-CL", "adjcurve", "survival")
 _TOC_LINE = re.compile(r"(?:\.\s?){3,}\s*\d+\s*$|\s{2,}\d{1,4}\s*$")
+#: Control characters: glyphs of old TeX fonts without a Unicode map (ligatures "ff" → \x1b, "fi" → \x1c, en dash → \x15).
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+_NUMBER_TAIL = re.compile(r"\d+: ")
 _COUNTED = {"aggregation_table_rows": "table_cell", "aggregation_section_citations": "reference"}
 
 
@@ -74,8 +89,10 @@ def audit(kg: KnowledgeGraph, ix: _Index, furniture: set[str], task: Task) -> st
     counted_refs = task.provenance.template == "aggregation_section_citations"
     if any(n.id in furniture and not (counted_refs and n.type.value == "reference") for n in evidence):
         return "evidence in boilerplate (licence, contents, index or bibliography)"
-    if garbled(task.instruction) or garbled(answer):
+    if garbled(task.instruction) or garbled(answer) or _CONTROL.search(task.instruction + answer):
         return "broken glyphs in the question or answer"
+    if _NUMBER_TAIL.match(answer):
+        return f"answer opens with the tail of a dotted number (\"Figure 2.4:\" read as Figure 2): {answer[:40]!r}"
     if _TOC_LINE.search(answer):
         return f"answer looks like a table-of-contents line: {answer[:60]!r}"
     if task.answer_kind == "boolean":
@@ -105,7 +122,7 @@ _SECTION_REF = re.compile(r'\bsection "(.+?)"' + _AFTER_SECTION + _QUALIFIER)
 _SIBLINGS = re.compile(r'^Sections "(.+?)" and "(.+?)" are both part of "(.+?)"(?=\. | \()' + _QUALIFIER)
 _OPENING = re.compile(r'passages? beginning ("(?:.+?)"' + _AFTER_OPENING + r'(?:, "(?:.+?)"' + _AFTER_OPENING + r')*)')
 _QUOTED = re.compile(r'"(.+?)"' + _AFTER_OPENING)
-_LABEL = re.compile(r"\b(Table|Figure) (\d+[A-Za-z]?)\b")
+_LABEL = re.compile(r"\b(Table|Figure) (\d+(?:\.\d+)*[A-Za-z]?)\b")  # "Figure 2.5" names 2.5, not 2
 
 
 def _sections_named(kg: KnowledgeGraph, ix: _Index, title: str, parent: str | None, page: str | None) -> list[str]:
@@ -175,24 +192,179 @@ def graph_facts(kg: KnowledgeGraph) -> dict[str, int]:
     }
 
 
+# --- structure audit (--structure): what the graph read against what the PDF prints -------------------------
+
+_CAPTION_LINE = re.compile(r"^(Table|Figure) (\d+(?:\.\d+)*[A-Za-z]?)(?::|\.(?!\d))", re.M)
+_HEADING = re.compile(r"^((?:\d+|[A-Z])(?:\.\d+)*)\.?\s+([A-Z][^\n]{1,90})$")
+_MARKS = "0123456789*∗†‡§¶ "
+_YEAR = re.compile(r"\b(?:1[89]|20)\d\d[a-z]?\b")
+_BIBLIOGRAPHY = re.compile(r"^\s*(?:\d+\.?\s+)?(References|Bibliography)\s*$", re.M | re.I)
+
+
+def _bold(span: dict[str, Any]) -> bool:
+    return bool(span["flags"] & 16) or any(k in span["font"] for k in ("Bold", "CMBX", "Semibold", "-BX"))
+
+
+def pdf_truth(path: Path) -> dict[str, Any]:
+    """What the PDF prints, read apart from the graph: pages, caption numbers, bold numbered headings, footnote texts.
+
+    Headings: a block of bold spans at body size or larger reading "3.2 Title" ("A Title" for appendices);
+    ``None`` when the PDF's fonts carry no bold (Type 3 fonts). Footnotes: blocks in the lowest third of a
+    page set smaller than the body whose first span is a raised digit or symbol.
+    """
+    import pymupdf
+
+    captions: dict[str, set[str]] = {"Table": set(), "Figure": set()}
+    headings: list[tuple[int, str, str]] = []
+    footnotes: list[tuple[int, str]] = []
+    bib_page: int | None = None
+    any_bold = False
+    with pymupdf.open(path) as doc:
+        pages = [page.get_text("dict")["blocks"] for page in doc]
+        heights = [page.rect.height for page in doc]
+        sizes: Counter[int] = Counter()
+        for blocks in pages:
+            for block in blocks:
+                for span in (s for line in block.get("lines", []) for s in line["spans"]):
+                    sizes[round(span["size"])] += len(span["text"])
+                    any_bold = any_bold or _bold(span)
+        body = sizes.most_common(1)[0][0] if sizes else 10
+        for number, blocks in enumerate(pages, 1):
+            for block in blocks:
+                spans = [s for line in block.get("lines", []) for s in line["spans"] if s["text"].strip()]
+                if not spans:
+                    continue
+                text = " ".join(" ".join(s["text"] for s in spans).split())
+                for line in block["lines"]:
+                    if (m := _CAPTION_LINE.match("".join(s["text"] for s in line["spans"]).strip())) is not None:
+                        captions[m.group(1)].add(m.group(2))
+                if bib_page is None and _BIBLIOGRAPHY.match(text) and all(_bold(s) for s in spans):
+                    bib_page = number
+                m = _HEADING.match(text)
+                if m and len(spans) <= 40 and all(_bold(s) for s in spans) and spans[0]["size"] >= body - 0.5:
+                    headings.append((number, m.group(1), m.group(2)))
+                if block["bbox"][1] > heights[number - 1] * 2 / 3 and spans[-1]["size"] < body - 0.5:
+                    footnotes += [(number, note) for note in _notes(block["lines"])]
+    return {
+        "pages": len(pages), "tables": captions["Table"], "figures": captions["Figure"],
+        "headings": headings if any_bold and headings else None, "footnotes": footnotes, "bibliography_page": bib_page,
+    }  # fmt: skip
+
+
+def _notes(lines: list[dict[str, Any]]) -> list[str]:
+    """The footnotes of a block set small at a page's foot: each opens on a line whose first span is a raised mark."""
+    notes: list[list[str]] = []
+    for line in lines:
+        spans = [s for s in line["spans"] if s["text"].strip()]
+        if not spans:
+            continue
+        mark = spans[0]["text"].strip()
+        raised = len(mark) <= 2 and not mark.strip(_MARKS) and (spans[0]["flags"] & 1 or spans[0]["size"] < spans[-1]["size"] - 1)
+        if raised:
+            notes.append([])
+        if notes:
+            notes[-1].append("".join(s["text"] for s in (spans[1:] if raised else spans)))
+    return [_squash(" ".join(n)) for n in notes if len(" ".join(n)) > 15]
+
+
+def _squash(text: str) -> str:
+    return "".join(_norm(text).split())
+
+
+def _real_footnote(node: Any, truth: list[tuple[int, str]]) -> bool:
+    """A footnote node is real when its opening is the opening of a footnote printed at the foot of its page."""
+    text = _squash(node.text.lstrip(_MARKS))[:20]
+    return bool(text) and any(page == node.source.page and body.startswith(text) for page, body in truth)
+
+
+def _real_reference(node: Any, bib_page: int | None) -> bool:
+    return bool(_YEAR.search(node.text)) and len(node.text) >= 30 and (bib_page is None or (node.source.page or 0) >= bib_page)
+
+
+def structure(kg: KnowledgeGraph, truth: dict[str, Any]) -> dict[str, Any]:
+    """One row of the structure audit: tables and figures against their captions, headings, footnotes, references, addresses."""
+    tables = [t for t in kg.nodes("table") if not t.attrs.get("inferred")]
+    figures = [f for f in kg.nodes("figure") if not f.attrs.get("inferred")]
+    sections = list(kg.nodes("section"))
+    numbers = {
+        kind: Counter(str(n.attrs["number"]) for n in nodes if n.attrs.get("number"))
+        for kind, nodes in (("table", tables), ("figure", figures), ("section", sections))
+    }  # fmt: skip
+    heads = truth["headings"]
+    titles = Counter(_norm(s.text) for s in sections)
+    footnotes = list(kg.nodes("footnote"))
+    references = list(kg.nodes("reference"))
+    return {
+        "pages": truth["pages"],
+        "tables_captioned": len(truth["tables"]),
+        "tables_found": len(tables),
+        "tables_numbered_right": len(set(numbers["table"]) & truth["tables"]),
+        "tables_uncaptioned": sum(1 for t in tables if not t.attrs.get("number")),
+        "cells": sum(1 for _ in kg.nodes("table_cell")),
+        "figures_captioned": len(truth["figures"]),
+        "figures_found": len(figures),
+        "figures_numbered_right": len(set(numbers["figure"]) & truth["figures"]),
+        "headings_numbered": None if heads is None else len({n for _, n, _ in heads}),
+        "sections": len(sections),
+        "sections_numbered": sum(numbers["section"].values()),
+        "headings_matched": None if heads is None else len({n for _, n, _ in heads} & {k.rstrip(".") for k in numbers["section"]}),
+        "footnotes_printed": len(truth["footnotes"]),
+        "footnotes": len(footnotes),
+        "footnotes_real": sum(_real_footnote(n, truth["footnotes"]) for n in footnotes),
+        "references": len(references),
+        "references_real": sum(_real_reference(n, truth["bibliography_page"]) for n in references),
+        "titles_shared": sum(c for c in titles.values() if c > 1),
+        "numbers_shared": sum(c for counts in numbers.values() for c in counts.values() if c > 1),
+        "shared": [f"section title {t!r} x{c}" for t, c in titles.items() if c > 1]
+        + [f"{kind} {n} x{c}" for kind, counts in numbers.items() for n, c in counts.items() if c > 1],
+    }
+
+
+_COLUMNS = (
+    ("pdf", "{name}"), ("pages", "{pages}"),
+    ("tables found/captioned (numbered right)", "{tables_found}/{tables_captioned} ({tables_numbered_right})"),
+    ("cells", "{cells}"),
+    ("figures found/captioned (numbered right)", "{figures_found}/{figures_captioned} ({figures_numbered_right})"),
+    ("sections (numbered)", "{sections} ({sections_numbered})"),
+    ("numbered headings matched/printed", "{headings_matched}/{headings_numbered}"),
+    ("footnotes real/nodes (printed)", "{footnotes_real}/{footnotes} ({footnotes_printed})"),
+    ("references real/nodes", "{references_real}/{references}"),
+    ("shared titles / numbers", "{titles_shared} / {numbers_shared}"),
+)  # fmt: skip
+
+
+def structure_table(rows: dict[str, dict[str, Any]]) -> str:
+    """The structure audit as a Markdown table, one row per PDF."""
+    lines = ["| " + " | ".join(h for h, _ in _COLUMNS) + " |", "|" + "---|" * len(_COLUMNS)]
+    for name, row in rows.items():
+        lines.append("| " + " | ".join(f.format(name=name, **{k: "—" if v is None else v for k, v in row.items()}) for _, f in _COLUMNS) + " |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pdf", action="append", help="a PDF to audit: a name in tests/data/cache or a path (repeatable; default: the five small ones)")
     parser.add_argument("--count", type=int, default=40, help="tasks generated per PDF (default 40)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--structure", action="store_true", help="only the structure audit (no tasks); default PDFs: all ten")
     parser.add_argument("--show", action="append", default=[], metavar="TYPE", help="print the tasks of this type verbatim (repeatable)")
     args = parser.parse_args(argv)
     results: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as tmp:
         runtime = Runtime(Settings(workspace=Path(tmp), embedder="hashing"))
         tasks_service = runtime.task_service()
-        for name in args.pdf or PDFS:
+        rows: dict[str, dict[str, Any]] = {}
+        for name in args.pdf or (PDFS + LONG_PDFS if args.structure else PDFS):
             path = Path(name) if name.endswith(".pdf") else _ROOT / "tests" / "data" / "cache" / f"{name}.pdf"
             if not path.is_file():
                 print(f"{name}: {path} is missing; run `make test-data`")
                 continue
             graph_id = runtime.graphs.ingest_document(path).graph_id
             kg = runtime.graphs.load(graph_id)
+            rows[name] = structure(kg, pdf_truth(path))
+            if args.structure:
+                results[name] = {"structure": rows[name]}
+                continue
 
             async def go(gid: str = graph_id) -> Any:
                 return await tasks_service.generate(gid, count=args.count, seed=args.seed)
@@ -211,7 +383,7 @@ def main(argv: list[str] | None = None) -> int:
             facts = graph_facts(kg)
             print(f"{name} graph: " + ", ".join(f"{k} {v}" for k, v in facts.items()))
             results[name] = {
-                "graph": facts, "tasks": len(tasks), "passed": passed, "ill_posed": len(unclear), "types": dict(sorted(types.items())),
+                "graph": facts, "structure": rows[name], "tasks": len(tasks), "passed": passed, "ill_posed": len(unclear), "types": dict(sorted(types.items())),
                 "failures": [{"task": t.id, "type": t.type, "why": w} for t, w in failures],
                 "ill_posed_tasks": [{"task": t.id, "type": t.type, "why": w} for t, w in unclear],
             }  # fmt: skip
@@ -224,6 +396,13 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  FAIL {t.type} {t.id}: {why}\n       {t.instruction[:140]} -> {str(t.gold_answer)[:80]!r}")
             for t, why in unclear:
                 print(f"  ILL-POSED {t.type} {t.id}: {why}\n       {t.instruction[:140]} -> {str(t.gold_answer)[:80]!r}")
+    print("structure audit (found by the graph / printed in the PDF):\n" + structure_table(rows))
+    for name, row in rows.items():
+        if row["shared"]:
+            print(f"  {name} non-unique addresses: " + "; ".join(row["shared"]))
+    if args.structure:
+        print("RESULT " + json.dumps({"args": vars(args), "sites": results}))
+        return 0
     total = sum(r["tasks"] for r in results.values())
     passed = sum(r["passed"] for r in results.values())
     unclear = sum(r["ill_posed"] for r in results.values())

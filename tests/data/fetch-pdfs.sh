@@ -1,29 +1,40 @@
 #!/usr/bin/env bash
 # Fetch the real third-party PDFs the tests and benchmarks use, from Debian's packages, unpacked
 # into tests/data/cache/: countreg.pdf (r-cran-pscl), lmer.pdf (r-cran-lme4), xtableGallery.pdf
-# (r-cran-xtable), zoo.pdf (r-cran-zoo), generalsiminf.pdf (r-cran-multcomp), and R-exts.pdf and
-# fullrefman.pdf (r-doc-pdf; the 2,415-page reference manual is for bench/ingest.py only).
-# Idempotent: fetches nothing when every PDF is already there.
+# (r-cran-xtable), zoo.pdf (r-cran-zoo), generalsiminf.pdf (r-cran-multcomp), R-exts.pdf and
+# fullrefman.pdf (r-doc-pdf; the 2,415-page reference manual is for bench/ingest.py only), and the
+# long vignettes of the structure audit (bench/doc_audit.py --structure): crq.pdf (r-cran-quantreg,
+# 26 pages, seven booktabs tables with spanning headers and group labels), strucplot.pdf (r-cran-vcd,
+# 48 pages, many figures), sandwich-CL.pdf (r-cran-sandwich, 36 pages, run-in headings), adjcurve.pdf
+# and survival.pdf (r-cran-survival, 26 and 98 pages of numbered sections).
+# Idempotent: fetches nothing when every PDF is already there, and only the packages of missing ones.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cache="$here/cache"
-pdfs=(countreg lmer xtableGallery zoo generalsiminf R-exts fullrefman)
-missing=0
-for name in "${pdfs[@]}"; do [ -s "$cache/$name.pdf" ] || missing=1; done
-[ "$missing" = 0 ] && exit 0
+declare -A package=(
+  [countreg]=r-cran-pscl [lmer]=r-cran-lme4 [xtableGallery]=r-cran-xtable [zoo]=r-cran-zoo
+  [generalsiminf]=r-cran-multcomp [R-exts]=r-doc-pdf [fullrefman]=r-doc-pdf
+  [crq]=r-cran-quantreg [strucplot]=r-cran-vcd [sandwich-CL]=r-cran-sandwich
+  [adjcurve]=r-cran-survival [survival]=r-cran-survival
+)
+missing=()
+for name in "${!package[@]}"; do [ -s "$cache/$name.pdf" ] || missing+=("$name"); done
+[ "${#missing[@]}" = 0 ] && exit 0
+packages=()
+for name in "${missing[@]}"; do packages+=("${package[$name]}"); done
+mapfile -t packages < <(printf '%s\n' "${packages[@]}" | sort -u)
 mkdir -p "$cache"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
-packages=(r-cran-pscl r-cran-lme4 r-cran-xtable r-cran-zoo r-cran-multcomp r-doc-pdf)
 if ! apt-get download "${packages[@]}" >/dev/null 2>&1; then
   apt-get update -qq >/dev/null
   apt-get download "${packages[@]}" >/dev/null
 fi
 for deb in ./*.deb; do dpkg -x "$deb" x; done
-for name in "${pdfs[@]}"; do
+for name in "${missing[@]}"; do
   found=$(find x -name "$name.pdf" | head -n1)
   [ -n "$found" ] || { echo "no $name.pdf in ${packages[*]}" >&2; exit 1; }
-  cp "$found" "$cache/$name.pdf"
+  cp "$found" "$cache/.$name.pdf.$$" && mv "$cache/.$name.pdf.$$" "$cache/$name.pdf"  # readers never see half a file
 done
-echo "fetched test PDFs into $cache"
+echo "fetched ${missing[*]} into $cache"
