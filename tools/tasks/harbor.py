@@ -264,7 +264,7 @@ def write_harbor_tasks(
     """Write ``OUT/<task id>/`` for every task; each folder appears whole (built aside, then renamed).
 
     ``documents`` maps a document graph's id to its source file, copied into the task's
-    environment; a document task whose source is unknown is skipped with the reason.
+    environment; a document task whose source is unknown, and a desktop task, are skipped with the reason.
     An existing task folder is replaced only with ``overwrite``.
     """
     private_dirs(out)
@@ -277,6 +277,12 @@ def write_harbor_tasks(
             report.skipped[task.id] = (
                 f"the source document of graph {task.provenance.graph_id!r} is not on this machine; "
                 "ingest it again from a local file (taskloom ingest PATH), then export"
+            )
+            continue
+        if task.kind == "desktop":
+            report.skipped[task.id] = (
+                f"a desktop task needs a display and {task.desktop.app if task.desktop else 'its application'} in the task's container, "
+                "which the Harbor export does not build yet; run it with taskloom run"
             )
             continue
         if target.exists() and not overwrite:

@@ -243,3 +243,12 @@ async def test_the_mcp_tool_exports_harbor_directories(settings: Settings, tmp_p
         assert sorted(p.name for p in (tmp_path / "harbor").iterdir()) == sorted(t.id for t in DOC_TASKS)
         refused = await client.call_tool("tasks_export", {"format": "harbor"}, raise_on_error=False)
         assert refused.is_error and "give path" in str(refused.content[0])
+
+
+def test_a_desktop_task_is_skipped_with_the_reason_and_nothing_is_written(tmp_path: Path) -> None:
+    from taskloom.tools.environment.desktop_sheet import sheet_tasks
+
+    task = sheet_tasks(0, 1)[0]
+    report = write_harbor_tasks([task], tmp_path, {})
+    assert report.written == [] and "needs a display and gnumeric" in report.skipped[task.id]
+    assert not (tmp_path / task.id).exists()
