@@ -296,3 +296,21 @@ def test_the_example_manifest_is_valid_and_its_paths_exist() -> None:
     assert {s.kind for s in manifest.sources} == {"document", "site"}
     site = next(s for s in manifest.sources if s.kind == "site")
     assert site.serve is not None and (manifest.base / site.serve[site.serve.index("--directory") + 1] / "index.html").is_file()
+
+
+def test_the_full_manifest_names_all_the_material_and_its_paths_exist() -> None:
+    """examples/build/full.toml (bench/build.py's): every document and every file its serve commands name exists after make test-data."""
+    manifest = load_manifest(ROOT / "examples" / "build" / "full.toml")  # refuses a missing document path
+    documents = [p.name for s in manifest.sources if s.kind == "document" for p in manifest.document_files(s)]
+    assert {"lmer.pdf", "countreg.pdf", "xtableGallery.pdf", "zoo.pdf", "generalsiminf.pdf", "R-exts.pdf", "field-guide.md"} <= set(documents)
+    sites = [s for s in manifest.sources if s.kind == "site"]
+    assert {s.name for s in sites} == {"example-site", "todomvc", "python-docs", "penguins", "trac", "roundup"}
+    ports = [s.start_url.split(":")[2].split("/")[0] for s in sites if s.start_url]
+    assert len(set(ports)) == len(sites) and all(s.serve and ports[i] in s.serve for i, s in enumerate(sites))
+    for site in sites:
+        assert site.serve is not None
+        named = [manifest.base / arg for arg in site.serve if "/" in arg or arg.endswith(".py")]
+        assert named and all(p.exists() for p in named), (site.name, [str(p) for p in named if not p.exists()])
+    cache = ROOT / "tests" / "data" / "cache"
+    assert all((cache / f).is_file() for f in ("trac-env/db/trac.db", "trac-venv/bin/tracd", "roundup-env/config.ini", "roundup-venv/bin/roundup-server"))
+    assert {u for u, _, _ in manifest.compose_units()} == {"example-site-walk", "penguins-chain", "penguins-dag"}

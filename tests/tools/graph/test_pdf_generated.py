@@ -56,6 +56,12 @@ def test_zero_pages_is_refused(zero_page_pdf: Path) -> None:
         parse_pdf(zero_page_pdf)
 
 
+def test_a_pdf_over_the_page_limit_is_refused_naming_its_pages(two_column_pdf: Path) -> None:
+    pages = pymupdf.open(two_column_pdf).page_count
+    with pytest.raises(DocumentError, match=rf"has {pages} pages, over the limit of {pages - 1}; raise TASKLOOM_MAX_PAGES"):
+        parse_pdf(two_column_pdf, max_pages=pages - 1)
+
+
 def test_not_a_pdf_is_refused(tmp_path: Path) -> None:
     fake = tmp_path / "fake.pdf"
     fake.write_text("this is plain text pretending to be a PDF")

@@ -42,9 +42,9 @@ def open_pdf(path: Path, max_pages: int = 2000) -> pymupdf.Document:
     if doc.page_count == 0:
         doc.close()
         raise DocumentError(f"{path} has no pages; nothing to ingest — check that the file is the complete document")
-    if doc.page_count > max_pages:
+    if (pages := doc.page_count) > max_pages:
         doc.close()
-        raise DocumentError(f"{path} has {doc.page_count} pages, over the limit of {max_pages}; raise TASKLOOM_MAX_PAGES")
+        raise DocumentError(f"{path} has {pages} pages, over the limit of {max_pages}; raise TASKLOOM_MAX_PAGES")
     return doc
 
 
