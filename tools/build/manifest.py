@@ -84,16 +84,24 @@ class Source(_Strict):
     generators: list[str] = Field(default_factory=list, alias="families", description="Task families (registered generators); default: the graph kind's own.")
     seed: int | None = Field(None, description="Overrides the dataset seed for this source.")
     licence: str = Field("unspecified", min_length=1, description="Licence of the source material, shown on the card.")
+    state: Path | None = Field(
+        None,
+        description="site: the folder its server keeps its state in (relative to the manifest); a fresh copy of state_seed before "
+        "the unit and before every replay, so a replay that files or edits records does not change what the next one sees.",
+    )
+    state_seed: Path | None = Field(None, description="site with state: the pristine state it is copied from (relative to the manifest).")
 
     @model_validator(mode="after")
     def _fields_of_its_kind(self) -> Source:
         if self.kind == "document":
             if self.path is None:
                 raise ValueError("a document source needs path (a file or folder)")
-            extra = [f for f in ("start_url", "serve") if getattr(self, f) is not None]
+            extra = [f for f in ("start_url", "serve", "state", "state_seed") if getattr(self, f) is not None]
         else:
             if self.start_url is None:
                 raise ValueError("a site source needs start_url")
+            if (self.state is None) != (self.state_seed is None):
+                raise ValueError("state and state_seed go together: the folder the server keeps its state in, and the pristine copy")
             extra = ["path"] if self.path is not None else []
         if extra:
             raise ValueError(f"{', '.join(extra)} does not apply to a {self.kind} source")

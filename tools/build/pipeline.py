@@ -28,7 +28,7 @@ import os
 import re
 import time
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -324,7 +324,7 @@ class Builder:
         rec.graphs.append(graph)
         seed = source.seed if source.seed is not None else self.manifest.dataset.seed
         start = time.monotonic()
-        with served(source.serve, source.start_url, self.manifest.base, source.ready_timeout), self.progress(f"compose {unit.name}", None):
+        with self._fresh_state(source), served(source.serve, source.start_url, self.manifest.base, source.ready_timeout), self.progress(f"compose {unit.name}", None):
             service = self.runtime.task_service()
 
             async def go() -> Any:
@@ -348,6 +348,24 @@ class Builder:
         rec.seconds["compose"] = round(time.monotonic() - start, 2)
         return tasks
 
+    @contextmanager
+    def _fresh_state(self, source: Source) -> Iterator[None]:
+        """A site with ``state``: a fresh copy of its seed, and again before every episode (replays) while the unit runs."""
+        if source.state is None or source.state_seed is None:
+            yield
+            return
+        from ..environment.appstate import StateFolder
+
+        seed = (self.manifest.base / source.state_seed).resolve()
+        if not seed.is_dir():
+            raise InputError(f"state_seed {seed} is not a folder")
+        folder = StateFolder.copy_of(seed, (self.manifest.base / source.state).resolve())
+        self.runtime.episodes.state_reset = folder.reset
+        try:
+            yield
+        finally:
+            self.runtime.episodes.state_reset = None
+
     def _build(self, source: Source, rec: UnitRecord) -> list[Task]:
         """Ingest or crawl the source, then generate from its graphs; fills ``rec``; returns the tasks."""
         if source.kind == "document":
@@ -363,7 +381,7 @@ class Builder:
             rec.seconds["ingest"] = round(time.monotonic() - start, 2)
             return self._generate(source, rec)
         assert source.start_url is not None
-        with served(source.serve, source.start_url, self.manifest.base, source.ready_timeout):
+        with self._fresh_state(source), served(source.serve, source.start_url, self.manifest.base, source.ready_timeout):
             start = time.monotonic()
             with self.progress(f"crawl {source.name}", source.max_pages) as update:
 

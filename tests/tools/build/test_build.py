@@ -75,6 +75,8 @@ count = 2
 families = ["web-goals"]
 licence = "CC-BY-4.0"
 ready_timeout = 120
+state = "state/live"
+state_seed = "state/seed"
 
 [compose]
 mode = "walk"
@@ -88,6 +90,9 @@ def _project(folder: Path, compose: bool = True) -> Path:
     (folder / "docs").mkdir(parents=True)
     shutil.copyfile(GUIDE, folder / "docs" / "guide.md")
     (folder / "docs" / "broken.pdf").write_bytes(b"%PDF-1.7\nthis is no PDF at all\n")
+    for part, name in (("seed", "seeded.txt"), ("live", "left-over.txt")):  # a site's state: the build serves a fresh copy of the seed
+        (folder / "state" / part).mkdir(parents=True)
+        (folder / "state" / part / name).write_text(part, encoding="utf-8")
     (folder / "manifest.toml").write_text(MANIFEST if compose else MANIFEST.split("[compose]")[0], encoding="utf-8")
     return folder / "manifest.toml"
 
@@ -169,6 +174,12 @@ def test_a_broken_source_is_reported_with_its_reason_and_the_others_are_built(bu
     assert re.search(r"^ingest guide: guide\.md: done in ", built.run.stderr, re.M), built.run.stderr
     assert re.search(r"^crawl library: done in .*crawled|^crawl library: done in ", built.run.stderr, re.M)
     assert re.search(r"^build library: done, \d+ tasks", built.run.stderr, re.M)
+
+
+def test_a_sites_state_is_a_fresh_copy_of_its_seed(built: Built) -> None:
+    live = built.folder / "state" / "live"
+    assert sorted(p.name for p in live.iterdir()) == ["seeded.txt"], "what an earlier run left in the state folder is gone"
+    assert (built.folder / "state" / "seed" / "seeded.txt").read_text(encoding="utf-8") == "seed"
 
 
 def test_the_dataset_verifies_and_its_card_counts_are_the_tasks_files(built: Built) -> None:
@@ -309,8 +320,11 @@ def test_the_full_manifest_names_all_the_material_and_its_paths_exist() -> None:
     assert len(set(ports)) == len(sites) and all(s.serve and ports[i] in s.serve for i, s in enumerate(sites))
     for site in sites:
         assert site.serve is not None
-        named = [manifest.base / arg for arg in site.serve if "/" in arg or arg.endswith(".py")]
+        named = [manifest.base / arg for arg in site.serve if ("/" in arg or arg.endswith(".py")) and (site.state is None or arg != str(site.state))]  # the build makes state
         assert named and all(p.exists() for p in named), (site.name, [str(p) for p in named if not p.exists()])
+    trackers = {s.name: s for s in sites if s.state is not None}
+    assert set(trackers) == {"trac", "roundup"}, "the trackers' replays reset their state"
+    assert all(s.state_seed is not None and (manifest.base / s.state_seed).is_dir() and str(s.state) in (s.serve or []) for s in trackers.values())
     cache = ROOT / "tests" / "data" / "cache"
     assert all((cache / f).is_file() for f in ("trac-env/db/trac.db", "trac-venv/bin/tracd", "roundup-env/config.ini", "roundup-venv/bin/roundup-server"))
     assert {u for u, _, _ in manifest.compose_units()} == {"example-site-walk", "penguins-chain", "penguins-dag"}
