@@ -50,8 +50,9 @@ _ROOT = Path(__file__).resolve().parents[1]
 _DATA = _ROOT / "tests" / "data"
 _CACHE = _DATA / "cache"
 
-#: A database snapshot: records by id (every column), and the comments as (record id, text).
-Snapshot = tuple[dict[int, dict[str, Any]], list[tuple[int, str]]]
+#: A database snapshot: records by id (every column; multi-valued links as sorted ";"-joined names), the comments
+#: as (record id, text), and the wiki pages' latest text by name (none on an application without a wiki).
+Snapshot = tuple[dict[int, dict[str, Any]], list[tuple[int, str]], dict[str, str]]
 
 
 def _trac_snapshot(db: Path) -> Snapshot:
@@ -59,7 +60,9 @@ def _trac_snapshot(db: Path) -> Snapshot:
         con.row_factory = sqlite3.Row
         rows = {r["id"]: dict(r) for r in con.execute("SELECT * FROM ticket")}
         comments = [(r[0], r[1]) for r in con.execute("SELECT ticket, newvalue FROM ticket_change WHERE field = 'comment' AND newvalue != '' ORDER BY time")]
-    return rows, comments
+        pages = {r[0]: r[1] for r in con.execute("SELECT name, text FROM wiki w WHERE version = (SELECT max(version) FROM wiki WHERE name = w.name)")}
+    con.close()
+    return rows, comments, pages
 
 
 def _roundup_snapshot(db: Path) -> Snapshot:
@@ -68,9 +71,14 @@ def _roundup_snapshot(db: Path) -> Snapshot:
         rows = {r["id"]: dict(r) for r in con.execute(
             "SELECT i.id, i._title AS title, s._name AS status, p._name AS priority, i._assignedto AS assignedto, i._activity AS activity, i._actor AS actor"
             " FROM _issue i LEFT JOIN _status s ON s.id = i._status LEFT JOIN _priority p ON p.id = i._priority")}
+        keywords: dict[int, list[str]] = {}
+        for issue, name in con.execute("SELECT l.nodeid, k._name FROM issue_keyword l JOIN _keyword k ON k.id = l.linkid"):
+            keywords.setdefault(int(issue), []).append(name)
+        for issue, row in rows.items():
+            row["keyword"] = ";".join(sorted(keywords.get(int(issue), [])))
         comments = [(r[0], r[1]) for r in con.execute("SELECT l.nodeid, m._summary FROM issue_messages l JOIN _msg m ON m.id = l.linkid ORDER BY m.id")]
     con.close()
-    return rows, comments
+    return rows, comments, {}
 
 
 def _free_port() -> int:
@@ -148,9 +156,8 @@ def _served(app: App, folder: Path) -> Iterator[tuple[str, Any]]:
 def diff_verdict(app: App, task: Any, before: Snapshot, after: Snapshot) -> str | None:
     """None when the database changed exactly as the goal says; else why not."""
     goal = task.quality["change"]
-    title = " ".join(next(iter(goal["key"].values())).split()).lower()
-    rows0, notes0 = before
-    rows1, notes1 = after
+    rows0, notes0, pages0 = before
+    rows1, notes1, pages1 = after
     added = [rows1[i] for i in rows1.keys() - rows0.keys()]
     removed = rows0.keys() - rows1.keys()
     changed = {i: {k for k in rows1[i] if rows1[i][k] != rows0[i][k] and k not in app.stamps} for i in rows0.keys() & rows1.keys()}
@@ -159,6 +166,13 @@ def diff_verdict(app: App, task: Any, before: Snapshot, after: Snapshot) -> str 
     if removed or new_notes is None:
         return f"records removed {sorted(removed)} or comments rewritten"
     values = {k: str(v) for k, v in goal.get("values", {}).items()}
+    if goal["kind"] == "wiki":
+        return _wiki_verdict(goal, pages0, pages1) or (f"{len(added)} records added, {len(changed)} changed" if added or changed or new_notes else None)
+    if pages1 != pages0:
+        return f"wiki pages changed: {sorted(n for n in pages1 if pages1[n] != pages0.get(n))}"
+    if goal["kind"] == "bulk":
+        return _bulk_verdict(goal, rows0, changed, rows1, values) or (f"{len(added)} records added, {len(new_notes)} comments" if added or new_notes else None)
+    title = " ".join(next(iter(goal["key"].values())).split()).lower()
     if goal["kind"] == "create":
         if len(added) != 1 or changed or new_notes:
             return f"{len(added)} records added, {len(changed)} changed, {len(new_notes)} comments"
@@ -178,17 +192,61 @@ def diff_verdict(app: App, task: Any, before: Snapshot, after: Snapshot) -> str 
     return None
 
 
+def _bulk_verdict(goal: dict[str, Any], rows0: dict[int, dict[str, Any]], changed: dict[int, set[str]], rows1: dict[int, dict[str, Any]], values: dict[str, str]) -> str | None:
+    """The condition read from the database matches exactly the goal's records, and exactly they changed, in the target column only, to the value."""
+    def holds(row: dict[str, Any], field: str, value: str) -> bool:
+        return set(str(row.get(field) or "").split(";")) == set(value.split(";")) if field == "keyword" else str(row.get(field)) == value
+
+    matched = {i for i, row in rows0.items() if all(holds(row, k, v) for k, v in goal["condition"].items())}
+    ids = {int(i) for i in goal["ids"]}
+    if matched != ids:
+        return f"the condition matches {sorted(matched)} in the database, the goal names {sorted(ids)}"
+    wrong = {i: rows1[i].get(k) for i in ids for k, v in values.items() if str(rows1[i].get(k)) != v}
+    if set(changed) != {i for i in ids if any(str(rows0[i].get(k)) != v for k, v in values.items())} or any(c != set(values) for c in changed.values()) or wrong:
+        return f"changed {changed}, wrong {wrong}"
+    return None
+
+
+def _wiki_verdict(goal: dict[str, Any], pages0: dict[str, str], pages1: dict[str, str]) -> str | None:
+    """Only the named page changed, by exactly the sentence, added once, at the end of the named section."""
+    name, sentence = goal["name"], goal["text"]
+    others = sorted(n for n in pages1.keys() | pages0.keys() if n != name and pages1.get(n) != pages0.get(n))
+    old, new = pages0.get(name, ""), pages1.get(name, "")
+    if others or new.count(sentence) != 1 or old.count(sentence):
+        return f"other pages changed {others} or the sentence is there {new.count(sentence)} times"
+    lines0, lines1 = old.rstrip().splitlines(), new.rstrip().splitlines()
+    at = next((n for n, line in enumerate(lines1) if sentence in line), -1)
+    rest = lines1[:at] + ([lines1[at].replace(sentence, "").rstrip()] if lines1[at].replace(sentence, "").strip() else []) + lines1[at + 1:]
+    if [x for x in rest if x.strip()] != [x for x in lines0 if x.strip()]:
+        return "the page's other text changed"
+    heading = next((line for line in reversed(lines1[:at]) if line.lstrip().startswith(("=", "#"))), "")
+    if goal["section"] not in heading:
+        return f"the sentence is under {heading!r}, not the section {goal['section']!r}"
+    return None
+
+
 def _wrong_state(task: Any, others: list[Any]) -> tuple[str, Any] | None:
     """A wrong end state made from the task's own gold: on another record, or done twice."""
     goal = task.quality["change"]
+    if goal["kind"] == "bulk":
+        return "one record missed", task.model_copy(update={"gold_steps": _drop_last_record(task.gold_steps)})
     if goal["kind"] in ("edit", "comment"):
         other = next((t for t in others if t.quality["change"].get("record") not in (None, goal["record"])), None)
         if other is not None:
             steps = [s.model_copy(update={"text": other.quality["change"]["record"]}) if s.action == "navigate" else s for s in task.gold_steps]
             return "on another record", task.model_copy(update={"gold_steps": steps})
+    if goal["kind"] == "wiki":  # the gold types the whole page: done twice it types the same page; the sentence twice is the wrong state
+        steps = [s.model_copy(update={"text": s.text.replace(goal["text"], f"{goal['text']} {goal['text']}")}) if s.action == "type" else s for s in task.gold_steps]
+        return "the sentence added twice", task.model_copy(update={"gold_steps": steps})
     if goal["kind"] in ("create", "comment"):
         return "done twice", task.model_copy(update={"gold_steps": task.gold_steps + task.gold_steps})
     return None
+
+
+def _drop_last_record(steps: list[Any]) -> list[Any]:
+    """The gold steps without the last record's (from its last ``navigate`` on)."""
+    last = max(n for n, s in enumerate(steps) if s.action == "navigate")
+    return steps[:last]
 
 
 async def _app(app: App, count: int, folder: Path) -> dict[str, Any]:
@@ -278,6 +336,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in args.app or sorted(APPS):
         with tempfile.TemporaryDirectory() as tmp:
             rows.append(asyncio.run(_app(APPS[name], args.count, Path(tmp))))
+        print(f"{name}: " + json.dumps(rows[-1], ensure_ascii=False), flush=True)  # each application's figures as soon as they are known
     columns = ("app", "crawl s", "change kinds", "families", "no-ops dropped", "gold right", "gold wrong", "wrong states failed", "oracle", "reset ms (median, max)", "reset / db copy")
     print("| " + " | ".join(columns) + " |\n|" + "---|" * len(columns))
     for row in rows:
