@@ -174,23 +174,36 @@ def wider_listing(data: ListingData, listings: list[ListingData]) -> str | None:
     return None
 
 
+#: Query keys that group, lay out or act on a listing without choosing its records (Trac's ``group``, ``col``, ``max``; Roundup's ``@group``, ``@filter``).
+_LAYOUT_KEYS = frozenset({"group", "groupby", "groupdesc", "col", "cols", "max", "filter", "action", "template"})
+
+
 def filtered_on(data: ListingData) -> str | None:
     """The field a listing's URL restricts (``?status=!closed`` on a listing with a Status column): it holds only some of the records.
 
     A query parameter whose name, without a framework's ``_``/``@`` mark, is one of the listing's
-    field labels filters on that field; a count over the listing is the filtered part's, which an
-    instruction would have to name.
+    field labels filters on that field; any other filtering parameter (a field the listing does not
+    show, a search) restricts it too and is named as written. A count over the listing is the
+    filtered part's, which an instruction would have to name.
 
     >>> from taskloom.tools.graph.model import Node
     >>> data = ListingData(Node(id="l", type="listing", text="", attrs={"url": "http://h/query?status=%21closed&order=priority"}), [], {"Status": None, "Priority": None}, "ticket")  # type: ignore[dict-item]
     >>> filtered_on(data), filtered_on(ListingData(Node(id="l", type="listing", text="", attrs={"url": "http://h/issue?@group=priority&@sort=title"}), [], {"Priority": None}, "issue"))  # type: ignore[dict-item]
     ('Status', None)
+    >>> filtered_on(ListingData(Node(id="l", type="listing", text="", attrs={"url": "http://h/query?group=status&milestone=Someday"}), [], {"Status": None}, "ticket"))  # type: ignore[dict-item]
+    'milestone'
     """
     fields = {re.sub(r"\W+", "", label.lower()): label for label in data.stats}
+    other: str | None = None
     for key in query_of(str(data.node.attrs.get("url") or "")):
-        if query_role(key) == "filter" and (label := fields.get(re.sub(r"\W+", "", bare_key(key)))):
+        if query_role(key) != "filter":
+            continue
+        bare = re.sub(r"\W+", "", bare_key(key))
+        if label := fields.get(bare):
             return label
-    return None
+        if other is None and bare not in _LAYOUT_KEYS:
+            other = bare_key(key)  # a filter on a field the listing does not show (Trac's milestone=…, its Milestone column hidden)
+    return other
 
 
 def is_meta_listing(data: ListingData) -> bool:
