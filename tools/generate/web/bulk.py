@@ -10,7 +10,9 @@ form and the list export are an :class:`~.edit.EditForm`'s):
   form's selects appended, kept only when the answer has the new columns and the same ids);
   and a *family* of export links the crawl saw that differ only in the value of one
   parameter named like a select of the form (one export per milestone, say), whose rows
-  together are the whole table. A family's export lists every record with its value.
+  together are the whole table. A family's export lists every record with its value; an
+  option of the select no link of the family showed gets its export by the family's own URL
+  with that value (a crawl cut short by its page budget may have missed its link).
 - **Condition.** One or two values of the form's selects, as the exports show them
   (a family's field counts as one), matched by 2 to 4 records; a two-value condition
   that picks the same records as one of its values alone is not used.
@@ -190,6 +192,19 @@ def _families(kg: KnowledgeGraph, labels: set[str]) -> list[tuple[str, list[tupl
     return sorted(found, key=lambda f: (-len(f[1]), f[1][0][1]))
 
 
+def _completed(label: str, members: list[tuple[str, str]], options: list[str]) -> list[tuple[str, str]]:
+    """The family's (value, url) pairs with one more per option no member has: the first member's URL with that value in the family's parameter.
+
+    >>> _completed("milestone", [("1.0", "http://h/q?milestone=1.0&format=csv")], ["1.0", "Some day"])
+    [('1.0', 'http://h/q?milestone=1.0&format=csv'), ('Some day', 'http://h/q?milestone=Some+day&format=csv')]
+    """
+    have = {_norm(v) for v, _ in members}
+    parts = urlparse(members[0][1])
+    pairs = parse_qsl(parts.query, keep_blank_values=True)
+    more = [(o, urlunparse(parts._replace(query=urlencode([(k, o if column_key(k) == label else v) for k, v in pairs])))) for o in options if _norm(o) not in have]
+    return sorted(members + more)
+
+
 async def _absent(client: httpx.AsyncClient, plan: EditForm, record_id: int) -> bool:
     try:
         response = await client.get(plan.page_template.replace("{id}", str(record_id)))
@@ -230,12 +245,16 @@ async def _whole_table(client: httpx.AsyncClient, kg: KnowledgeGraph, plan: Edit
     if await proven(whole):  # the widened export has the plan's listing's ids: one proof for both
         return whole
     for label, members in _families(kg, set(selects))[:3]:
-        if not all(_norm(v) in {_norm(o) for o in _options(selects[label])} for v, _ in members):
+        options = _options(selects[label])
+        if not all(_norm(v) in {_norm(o) for o in options} for v, _ in members):
             continue
+        members = _completed(label, members, options)
         parts: list[Part] = []
         for value, url in members:
             rows = await _fetch(client, url)
-            id_column = _id_column(Export(url, list(rows[0]), rows), plan.key) if rows else None
+            if not rows:
+                continue  # no record has this value, or the export failed: the whole-table proof below holds or fails either way
+            id_column = _id_column(Export(url, list(rows[0]), rows), plan.key)
             if id_column is None or not _same_records(rows, id_column, plan) or any(_norm(r.get(label, value)) != _norm(value) for r in rows):
                 break  # not the plan's records, or a row whose field is not the export's value
             parts.append(Part(Export(url, list(rows[0]), rows), id_column, label, value))
