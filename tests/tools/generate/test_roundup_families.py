@@ -126,18 +126,21 @@ def test_compare_golds_are_true_in_roundups_database(families: dict[str, tuple[l
     assert [roundup.kg.node(u).attrs["records"] for u in used] == [SEEDED], used
 
 
-def test_view_golds_show_the_order_roundups_database_has(families: dict[str, tuple[list[Task], GenerationReport, float]], roundup_site: Any) -> None:
+def test_views_of_roundups_picker_popups_are_dropped_and_any_kept_view_is_true(families: dict[str, tuple[list[Task], GenerationReport, float]], roundup_site: Any) -> None:
+    """The superseder and keyword pickers (popups a form opens, listing unnamed “items”) sort alphabetically, but a goal
+    over them would read “sort the items”, as true of the issue index: dropped, with the reason. The index's own sorts
+    keep its grouping by priority, so their direction is never verified. A view still kept shows the database's order."""
     tasks, report, seconds = families["web-view"]
     print(f"web-view: {len(tasks)} kept in {seconds:.1f} s; {report.generator}")
-    assert tasks, report.model_dump_json()[:3000]
+    assert report.generator["skipped"].get("the listing's records have no name: the instruction would only say “items”", 0) >= 2, report.generator
     with sqlite3.connect(roundup_site.db) as con:
         titles = [t for (t,) in con.execute("SELECT _title FROM _issue WHERE __retired__ = 0 ORDER BY _title")]
     con.close()
     for task in tasks:
         print(task.instruction, [(c.kind, c.value) for c in task.success])
-        assert "title" in task.instruction and "alphabetically" in task.instruction
-        url = task.gold_steps[-1].text
-        with urllib.request.urlopen(url, timeout=10) as response:
-            page = html.unescape(response.read().decode())
-        shown = [page.find(f">{t}<") for t in titles[:10]]  # the first ten titles in the database's order, each shown, in that order
-        assert all(p >= 0 for p in shown) and shown == sorted(shown), list(zip(titles[:10], shown))
+        assert "items" not in task.instruction and "issues" in task.instruction
+        if "title" in task.instruction and "alphabetically" in task.instruction:
+            with urllib.request.urlopen(task.gold_steps[-1].text, timeout=10) as response:
+                page = html.unescape(response.read().decode())
+            shown = [page.find(f">{t}<") for t in titles[:10]]  # the first ten titles in the database's order, each shown, in that order
+            assert all(p >= 0 for p in shown) and shown == sorted(shown), list(zip(titles[:10], shown))

@@ -121,6 +121,10 @@ def _first_value(records: list[Node], label: str, direction: str) -> str | None:
     return (min(same) if direction == "asc" else max(same))[1]
 
 
+#: A view of records the site never names (a form's picker popup, say) would read “sort the items”: which items?
+_UNNAMED = "the listing's records have no name: the instruction would only say “items”"
+
+
 def _sort_tasks(kg: KnowledgeGraph, seed: int, skipped: Counter[str]) -> list[Task]:
     pages = _page_by_url(kg)
     tasks: list[Task] = []
@@ -133,7 +137,10 @@ def _sort_tasks(kg: KnowledgeGraph, seed: int, skipped: Counter[str]) -> list[Ta
             continue
         default = _records_on(kg, default_url) if default_url in pages else []
         population = [r for r in kg.nodes("record") if listing.id in (r.attrs.get("listings") or [])]
-        things = subject_noun(kg, default_url) or "items"
+        things = subject_noun(kg, default_url)
+        if things is None and attrs.get("sorts"):
+            skipped[_UNNAMED] += len(attrs.get("sorts") or [])
+            continue
         for sort in attrs.get("sorts") or []:
             field, direction, url = sort.get("field"), sort.get("direction"), str(sort.get("url") or "")
             if not field or direction not in ("asc", "desc") or url not in pages:
@@ -301,7 +308,10 @@ def _filter_tasks(kg: KnowledgeGraph, seed: int, skipped: Counter[str]) -> list[
             skipped["no start page without the view"] += 1
             continue
         base = urlparse(view)._replace(query="").geturl()
-        things = subject_noun(kg, base) or "items"
+        things = subject_noun(kg, base)
+        if things is None:
+            skipped[_UNNAMED] += 1
+            continue
         rng = task_rng(seed, f"filter|{view}")
         if value.lower() in _TRUE:
             template = _FLAG_TEMPLATES[int(rng.integers(len(_FLAG_TEMPLATES)))]

@@ -173,6 +173,8 @@ RECORDS_JS = (
       let filled = 0;
       cells.forEach((c, i) => { if (c && columns[i]) { fields[columns[i]] = cellText(c); if (fields[columns[i]]) filled++; } });
       if (!filled) continue;
+      // The header row repeated inside the body (Trac's grouped queries repeat it under each group): no record.
+      if (cells.every((c, i) => !c || !columns[i] || labelOf(c) === columns[i])) continue;
       const firstLinked = cells.find(c => c && c.querySelector('a[href]'));
       out.push({fields, url: detailLink(r, firstLinked)});
     }

@@ -1,6 +1,8 @@
 """Typed values of record fields: what a cell's text says (a number with its unit, a date, a URL, or text).
 
-Pure functions, no browser. A missing value ("", NULL, NA, N/A, None, -, —) is kept as a
+Pure functions, no browser. Several labelled numbers in one cell ("79 - closed: 18 - active: 61",
+a progress bar's legend) are a ``composite``: no one value to ask for, name a record by or
+count. A missing value ("", NULL, NA, N/A, None, -, —) is kept as a
 field whose ``value`` is None and whose ``type`` is ``"missing"``, so a question about it
 ("which penguins have no body mass?") can still be asked; the field is never dropped.
 
@@ -16,6 +18,8 @@ Examples
 ('2007-11-11', '2008-11-09')
 >>> typed_value("https://example.org/a")["type"], typed_value("978-1-9127-0001-1")["type"]
 ('url', 'text')
+>>> typed_value("79 - closed: 18 - active: 61")["type"], typed_value("open: 4, closed: 9")["type"], typed_value("10:30")["type"]
+('composite', 'composite', 'text')
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from typing import Any, Literal
 
 __all__ = ["ValueType", "MISSING", "typed_value", "unit_of_label", "parse_number", "parse_date", "sort_key", "relative_to_now"]
 
-ValueType = Literal["number", "date", "url", "text", "missing"]
+ValueType = Literal["number", "date", "url", "text", "composite", "missing"]
 
 #: Texts that stand for "no value" (compared case-insensitively).
 MISSING = frozenset({"", "null", "none", "na", "n/a", "nan", "-", "–", "—", "?", "unknown"})
@@ -44,6 +48,8 @@ _DMY_NUMERIC = re.compile(r"^(\d{1,2})[/.](\d{1,2})[/.](\d{4})$")
 _D_MONTH_Y = re.compile(r"^(?:[A-Za-z]+,?\s+)?(\d{1,2})(?:st|nd|rd|th)?\s+([A-Za-z]{3,9})\.?,?\s+(\d{4})$")
 _MONTH_D_Y = re.compile(r"^(?:[A-Za-z]+,?\s+)?([A-Za-z]{3,9})\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{4})$")
 _MONTH_Y = re.compile(r"^([A-Za-z]{3,9})\.?\s+(\d{4})$")
+_LABELLED_NUMBER = re.compile(r"[^\W\d_]+:\s*\d")  # "closed: 18"
+_NUMBERS = re.compile(r"\d+(?:[.,]\d+)*")
 _URL = re.compile(r"^(?:https?://|www\.)\S+$", re.IGNORECASE)
 #: Texts whose meaning depends on when they are read ("3 days ago", "in 2 hours", "yesterday at 14:00", "updated today").
 _RELATIVE = re.compile(
@@ -150,6 +156,8 @@ def typed_value(raw: str, label: str = "") -> dict[str, Any]:
     if (number := parse_number(text)) is not None:
         value, unit = number
         return {"value": value, "type": "number", "unit": unit or label_unit, "raw": text}
+    if _LABELLED_NUMBER.search(text) and len(_NUMBERS.findall(text)) >= 2:
+        return {"value": text, "type": "composite", "unit": None, "raw": text}
     if _URL.match(text):
         return {"value": text if "://" in text else "http://" + text, "type": "url", "unit": None, "raw": text}
     return {"value": text, "type": "text", "unit": None, "raw": text}
