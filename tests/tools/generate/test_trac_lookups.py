@@ -4,17 +4,24 @@ Trac's query pages (``query?status=!closed&type=defect``) list only the tickets 
 keeps; a lookup naming a ticket by a value unique among them may name several tickets of the
 site. Such listings are skipped with their reason, and no question holds its own answer. The
 lookup generator runs on the shared ``trac`` crawl (tests/tools/generate/conftest.py).
+A query filtered on one milestone is a scope once the listings showing the Milestone column
+prove it: its compares name the milestone and are recounted in trac.db.
 """
 
 from __future__ import annotations
 
 import asyncio
+import sqlite3
+from pathlib import Path
+from typing import Any
 
 import pytest
 
 from taskloom.tools.generate.filter.stages import GenerationReport
 from taskloom.tools.generate.registry import GenerationRequest
+from taskloom.tools.generate.web.compare import web_compare
 from taskloom.tools.generate.web.lookup import filtered_on, gives_away, listing_data, web_lookup
+from taskloom.tools.generate.web.scope import Scope, listing_scope
 from taskloom.tools.llm.embedders import make_embedder
 
 from .conftest import TracRun
@@ -39,3 +46,61 @@ def test_no_lookup_reads_a_filtered_query_and_none_gives_its_answer_away(trac: T
         lookup = task.quality["lookup"]
         assert lookup["listing"] not in filtered, task.instruction
         assert not gives_away(task.gold_answer or "", task.instruction, [str(v) for v in lookup["identify"].values()]), task.instruction
+
+
+#: The query columns as trac.db's ticket table holds them.
+_TICKET_COLUMNS = {"Owner": "owner", "Type": "type", "Priority": "priority", "Component": "component", "Resolution": "resolution", "Status": "status", "Milestone": "milestone"}
+
+
+def _tickets(db: Path) -> list[dict[str, str]]:
+    with sqlite3.connect(db) as con:
+        rows = con.execute(f"SELECT {', '.join(_TICKET_COLUMNS.values())} FROM ticket").fetchall()
+    con.close()
+    return [{label: value or "" for label, value in zip(_TICKET_COLUMNS, row)} for row in rows]
+
+
+@pytest.mark.integration
+@pytest.mark.slow
+def test_compares_over_a_milestones_query_name_the_milestone_and_are_true_in_tracs_database(trac: TracRun, trac_site: Any) -> None:
+    """Each milestone's query (the Milestone column hidden, "60 matches" stated) is proven to hold exactly that milestone's
+    tickets by the listings that show the column; its compares name the milestone and each gold is recounted in trac.db."""
+    report = GenerationReport()
+    request = GenerationRequest(trac.kg, 12, None, None, 0, None, make_embedder(trac.settings), trac.settings, report)
+    tasks = asyncio.run(web_compare(request)).tasks
+    print([s["reason"][:160] for s in report.generator["skipped"]])
+    scoped = [t for t in tasks if "scope" in t.quality["compare"]]
+    assert len(scoped) >= 3, report.generator
+    trac_site.state.reset()
+    tickets = _tickets(trac_site.db)
+
+    def count(conds: list[list[Any]]) -> int:
+        assert all(op == "eq" and label in _TICKET_COLUMNS for label, op, _ in conds), conds
+        return sum(1 for t in tickets if all(t[label] == value for label, _, value in conds))
+
+    for task in scoped:
+        goal = task.quality["compare"]
+        scope = goal["scope"]
+        print(task.instruction, "→", task.gold_answer, scope)
+        assert scope["field"] == "Milestone" and f"milestone {scope['value']}" in task.instruction.replace("“", "").replace("”", "") and scope["shared"] >= 3
+        assert "tickets" in task.instruction and "bruno" not in task.instruction.split("tickets")[0], "tickets, never “bruno tickets”"
+        conds = [*goal["conditions"], ["Milestone", "eq", scope["value"]]]
+        if goal["op"] == "count":
+            assert count(conds) == int(task.gold_answer or ""), task.instruction
+        elif goal["op"] in ("which", "count_difference"):
+            na, nb = (count([*conds, [goal["field"], "eq", v]]) for v in goal["options"])
+            expected = str(na - nb) if goal["op"] == "count_difference" else goal["options"][0 if na > nb else 1]
+            assert expected == task.gold_answer, (task.instruction, na, nb)
+        else:
+            pytest.fail(f"an aggregate over no number field: {goal['op']}")
+
+
+def test_a_filter_is_a_scope_only_when_other_listings_prove_it(trac: TracRun) -> None:
+    """Trac's per-milestone queries are scopes; the active-ticket queries (several statuses, a negation) are not."""
+    listings = listing_data(trac.kg)
+    found = {str(d.node.attrs["url"]): listing_scope(d, listings) for d in listings if filtered_on(d) is not None}
+    for url, scope in sorted(found.items()):
+        print(url, "→", scope)
+    scopes = [s for s in found.values() if isinstance(s, Scope)]
+    assert {s.value for s in scopes} >= {"Release 1.0", "Release 1.1", "Release 2.0", "Someday"}, found
+    assert all(s.label == "Milestone" for s in scopes)
+    assert all(isinstance(s, str) for u, s in found.items() if "status=" in u), "a query over several statuses or !closed is no single scope"

@@ -3,7 +3,9 @@
 Only listings the crawl saw completely (``complete`` on the listing node) are used, and never
 one whose records are all in a wider complete listing (a filter of it: "how many … does the site
 list" would count only the filtered part) or whose URL filters on one of its own fields
-(``?status=!closed``, :func:`.lookup.filtered_on`); every other listing is skipped with the reason under
+(``?status=!closed``, :func:`.lookup.filtered_on`), unless its one filter is proven to mean
+"field = value" (:mod:`.scope`: Trac's per-milestone queries), when every question names that
+scope; every other listing is skipped with the reason under
 ``report.generator["skipped"]``. Answers
 are computed from the listing's records: categories are short text fields with a few
 values, measures are number fields. Ties and near-ties are skipped (two counts must
@@ -27,7 +29,8 @@ from ...graph.model import KnowledgeGraph, Node
 from ...tasks.model import GoldStep, Provenance, Task
 from ..registry import Candidates, GenerationRequest, generator
 from .lookup import ListingData, filtered_on, interleave, is_meta_listing, listing_data, listing_quotas, start_page, wider_listing
-from .phrasing import ID_LABEL, answer_metrics, field_noun, number_text, plural, quoted, singular
+from .scope import Scope, listing_scope
+from .phrasing import ID_LABEL, answer_metrics, detail_noun, field_noun, number_text, plural, quoted, singular
 
 __all__ = ["web_compare", "COMPARE_TEMPLATE", "MIN_GAP", "ListingGroups", "Cond", "holds"]
 
@@ -60,8 +63,12 @@ def holds(record: Node, cond: Cond) -> bool:
 class ListingGroups:
     """A complete listing's categories, measures and phrasing."""
 
-    def __init__(self, data: ListingData) -> None:
+    def __init__(self, data: ListingData, scope: Scope | None = None) -> None:
         self.data = data
+        self.scope = scope  # every record has this field's value: each question names it
+        details = [str(r.attrs["detail_url"]) for r in data.records if r.attrs.get("detail_url")]
+        # A scoped listing's noun may have gone to a wider listing of the same records (Trac's tickets): the scope tells them apart.
+        self.noun = (detail_noun(details) or data.noun) if scope is not None and data.noun == "record" else data.noun
         size = len(data.records)
         # Only fields every record shows: a count or an extreme over a field some records were never read for is a guess.
         self.categories = [
@@ -89,10 +96,10 @@ class ListingGroups:
         """How "records with ``label`` = ``raw``" reads: ("head", "Adelie penguins"), ("pre", "female") or ("post", "from Dream island")."""
         short = self.data.short(label, raw)
         words = short.split()
-        if len(words) > 1 and singular(words[-1].lower()) == self.data.noun:
-            return "head", " ".join(words[:-1] + [plural(self.data.noun)])  # the value names the kind of record
+        if len(words) > 1 and singular(words[-1].lower()) == self.noun:
+            return "head", " ".join(words[:-1] + [plural(self.noun)])  # the value names the kind of record
         field = field_noun(label)
-        if _adjective(short) and not any(raw in st.values for lb, st in self.data.stats.items() if lb != label):
+        if _adjective(short) and not _PERSON_LABEL.search(label) and not any(raw in st.values for lb, st in self.data.stats.items() if lb != label):
             return "pre", short.lower()  # "MALE" → "male penguins"; no other field has the value, so it is not ambiguous
         if len(words) <= 3 and short[:1].isupper() and not short.isupper() and boolean_value(short) is None and re.fullmatch(r"[A-Za-z][\w' .-]*", short):
             if field.lower() in _NAME_THEN_PLACE:
@@ -110,11 +117,11 @@ class ListingGroups:
 
     def group_parts(self, conds: list[Cond]) -> tuple[str, list[str]]:
         """The noun with the modifiers before it, and the phrases after it."""
-        head, pres, posts = plural(self.data.noun), [], []
+        head, pres, posts = plural(self.noun), [], []
         for label, op, value in conds:
             if op == "eq":
                 kind, text = self.modifier(label, str(value))
-                if kind == "head" and head == plural(self.data.noun):
+                if kind == "head" and head == plural(self.noun):
                     head = text
                 elif kind == "pre":
                     pres.append(text)
@@ -125,9 +132,13 @@ class ListingGroups:
                 if not any("," in raw for raw in self.data.stats[label].values):
                     shown = shown.replace(",", "")  # the site writes this field's numbers without separators (years, codes)
                 posts.append(f"with a {field_noun(label)} {'above' if op == 'gt' else 'below'} {shown}")
+        if self.scope is not None:
+            posts.append(f"with {field_noun(self.scope.label)} {quoted(self.scope.value)}")
         return " ".join(pres + [head]), posts
 
 
+#: Fields naming a person ("bruno" is an owner, not a kind of ticket): their values never stand before the noun.
+_PERSON_LABEL = re.compile(r"owner|reporter|author|assign|creator|user|editor|\bby\b|\bcc\b", re.I)
 #: Place nouns that follow a name ("Dream island", "Kent county"); other place nouns read "from France".
 _NAME_THEN_PLACE = frozenset("island county valley river lake street road avenue bay park beach mountain district".split())
 _PLACES = frozenset("country city town region state province location site place continent village area port".split())
@@ -278,8 +289,8 @@ def _extreme(rng: np.random.Generator, lst: ListingGroups) -> dict[str, Any] | N
         ]
     else:
         templates = [
-            f"What is the {asked} of the {lst.data.noun} with the {word} {field}?",
-            f"Find the {lst.data.noun} with the {word} {field}: what is its {asked}?",
+            f"What is the {asked} of the {lst.noun} with the {word} {field}?",
+            f"Find the {lst.noun} with the {word} {field}: what is its {asked}?",
         ]
     return {"op": op, "conditions": conds, "measure": measure, "field": label, "answer": lst.data.short(label, str(_fields(best)[label]["raw"])), "record": best.id, "kind": "text", "visible": True, "instruction": _pick(rng, templates)}
 
@@ -348,6 +359,8 @@ def _task(kg: KnowledgeGraph, lst: ListingGroups, goal: dict[str, Any], start_ur
     structured = {k: v for k, v in goal.items() if k not in ("instruction", "kind", "visible")}
     structured["conditions"] = [list(c) for c in goal["conditions"]]
     structured["listing"] = listing.id
+    if lst.scope is not None:
+        structured["scope"] = {"field": lst.scope.label, "value": lst.scope.value, "shared": lst.scope.shared}
     key = f"{kg.id}|{COMPARE_TEMPLATE}|{listing.id}|{sorted((k, repr(v)) for k, v in structured.items() if k != 'answer')}"
     instruction = goal["instruction"][0].upper() + goal["instruction"][1:]
     return Task(
@@ -386,6 +399,20 @@ def partial_fields_reason(data: ListingData) -> str:
     return f"no category or measure is shown for all {len(data.records)} records ({shown}; the rest were never read, e.g. detail pages not crawled)"
 
 
+def _unusable(data: ListingData, listings: list[ListingData]) -> str | Scope | None:
+    """Why the listing cannot be counted over; else its proven scope (a filtered listing) or None (the whole listing)."""
+    if not data.node.attrs.get("complete"):
+        return incomplete_reason(data.node)
+    if (wider := wider_listing(data, listings)) is not None:
+        return f"a part of the complete listing {wider} (every record of it is there, with others): counts over it are not what the site lists"
+    scope = None
+    if (field := filtered_on(data)) is not None and isinstance(scope := listing_scope(data, listings), str):
+        return f"its URL filters on {field!r}: it holds only some of the records, and counts over it are not what the site lists ({scope})"
+    if len(data.records) < _MIN_RECORDS:
+        return f"only {len(data.records)} records; too few to compare"
+    return scope
+
+
 @generator(COMPARE_TEMPLATE, graph="web")
 async def web_compare(request: GenerationRequest) -> Candidates:
     """Counts, which-of-two, max/min and differences over listings the crawl saw completely."""
@@ -397,16 +424,10 @@ async def web_compare(request: GenerationRequest) -> Candidates:
     usable: list[ListingGroups] = []
     listings = listing_data(kg)
     for data in listings:
-        wider = wider_listing(data, listings)
-        if not data.node.attrs.get("complete"):
-            skipped.append({"listing": data.node.id, "url": str(data.node.attrs.get("url")), "reason": incomplete_reason(data.node)})
-        elif wider is not None:
-            skipped.append({"listing": data.node.id, "url": str(data.node.attrs.get("url")), "reason": f"a part of the complete listing {wider} (every record of it is there, with others): counts over it are not what the site lists"})
-        elif (field := filtered_on(data)) is not None:
-            skipped.append({"listing": data.node.id, "url": str(data.node.attrs.get("url")), "reason": f"its URL filters on {field!r}: it holds only some of the records, and counts over it are not what the site lists"})
-        elif len(data.records) < _MIN_RECORDS:
-            skipped.append({"listing": data.node.id, "url": str(data.node.attrs.get("url")), "reason": f"only {len(data.records)} records; too few to compare"})
-        elif not (found := ListingGroups(data)).categories and not found.measures:
+        why = _unusable(data, listings)
+        if isinstance(why, str):
+            skipped.append({"listing": data.node.id, "url": str(data.node.attrs.get("url")), "reason": why})
+        elif not (found := ListingGroups(data, why)).categories and not found.measures:
             skipped.append({"listing": data.node.id, "url": str(data.node.attrs.get("url")), "reason": partial_fields_reason(data)})
         else:
             usable.append(found)

@@ -259,6 +259,11 @@ def detail_noun(urls: Iterable[str]) -> str | None:
 
     >>> detail_noun(["http://h/tracker/issue188", "http://h/tracker/issue17"]), detail_noun(["http://h/r/v2", "http://h/r/x7"])
     ('issue', None)
+
+    Last segments that are numbers under one segment (Trac's ``/ticket/12``) name one record too:
+
+    >>> detail_noun(["http://h/ticket/12", "http://h/ticket/7"]), detail_noun(["http://h/books/3", "http://h/books/4"])
+    ('ticket', 'book')
     """
     distinct = set(urls)
     paths = sorted({urlparse(u).path.rstrip("/") for u in distinct})
@@ -271,6 +276,8 @@ def detail_noun(urls: Iterable[str]) -> str | None:
         return path_noun(paths[0].rsplit("/", 1)[0] + "/" + word, one=True)
     split = [p.split("/") for p in paths]
     common = [parts[0] for parts in itertools.takewhile(lambda parts: len(set(parts)) == 1, zip(*split))]
+    if common and all(len(parts) == len(common) + 1 and parts[-1].isdigit() for parts in split):
+        return path_noun("/".join(common), one=True)
     return path_noun("/".join(common) + "/") if common else None
 
 
