@@ -29,8 +29,8 @@ from ...graph.model import KnowledgeGraph, Node
 from ...tasks.model import GoldStep, Provenance, Task
 from ..registry import Candidates, GenerationRequest, generator
 from .lookup import ListingData, filtered_on, interleave, is_meta_listing, listing_data, listing_quotas, start_page, wider_listing
-from .scope import Scope, listing_scope
-from .phrasing import ID_LABEL, answer_metrics, detail_noun, field_noun, number_text, plural, quoted, singular
+from .scope import Scope, listing_scope, scoped_noun
+from .phrasing import ID_LABEL, answer_metrics, field_noun, number_text, plural, quoted, singular
 
 __all__ = ["web_compare", "COMPARE_TEMPLATE", "MIN_GAP", "ListingGroups", "Cond", "holds"]
 
@@ -66,9 +66,7 @@ class ListingGroups:
     def __init__(self, data: ListingData, scope: Scope | None = None) -> None:
         self.data = data
         self.scope = scope  # every record has this field's value: each question names it
-        details = [str(r.attrs["detail_url"]) for r in data.records if r.attrs.get("detail_url")]
-        # A scoped listing's noun may have gone to a wider listing of the same records (Trac's tickets): the scope tells them apart.
-        self.noun = (detail_noun(details) or data.noun) if scope is not None and data.noun == "record" else data.noun
+        self.noun = scoped_noun(data) if scope is not None else data.noun  # the scope tells it apart from a wider listing of the same records
         size = len(data.records)
         # Only fields every record shows: a count or an extreme over a field some records were never read for is a guess.
         self.categories = [

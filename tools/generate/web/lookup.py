@@ -16,7 +16,7 @@ import hashlib
 import itertools
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlparse
 
@@ -26,6 +26,7 @@ from ...graph.model import KnowledgeGraph, Node
 from ...graph.web.urls import bare_key, query_of, query_role
 from ...tasks.model import GoldStep, Provenance, Task
 from ..registry import Candidates, GenerationRequest, generator
+from .scope import LAYOUT_KEYS, Scope, listing_scope, scoped_noun
 from .phrasing import ID_LABEL, answer_metrics, column_noun, detail_noun, field_noun, field_phrase, path_noun, plural, quoted, short_value, singular, value_text
 
 __all__ = ["FieldStats", "ListingData", "listing_data", "start_page", "describe_record", "web_lookup", "LOOKUP_TEMPLATE", "is_meta_listing", "listing_quotas", "unique_key", "wider_listing", "filtered_on", "gives_away"]
@@ -174,10 +175,6 @@ def wider_listing(data: ListingData, listings: list[ListingData]) -> str | None:
     return None
 
 
-#: Query keys that group, lay out or act on a listing without choosing its records (Trac's ``group``, ``col``, ``max``; Roundup's ``@group``, ``@filter``).
-_LAYOUT_KEYS = frozenset({"group", "groupby", "groupdesc", "col", "cols", "max", "filter", "action", "template"})
-
-
 def filtered_on(data: ListingData) -> str | None:
     """The field a listing's URL restricts (``?status=!closed`` on a listing with a Status column): it holds only some of the records.
 
@@ -201,7 +198,7 @@ def filtered_on(data: ListingData) -> str | None:
         bare = re.sub(r"\W+", "", bare_key(key))
         if label := fields.get(bare):
             return label
-        if other is None and bare not in _LAYOUT_KEYS:
+        if other is None and bare not in LAYOUT_KEYS:
             other = bare_key(key)  # a filter on a field the listing does not show (Trac's milestone=…, its Milestone column hidden)
     return other
 
@@ -296,10 +293,10 @@ def identify(data: ListingData, record: Node, exclude: str) -> list[str] | None:
     return None
 
 
-def describe_record(data: ListingData, record: Node, labels: list[str]) -> str:
-    """"the Gentoo penguin with individual ID N12A1 and study name PAL0809": the noun, then each identifying value."""
+def describe_record(data: ListingData, record: Node, labels: list[str], scope: Scope | None = None) -> str:
+    """"the Gentoo penguin with individual ID N12A1 and study name PAL0809": the noun, then each identifying value (and the listing's scope)."""
     own = _fields(record)
-    head, rest = f"the {data.noun}", []
+    head, rest = f"the {data.noun}", [f"{field_noun(scope.label)} {quoted(scope.value)}"] if scope is not None else []
     for label in labels:
         value = data.short(label, str(own[label]["raw"]))
         words = value.split()
@@ -366,8 +363,8 @@ def _rng(seed: int, *parts: str) -> np.random.Generator:
     return np.random.default_rng([seed, int(hashlib.sha1("|".join(parts).encode()).hexdigest()[:8], 16)])
 
 
-def lookup_task(kg: KnowledgeGraph, data: ListingData, record: Node, label: str, start: Node, seed: int) -> Task | None:
-    """The lookup task asking for ``label`` of ``record``, or None when the record cannot be named or reached."""
+def lookup_task(kg: KnowledgeGraph, data: ListingData, record: Node, label: str, start: Node, seed: int, scope: Scope | None = None) -> Task | None:
+    """The lookup task asking for ``label`` of ``record``, or None when the record cannot be named or reached; a scoped listing's record is named with its scope."""
     start_url = str(start.attrs.get("url"))
     own = _fields(record)
     if start_url in (record.attrs.get("pages") or []) or own.get(label, {}).get("type") in (None, "missing"):
@@ -380,7 +377,7 @@ def lookup_task(kg: KnowledgeGraph, data: ListingData, record: Node, label: str,
     kind = "number" if asked["type"] == "number" else "text"
     rng = _rng(seed, kg.id, record.id, label)
     templates = _QUESTIONS.get(str(asked["type"]), _QUESTIONS["text"])
-    instruction = templates[int(rng.integers(len(templates)))].format(field=field_noun(label), subject=describe_record(data, record, labels))
+    instruction = templates[int(rng.integers(len(templates)))].format(field=field_noun(label), subject=describe_record(data, record, labels, scope))
     instruction = instruction[0].upper() + instruction[1:]
     answer = value_text(asked)
     if asked["type"] == "number" and asked.get("unit") and str(asked["unit"]) in str(asked.get("raw")):
@@ -417,12 +414,13 @@ def lookup_task(kg: KnowledgeGraph, data: ListingData, record: Node, label: str,
                 "raw": asked.get("raw"),
                 "unit": asked.get("unit"),
                 "answer_page": url,
+                **({"scope": {"field": scope.label, "value": scope.value, "shared": scope.shared}} if scope is not None else {}),
             },
         },
     )
 
 
-def _listing_tasks(kg: KnowledgeGraph, data: ListingData, askable: list[str], start: Node, seed: int, quota: int) -> list[Task]:
+def _listing_tasks(kg: KnowledgeGraph, data: ListingData, askable: list[str], start: Node, seed: int, quota: int, scope: Scope | None = None) -> list[Task]:
     """Up to ``quota`` lookups over one listing's records in a seeded order, spread over the askable fields."""
     rng = _rng(seed, kg.id, data.node.id)
     asked_count: Counter[str] = Counter()
@@ -437,7 +435,7 @@ def _listing_tasks(kg: KnowledgeGraph, data: ListingData, askable: list[str], st
         fewest = min(asked_count[lb] for lb in present)  # spread the questions over the fields
         choices = [lb for lb in present if asked_count[lb] == fewest]
         label = choices[int(rng.integers(len(choices)))]
-        task = lookup_task(kg, data, record, label, start, seed)
+        task = lookup_task(kg, data, record, label, start, seed, scope)
         asked_count[label] += 1  # a failed try counts too: a field no record can be asked about must not block the others
         if task is not None:
             tasks.append(task)
@@ -467,14 +465,17 @@ async def web_lookup(request: GenerationRequest) -> Candidates:
         if data.node.id in parts:
             skipped.append({"listing": data.node.id, "reason": f"a part of the complete listing {parts[data.node.id]}: its records are asked about there, where uniqueness holds among all of them"})
             continue
-        if (field := filtered_on(data)) is not None:
-            skipped.append({"listing": data.node.id, "reason": f"its URL filters on its own field {field!r}: a value unique among its records may be shared by records it leaves out"})
+        scope: Scope | str | None = None
+        if (field := filtered_on(data)) is not None and isinstance(scope := listing_scope(data, listings), str):
+            skipped.append({"listing": data.node.id, "reason": f"its URL filters on its own field {field!r}: a value unique among its records may be shared by records it leaves out ({scope})"})
             continue
+        if isinstance(scope, Scope):  # the scope tells the listing apart from a wider one of the same records: its noun is theirs
+            data = replace(data, noun=scoped_noun(data))
         askable = [lb for lb, st in sorted(data.stats.items()) if st.askable() and field_phrase(lb).lower() != data.noun]
         if not askable:
             skipped.append({"listing": data.node.id, "reason": "no field worth asking about (numbers, dates or short texts that vary)"})
             continue
-        groups.append(_listing_tasks(kg, data, askable, start, seed, quotas[data.node.id]))
+        groups.append(_listing_tasks(kg, data, askable, start, seed, quotas[data.node.id], scope if isinstance(scope, Scope) else None))
         used.append(data)
     tasks = interleave([g for g, d in zip(groups, used) if not is_meta_listing(d)]) + interleave([g for g, d in zip(groups, used) if is_meta_listing(d)])
     request.report.generator = {

@@ -21,12 +21,19 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl, urlparse
 
 from ...graph.web.urls import bare_key, query_role
-from .lookup import _LAYOUT_KEYS, ListingData
+from .phrasing import detail_noun
 
-__all__ = ["MIN_SHARED", "Scope", "listing_scope"]
+if TYPE_CHECKING:
+    from .lookup import ListingData
+
+__all__ = ["LAYOUT_KEYS", "MIN_SHARED", "Scope", "listing_scope", "scoped_noun"]
+
+#: Query keys that lay a listing out (group it, pick columns, page size) without leaving records out.
+LAYOUT_KEYS = frozenset({"group", "groupby", "groupdesc", "col", "cols", "max", "filter", "action", "template"})
 
 #: Records the filtered listing shares with another listing, all with the value, before the filter is read as "field = value".
 MIN_SHARED = 3
@@ -61,7 +68,7 @@ def _kind(url: str | None) -> str | None:
 
 def listing_scope(data: ListingData, listings: list[ListingData]) -> Scope | str:
     """The proven scope of ``data``'s one filter, or why it is not proven (see the module notes)."""
-    pairs = [(k, v) for k, v in parse_qsl(urlparse(str(data.node.attrs.get("url") or "")).query, keep_blank_values=True) if query_role(k) == "filter" and bare_key(k) not in _LAYOUT_KEYS]
+    pairs = [(k, v) for k, v in parse_qsl(urlparse(str(data.node.attrs.get("url") or "")).query, keep_blank_values=True) if query_role(k) == "filter" and bare_key(k) not in LAYOUT_KEYS]
     keys = {k for k, _ in pairs}
     if len(pairs) != 1 or len(keys) != 1:
         return f"its URL filters on {len(keys)} fields ({', '.join(sorted(keys)) or 'none'}) or one field several times: no single scope to name"
@@ -94,3 +101,10 @@ def listing_scope(data: ListingData, listings: list[ListingData]) -> Scope | str
     if label is None or len(shared) < MIN_SHARED:
         return f"other listings show {len(shared)} of its records with a {key!r} field (at least {MIN_SHARED} needed): the filter's meaning is not proven"
     return Scope(label, value, len(shared))
+
+
+def scoped_noun(data: ListingData) -> str:
+    """The noun for a scoped listing's records: its own, or (when that went to a wider listing of the same records, "record") what their detail pages say."""
+    if data.noun != "record":
+        return data.noun
+    return detail_noun([str(r.attrs["detail_url"]) for r in data.records if r.attrs.get("detail_url")]) or data.noun
