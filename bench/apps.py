@@ -7,7 +7,9 @@ before every episode): crawl once, generate change goals (``web-change``) and th
 * **truth**: every change gold is replayed in a fresh state and the application's *database* is
   compared with the state before, read directly (never through the application): exactly the
   record the goal names was created / changed / commented, with exactly the asked values, and
-  nothing else changed. A gold whose database diff says otherwise is *wrong*;
+  nothing else changed, beyond the application's own rules (Roundup moves a commented issue to
+  "chatting"; Trac hands a ticket owned by its component's default owner to the new component's).
+  A gold whose database diff says otherwise is *wrong*;
 * **wrong states**: each change check is tried on a wrong end state made from its own gold: the
   same steps on another record (edit, comment), or the gold done twice (create, comment). Each
   must fail;
@@ -58,7 +60,8 @@ Snapshot = tuple[dict[int, dict[str, Any]], list[tuple[int, str]], dict[str, str
 def _trac_snapshot(db: Path) -> Snapshot:
     with sqlite3.connect(db) as con:
         con.row_factory = sqlite3.Row
-        rows = {r["id"]: dict(r) for r in con.execute("SELECT * FROM ticket")}
+        owners = dict(con.execute("SELECT name, owner FROM component").fetchall())
+        rows = {r["id"]: dict(r) | {"component_owner": owners.get(r["component"])} for r in con.execute("SELECT * FROM ticket")}
         comments = [(r[0], r[1]) for r in con.execute("SELECT ticket, newvalue FROM ticket_change WHERE field = 'comment' AND newvalue != '' ORDER BY time")]
         pages = {r[0]: r[1] for r in con.execute("SELECT name, text FROM wiki w WHERE version = (SELECT max(version) FROM wiki WHERE name = w.name)")}
     con.close()
@@ -123,11 +126,18 @@ class App:
     key: str  # the database column the goals' key (title) is
     stamps: tuple[str, ...]  # columns the application stamps on every change
     comment_effects: tuple[str, ...] = ()  # columns the application itself may change when a comment is added (its own rules)
+    follows: Callable[[dict[str, Any], dict[str, Any]], set[str]] = lambda before, after: set()  # columns the application's own rules changed along (before, after: one record)
+
+
+def _trac_follows(before: dict[str, Any], after: dict[str, Any]) -> set[str]:
+    """Trac's rule: a ticket owned by its old component's default owner follows the component to the new one's."""
+    moved = before["component"] != after["component"] and before["owner"] == before["component_owner"] and after["owner"] == after["component_owner"]
+    return {"owner"} if moved and before["owner"] != after["owner"] else set()
 
 
 APPS = {
     "trac": App("trac", ["bash", str(_DATA / "build-trac.sh")], "db/trac.db", _trac, {"max_pages": 50, "max_depth": 2, "max_states": 0, "click_budget": 0},
-                _trac_snapshot, "summary", ("changetime",)),
+                _trac_snapshot, "summary", ("changetime", "component_owner"), follows=_trac_follows),
     # Roundup's classic status auditor moves an issue to "chatting" when a message is added
     "roundup": App("roundup", ["bash", str(_DATA / "build-roundup.sh")], "db", _roundup, {"max_pages": 30, "max_depth": 2, "max_states": 0, "click_budget": 0},
                    _roundup_snapshot, "title", ("activity", "actor"), ("status",)),
@@ -161,6 +171,7 @@ def diff_verdict(app: App, task: Any, before: Snapshot, after: Snapshot) -> str 
     added = [rows1[i] for i in rows1.keys() - rows0.keys()]
     removed = rows0.keys() - rows1.keys()
     changed = {i: {k for k in rows1[i] if rows1[i][k] != rows0[i][k] and k not in app.stamps} for i in rows0.keys() & rows1.keys()}
+    changed = {i: cols - app.follows(rows0[i], rows1[i]) for i, cols in changed.items()}
     changed = {i: cols for i, cols in changed.items() if cols}
     new_notes = notes1[len(notes0):] if notes1[: len(notes0)] == notes0 else None
     if removed or new_notes is None:
