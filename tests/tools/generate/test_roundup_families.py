@@ -132,7 +132,7 @@ def test_views_of_roundups_picker_popups_are_dropped_and_any_kept_view_is_true(f
     keep its grouping by priority, so their direction is never verified. A view still kept shows the database's order."""
     tasks, report, seconds = families["web-view"]
     print(f"web-view: {len(tasks)} kept in {seconds:.1f} s; {report.generator}")
-    assert report.generator["skipped"].get("the listing's records have no name: the instruction would only say “items”", 0) >= 2, report.generator
+    assert report.generator["skipped"].get("the listing's records have no name: the instruction would only say “items”", 0) >= 1, report.generator
     with sqlite3.connect(roundup_site.db) as con:
         titles = [t for (t,) in con.execute("SELECT _title FROM _issue WHERE __retired__ = 0 ORDER BY _title")]
     con.close()
