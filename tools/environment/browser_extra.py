@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 from ..errors import InputError
 from .canonical import canonical
 from .episodes import BrowserEpisode
-from .locate import SHOWN_REF, aria
+from .locate import aria, shown_refs
 from .manager import EpisodeManager
 from .session import binding
 
@@ -160,7 +160,7 @@ def register_extra(mcp: FastMCP, episodes: EpisodeManager, current: Callable[[Co
             raise InputError(why)
         episode.record_look("find", {k: v for k, v in {"text": text, "regex": regex, "filename": filename}.items() if v is not None}, canonical("find", text=text, regex=regex))
         snapshot = await aria(episode.page, timeout_ms=episode.limits.snapshot_timeout_ms)
-        episode.tabs.current.shown.update(SHOWN_REF.findall(snapshot))
+        episode.tabs.current.shown.update(shown_refs(snapshot))
         count, report = find_in_snapshot(snapshot, text, regex)
         return Found(url=episode.page.url, matches=count, results=report, saved=save(episode, filename, report) if filename else None)
 

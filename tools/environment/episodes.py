@@ -31,7 +31,7 @@ from ..tasks.model import SuccessCriterion, Task
 from . import landing
 from .canonical import canonical, element_form
 from .limits import EpisodeLimits
-from .locate import SHOWN_REF, ActionFailed, TimedOut, aria, explain, find, title_of, until_dialog, while_described
+from .locate import ActionFailed, TimedOut, aria, explain, find, shown_refs, title_of, until_dialog, while_described
 from .modal import Modal
 from .observation import FormField, Observation
 from .page_log import ConsoleLevel, ConsoleMessages, NetworkRequests, RequestDetail
@@ -134,7 +134,7 @@ class BrowserEpisode:
         else:  # both in flight at once: one round trip
             snapshot_taken = early or aria(tab.page, view, self.limits.snapshot_timeout_ms)
             title, page = await asyncio.gather(read, landing.bounded(tab, snapshot_taken, view, self.limits, acted))
-            tab.shown.update(SHOWN_REF.findall(page or ""))
+            tab.shown.update(shown_refs(page or ""))
         modal = tab.modal.describe()
         parts = [self.tabs.describe(infos)] if infos else []
         if modal:
@@ -178,7 +178,7 @@ class BrowserEpisode:
 
     async def _marked(self, png: bytes, kind: ImageType = "png") -> bytes:
         snapshot = await aria(self.page, timeout_ms=self.limits.snapshot_timeout_ms)
-        self.tabs.current.shown.update(SHOWN_REF.findall(snapshot))
+        self.tabs.current.shown.update(shown_refs(snapshot))
         boxes = []
         for _, ref in _INTERACTIVE.findall(snapshot):
             box = await self.page.locator(f"aria-ref={ref}").bounding_box()
@@ -492,7 +492,7 @@ class BrowserEpisode:
             def on_described(found: Target) -> None:
                 label.form, label.target = element_form(name, found.name, found.text, found.role, args, canon), found
 
-            return await self._act(name, args, label.form, label.target, lambda: while_described(self.page, target, run, on_described), label=label)
+            return await self._act(name, args, label.form, label.target, lambda: while_described(self.page, target, run, on_described, self.tabs.current.shown[target]), label=label)
         try:
             loc, found = await find(self.page, target)
         except ActionFailed as exc:

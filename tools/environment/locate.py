@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import re
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -23,13 +24,15 @@ from .snapshot_view import View
 from .tabs import Tab
 from .trajectory import Target
 
-__all__ = ["REF", "SHOWN_REF", "ActionFailed", "TimedOut", "aria", "described", "explain", "find", "forget", "title_of", "until_dialog", "while_described"]
+__all__ = ["REF", "SHOWN_REF", "ActionFailed", "TimedOut", "aria", "described", "explain", "find", "forget", "shown_refs", "title_of", "until_dialog", "while_described"]
 
 # Playwright numbers refs e1, e2… on a tab's first page and f1e1, f2e7… after it navigates: each new document of the main
 # frame gets a new frame number (FrameManager.frameCommittedNewDocumentNavigation), and @playwright/mcp shows the same refs.
 REF = re.compile(r"^(?:f\d+)?e\d+$")
 #: A ref as a snapshot shows it.
 SHOWN_REF = re.compile(r"\[ref=((?:f\d+)?e\d+)\]")
+#: A snapshot line with a ref: its role, its quoted name (when it has one) and the ref.
+_SHOWN_LINE = re.compile(r'^\s*- ([\w-]+)(?: "((?:[^"\\]|\\.)*)")?[^\n]*?\[ref=((?:f\d+)?e\d+)\]', re.M)
 #: ``(els) => {count, info}``: how many elements a selector matched and DESCRIBE_JS of the first, in one call.
 _FIND_JS = f"(els) => ({{count: els.length, info: els.length ? ({DESCRIBE_JS})(els[0]) : null}})"
 #: Playwright calls that wait for a page to load (their names start its timeout messages).
@@ -118,6 +121,23 @@ async def find(page: Page, target: str) -> tuple[Locator, Target]:
     return loc, _described(found["info"], target)
 
 
+def shown_refs(snapshot: str) -> dict[str, Target]:
+    r"""Each ref a snapshot shows, with the role and name it showed it under.
+
+    >>> {ref: (t.role, t.name) for ref, t in shown_refs('- link "Fog Over Pier Seven" [ref=e7] [cursor=pointer]:\n  - /url: b.html\n- generic [ref=e8]').items()}
+    {'e7': ('link', 'Fog Over Pier Seven'), 'e8': ('generic', None)}
+    """
+    return {ref: Target(role=role, name=_unquoted(name) or None, ref=ref) for role, name, ref in _SHOWN_LINE.findall(snapshot)}
+
+
+def _unquoted(name: str) -> str:
+    try:
+        unquoted: str = json.loads(f'"{name}"')
+    except json.JSONDecodeError:
+        return name
+    return unquoted
+
+
 async def described(page: Page, ref: str) -> Target:
     """The element a snapshot ref names, described in one round trip that neither waits nor retries: a missing element fails at once."""
     try:
@@ -129,7 +149,7 @@ async def described(page: Page, ref: str) -> Target:
     return _described(info, ref)
 
 
-async def while_described(page: Page, ref: str, act: Callable[[Locator], Awaitable[Any]], on_described: Callable[[Target], None]) -> None:
+async def while_described(page: Page, ref: str, act: Callable[[Locator], Awaitable[Any]], on_described: Callable[[Target], None], shown: Target | None = None) -> None:
     """Run a pointer action (click, hover, check) on the element ``ref`` names, describing the element meanwhile.
 
     ``ref`` must be one a snapshot of this page showed, so that it was given to an element
@@ -143,8 +163,9 @@ async def while_described(page: Page, ref: str, act: Callable[[Locator], Awaitab
     ``on_described`` gets it as soon as it arrives. A ref that names nothing raises
     :class:`ActionFailed` at once; the action sent alongside can then never find an
     element (a ref is never given to another one) and times out unseen. When the page
-    will not be described (its scripts broke the describing code), the action still
-    runs and counts.
+    cannot be described (the action navigated away first, on a loaded machine, or its
+    scripts broke the describing code), ``shown`` (the element as the agent's snapshot
+    showed it) stands for the description, and the action still runs and counts.
     """
     acting = asyncio.ensure_future(act(page.locator(f"aria-ref={ref}")))
     await asyncio.sleep(0)  # the action's first request goes out first: the description never holds it back
@@ -155,7 +176,7 @@ async def while_described(page: Page, ref: str, act: Callable[[Locator], Awaitab
         forget(acting)
         raise
     except PlaywrightError:
-        found = None  # the page's scripts broke the describing code: the action is recorded with the ref alone
+        found = shown  # the page went away before it answered, or its scripts broke the describing code
     if found is not None:
         on_described(found)
     await acting

@@ -23,6 +23,7 @@ from .limits import EpisodeLimits
 from .modal import Modal
 from .page_log import PageLog
 from .traffic import Traffic
+from .trajectory import Target
 
 __all__ = ["Tab", "TabInfo", "Tabs"]
 
@@ -44,7 +45,7 @@ class Tab:
     traffic: Traffic = field(init=False)
     log: PageLog = field(init=False)
     modal: Modal = field(init=False)
-    shown: set[str] = field(init=False, default_factory=set)  # every ref a snapshot of this tab has shown the agent
+    shown: dict[str, Target] = field(init=False, default_factory=dict)  # every ref a snapshot of this tab has shown the agent, as it showed it
 
     def __post_init__(self) -> None:
         self.traffic = Traffic(self.page)

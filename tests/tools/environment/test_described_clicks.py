@@ -3,7 +3,8 @@
 The page (served from a temporary folder on 127.0.0.1) has a button that renames itself
 when pressed, and one that replaces another button with a new one of the same role and
 name, so that a ref the agent was shown goes stale while an element that looks the same
-takes its place.
+takes its place. A second page's scripts break the describing code, as a click that
+navigates away before the description answers does on a loaded machine.
 """
 
 from __future__ import annotations
@@ -43,10 +44,20 @@ PAGE = """<!doctype html>
 """
 
 
+#: A page whose scripts break the describing code (it reads attributes in the page's own world).
+UNDESCRIBABLE = """<!doctype html>
+<html><head><meta charset="utf-8"><title>Books</title></head><body>
+<a href="index.html">Fog Over Pier Seven</a>
+<script>Element.prototype.getAttribute = () => { throw new Error('no attributes here'); };</script>
+</body></html>
+"""
+
+
 @pytest.fixture(scope="module")
 def buttons(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     folder = tmp_path_factory.mktemp("buttons")
     (folder / "index.html").write_text(PAGE, encoding="utf-8")
+    (folder / "books.html").write_text(UNDESCRIBABLE, encoding="utf-8")
     with serve_static(folder) as site:
         yield site.url.rstrip("/") + "/index.html"
 
@@ -98,3 +109,16 @@ async def test_a_stale_shown_ref_fails_at_once_and_its_click_never_lands(setting
     stale = actions[3]
     assert stale.error == message and stale.target is not None and stale.target.ref == old and stale.target.selector is None
     assert actions[1].target is not None and actions[1].target.selector == "#press"
+
+
+@pytest.mark.anyio
+async def test_a_click_the_page_cannot_describe_is_recorded_as_the_snapshot_showed_it(settings: Settings, buttons: str) -> None:
+    async with Client(build_server(settings, profile="agent")) as client:
+        started = await act(client, "env_start", url=buttons.replace("index.html", "books.html"))
+        clicked = await act(client, "browser_click", target=ref_of(started["snapshot"], "link", "Fog Over Pier Seven"))
+        assert clicked["url"] == buttons  # the click went through
+        closed = await act(client, "env_close")
+    click = trajectory_of(settings, closed["episode_id"]).actions[-1]
+    assert click.error is None and click.target is not None
+    assert (click.target.role, click.target.name, click.target.selector) == ("link", "Fog Over Pier Seven", None)  # no selector: the page never answered
+    assert "Fog Over Pier Seven" in click.canonical
