@@ -6,17 +6,22 @@ matches) → (web) instruction style, click scripts dropped → stage 1 reachabi
 no-op check and replay in a real browser → stage 2 LLM
 score when an LLM is configured → stage 3 embedding de-duplication → MMR coverage
 selection of ``count`` tasks → the task store. A :class:`GenerationReport` says what
-each stage kept and dropped, and why.
+each stage kept and dropped, and why. Without an LLM, web and desktop candidates are
+verified only as the coverage selection reaches them (:mod:`.filter.lazy`), with the same
+tasks kept.
 """
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 from pydantic import BaseModel, Field
 
 from ..environment.manager import EpisodeManager
 from ..errors import InputError
+from ..graph.model import KnowledgeGraph
 from ..graph.service import GraphService
 from ..llm.client import LLM, NoneLLM
 from ..registry import RegistrySpec
@@ -28,9 +33,10 @@ from .compose.composer import ComposeMode, ComposeResult, compose_tasks
 from .desktop.families import desktop_graph, is_desktop_graph
 from .desktop.verify import verify_desktop_tasks
 from .document.draft import Draft, Submission, Verdict, check_submission, make_draft
+from .filter.lazy import Verify, select_verified
 from .filter.stages import GenerationReport, deduplicate, filter_reachable, mmr_select, score_quality
 from .registry import GenerationRequest, generators, pick_generator
-from .web.confirm import confirm_gold
+from .web.confirm import Rereader, confirm_gold
 from .web.paths import Replayer, verify_web_tasks
 from .web.rewrite import llm_instructions
 from .web.style import filter_scripts
@@ -121,6 +127,10 @@ class TaskService:
         if kg.meta.kind == "web":
             tasks = filter_scripts(kg, tasks, report)  # goals only: a click script is dropped with the rule that caught it
         tasks = filter_reachable(kg, tasks, hops, report)
+        if verify and not llm_on and replay is None and kg.meta.kind in ("web", "desktop") and count < len(tasks):
+            async with self._verifier(kg, report) as check:  # only the candidates the selection reaches are verified
+                chosen = await select_verified(kg, tasks, count, check, self.graphs.embedder, self.settings.dedup_threshold, report)
+            return self._stored(kg, chosen, report, spec, scored=False)
         if kg.meta.kind == "web" and verify:
             tasks = await confirm_gold(kg, tasks, self.graphs.browsers, report)  # a second route re-derives each lookup and compare gold
             tasks = await verify_web_tasks(tasks, None if replay is not None else self.episodes, report, replay)
@@ -134,6 +144,9 @@ class TaskService:
         tasks = deduplicate(tasks, self.graphs.embedder, self.settings.dedup_threshold, report)
         chosen = mmr_select(kg, tasks, count)
         report.stage("coverage", len(tasks), len(chosen))
+        return self._stored(kg, chosen, report, spec, scored)
+
+    def _stored(self, kg: KnowledgeGraph, chosen: list[Task], report: GenerationReport, spec: RegistrySpec, scored: bool) -> GenerateResult:
         report.kept = len(chosen)
         for task in chosen:
             self.store.save(task)
@@ -141,6 +154,28 @@ class TaskService:
         return GenerateResult(
             graph_id=kg.id, kind=kg.meta.kind, task_ids=[t.id for t in chosen], report=report, llm=self.llm.name if scored else "none", generator=spec, skipped_patterns=skipped
         )
+
+    @contextlib.asynccontextmanager
+    async def _verifier(self, kg: KnowledgeGraph, report: GenerationReport) -> AsyncIterator[Verify]:
+        """One candidate's verification at a time, as the whole pipeline verifies it (one second-read browser context for all)."""
+        pool = self.graphs.browsers
+        reader = Rereader(pool, kg) if kg.meta.kind == "web" and pool is not None else None
+
+        async def check(task: Task) -> bool:
+            part = GenerationReport()
+            if kg.meta.kind == "web":
+                kept = await confirm_gold(kg, [task], None, part, reader) if reader is not None else [task]
+                kept = await verify_web_tasks(kept, self.episodes, part) if kept else []
+            else:
+                kept = await verify_desktop_tasks([task], self.graphs.workspace.runs / "episodes", part)
+            report.absorb(part)
+            return bool(kept)
+
+        try:
+            yield check
+        finally:
+            if reader is not None:
+                await reader.close()
 
     async def compose(
         self,

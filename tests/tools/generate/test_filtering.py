@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import random
+
+from taskloom.tools.generate.filter.lazy import select_verified
 from taskloom.tools.generate.filter.stages import GenerationReport, deduplicate, filter_reachable, mmr_select, reachable
 from taskloom.tools.graph.model import Edge, GraphMeta, KnowledgeGraph, Node
 from taskloom.tools.llm.embedders import HashingEmbedder
@@ -92,3 +96,34 @@ def test_document_types_take_turns_cloze_is_capped_and_tables_get_more() -> None
     with_one_other = mmr_select(kg, cloze[:5] + prose[:1], 10)
     assert len(with_one_other) == 2  # a capped family cannot fill a mix: fewer tasks, never more cloze
     assert len(mmr_select(kg, cloze[:5], 3)) == 3  # cloze tasks asked for alone are not capped
+
+
+def test_selection_that_verifies_as_it_goes_keeps_what_verifying_everything_keeps() -> None:
+    """Over mixed pools with failing candidates and near-duplicates, verifying only what the picks reach chooses the same tasks as verifying all, de-duplicating, then selecting."""
+    kg = _graph()
+    rng = random.Random(7)
+    families = ["web-lookup", "web-find", "web-view", "web-compare"]
+    saved = 0
+    for round_ in range(60):
+        tasks = [
+            _task(
+                f"r{round_}-{i}", [f"p{rng.randrange(6)}"], instruction=f"Question {rng.randrange(12)} about station {rng.randrange(3)}?",
+                template=f"t{rng.randrange(3)}", difficulty=rng.choice(["easy", "hard"]), generator=rng.choice(families),
+            )
+            for i in range(rng.randrange(1, 25))
+        ]
+        failing = {t.id for t in tasks if rng.random() < 0.3}
+        count = rng.randrange(1, 12)
+        eager = mmr_select(kg, deduplicate([t for t in tasks if t.id not in failing], HashingEmbedder(), 0.95, GenerationReport()), count)
+        asked: list[str] = []
+
+        async def verify(task: Task, asked: list[str] = asked, failing: set[str] = failing) -> bool:
+            asked.append(task.id)
+            return task.id not in failing
+
+        report = GenerationReport()
+        lazy = asyncio.run(select_verified(kg, tasks, count, verify, HashingEmbedder(), 0.95, report))
+        assert [t.id for t in lazy] == [t.id for t in eager], (round_, count)
+        assert len(asked) == len(set(asked)) and report.unverified == len(tasks) - len(asked)  # each candidate verified at most once
+        saved += report.unverified
+    assert saved > 0  # some rounds filled their selection before verifying every candidate

@@ -10,7 +10,7 @@ templates, pages and difficulties.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from typing import Any
 
 import numpy as np
@@ -23,7 +23,7 @@ from ...llm.templates import render_prompt
 from ...llm.embedders import Embedder
 from ...tasks.model import Task
 
-__all__ = ["Dropped", "GenerationReport", "QualityScore", "reachable", "filter_reachable", "score_quality", "deduplicate", "mmr_select", "task_features", "family"]
+__all__ = ["Dropped", "GenerationReport", "QualityScore", "reachable", "filter_reachable", "score_quality", "deduplicate", "mmr_select", "mmr_picks", "task_features", "family"]
 
 
 class Dropped(BaseModel):
@@ -42,9 +42,18 @@ class GenerationReport(BaseModel):
     stages: dict[str, dict[str, int]] = Field(default_factory=dict, description="stage → {'in': n, 'kept': n}.")
     dropped: list[Dropped] = Field(default_factory=list)
     generator: dict[str, Any] = Field(default_factory=dict, description="What the generator itself reported (per type/pattern).")
+    unverified: int = Field(0, description="Candidates never verified: coverage selection had its tasks before it reached them.")
 
     def stage(self, name: str, before: int, after: int) -> None:
         self.stages[name] = {"in": before, "kept": after}
+
+    def absorb(self, part: GenerationReport) -> None:
+        """Add another report's stage counts and drops to this one's (stages run a few candidates at a time)."""
+        for name, counts in part.stages.items():
+            mine = self.stages.setdefault(name, {"in": 0, "kept": 0})
+            mine["in"] += counts["in"]
+            mine["kept"] += counts["kept"]
+        self.dropped.extend(part.dropped)
 
 
 class QualityScore(BaseModel):
@@ -194,28 +203,65 @@ def mmr_select(kg: KnowledgeGraph, tasks: list[Task], count: int, lam: float = 0
     """
     if count >= len(tasks) and (len({family(t) for t in tasks}) < 2 or not any(family(t) in FAMILY_CAPS for t in tasks)):
         return list(tasks)
-    asked, count = count, min(count, len(tasks))
+    picking = mmr_picks(kg, tasks, count, lam)
+    try:
+        next(picking)
+        while True:
+            picking.send(True)  # every task may be picked
+    except StopIteration as done:
+        return [tasks[i] for i in done.value]
+
+
+def mmr_picks(kg: KnowledgeGraph, tasks: list[Task], count: int, lam: float = 0.6) -> Generator[int, bool, list[int]]:
+    """:func:`mmr_select` over the candidates that may be picked, found out only as the picks need them.
+
+    Before a pick relies on candidate ``i``, ``i`` is yielded (once) and the caller sends
+    back whether it may be picked (e.g. it was verified and is no near-duplicate). The
+    picks are :func:`mmr_select`'s over those candidates; the generator returns their
+    indices, sorted. Candidates are asked about in a fixed order: each family's first
+    one that may be picked (the family order), then, per pick, the turn's candidates by
+    falling marginal relevance (ties to the earlier) until one may be picked.
+    """
+    known: dict[int, bool] = {}
+
+    def may_pick(i: int) -> Generator[int, bool, bool]:
+        if i not in known:
+            known[i] = yield i
+        return known[i]
+
+    families = [family(t) for t in tasks]
+    first: dict[str, int] = {}
+    for name in dict.fromkeys(families):
+        for i in (j for j, f in enumerate(families) if f == name):
+            if (yield from may_pick(i)):
+                first[name] = i
+                break
+    order = sorted(first, key=first.__getitem__)  # families as the pickable candidates show them first
     features = [task_features(kg, t) for t in tasks]
     relevance = np.array([(_score(t) / 5.0) if _score(t) else 1.0 for t in tasks])
-    families = [family(t) for t in tasks]
-    order = list(dict.fromkeys(families))
     picks = dict.fromkeys(order, 0)
     chosen: list[int] = []
     mixed = len(order) > 1  # caps shape a mix; a selection of one family (asked for alone) is not capped
-    caps = {f: int(FAMILY_CAPS[f] * asked + 1e-9) for f in order if f in FAMILY_CAPS and mixed}  # a share of what is asked for
+    caps = {f: int(FAMILY_CAPS[f] * count + 1e-9) for f in order if f in FAMILY_CAPS and mixed}  # a share of what is asked for
+
+    def value(i: int) -> float:
+        overlap = max((len(features[i] & features[j]) / len(features[i] | features[j]) for j in chosen), default=0.0)
+        return float(lam * relevance[i] - (1 - lam) * overlap)
+
     while len(chosen) < count:
-        open_families = {families[i] for i in range(len(tasks)) if i not in chosen and picks[families[i]] < caps.get(families[i], count)}
-        if not open_families:
-            break  # only capped families have candidates left
-        turn = min((f for f in order if f in open_families), key=lambda f: picks[f] / FAMILY_TURNS.get(f, 1.0))
-        best, best_value = -1, -np.inf
-        for i in range(len(tasks)):
-            if i in chosen or families[i] != turn:
+        for turn in sorted(order, key=lambda f: picks[f] / FAMILY_TURNS.get(f, 1.0)):  # stable: ties to the family seen first
+            if picks[turn] >= caps.get(turn, count):
                 continue
-            overlap = max((len(features[i] & features[j]) / len(features[i] | features[j]) for j in chosen), default=0.0)
-            value = lam * relevance[i] - (1 - lam) * overlap
-            if value > best_value + 1e-12:
-                best, best_value = i, value
-        chosen.append(best)
-        picks[turn] += 1
-    return [tasks[i] for i in sorted(chosen)]
+            ranked = sorted((i for i, f in enumerate(families) if f == turn and i not in chosen), key=lambda i: (-value(i), i))
+            best = None
+            for i in ranked:
+                if (yield from may_pick(i)):
+                    best = i
+                    break
+            if best is not None:
+                chosen.append(best)
+                picks[turn] += 1
+                break
+        else:
+            break  # no family has a candidate left it may still pick
+    return sorted(chosen)

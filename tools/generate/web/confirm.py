@@ -51,7 +51,7 @@ from .phrasing import number_text
 from .sitesearch import MAX_RESULT_PAGES, NO_MATCH_QUERY, SiteSearch, result_url, site_search
 from .unseen import MAX_UNSEEN_PAGES, UnseenPages
 
-__all__ = ["confirm_gold", "recompute", "CLOCK_SHIFT", "MAX_REREAD_PAGES"]
+__all__ = ["Rereader", "confirm_gold", "recompute", "CLOCK_SHIFT", "MAX_REREAD_PAGES"]
 
 #: How far ahead the second read's clock is set: a month boundary and a weekday change apart.
 CLOCK_SHIFT = timedelta(days=45)
@@ -363,12 +363,19 @@ async def _confirm(reader: Rereader, kg: KnowledgeGraph, task: Task) -> Outcome:
     return await _confirm_sentence(reader, kg, task)
 
 
-async def confirm_gold(kg: KnowledgeGraph, tasks: list[Task], pool: BrowserPool | None, report: GenerationReport) -> list[Task]:
-    """Keep the tasks whose gold a second route re-derives (see the module docstring); the rest are dropped with their reason."""
+async def confirm_gold(kg: KnowledgeGraph, tasks: list[Task], pool: BrowserPool | None, report: GenerationReport, reader: Rereader | None = None) -> list[Task]:
+    """Keep the tasks whose gold a second route re-derives (see the module docstring); the rest are dropped with their reason.
+
+    ``reader``, when given, is used (and left open) instead of a new one, so that tasks
+    confirmed a few at a time read each page once.
+    """
     checked = [t for t in tasks if _checked(t)]
-    if pool is None or not checked:
+    if (pool is None and reader is None) or not checked:
         return tasks
-    reader = Rereader(pool, kg)
+    own = reader is None
+    if reader is None:
+        assert pool is not None
+        reader = Rereader(pool, kg)
     kept: list[Task] = []
     try:
         for task in tasks:
@@ -382,6 +389,7 @@ async def confirm_gold(kg: KnowledgeGraph, tasks: list[Task], pool: BrowserPool 
             else:
                 report.dropped.append(Dropped(task_id=task.id, stage=outcome.stage, reason=outcome.detail))
     finally:
-        await reader.close()
+        if own:
+            await reader.close()
     report.stage("confirm", len(tasks), len(kept))
     return kept
