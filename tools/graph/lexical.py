@@ -35,7 +35,6 @@ import re
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
-import bm25s
 import numpy as np
 import snowballstemmer
 
@@ -88,6 +87,8 @@ class LexicalIndex:
     def __init__(self, ids: Sequence[str], texts: Sequence[str], types: Sequence[str]) -> None:
         self.ids = list(ids)
         self.types = np.asarray(types)
+        import bm25s  # here, not at the top: with SciPy it takes 0.3 s to import, which every CLI command would pay
+
         self.retriever = bm25s.BM25(k1=BM25_K1, b=BM25_B)
         corpus = [terms(t) or ["∅"] for t in texts]  # bm25s needs a token in every document
         if self.ids:
