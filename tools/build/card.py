@@ -68,7 +68,7 @@ def _sources(records: Sequence[tuple[Unit, UnitRecord | None]], per_source: Coun
 
 
 def _validation(records: Sequence[tuple[Unit, UnitRecord | None]]) -> list[str]:
-    lines = ["| source | family | graph | candidates | kept | replayed | replay passed | pass rate |", "|---|---|---|---:|---:|---:|---:|---:|"]
+    lines = ["| source | family | graph | candidates | kept | replayed | replay passed | pass rate | not needed |", "|---|---|---|---:|---:|---:|---:|---:|---:|"]
     drops: Counter[str] = Counter()
     replayed = passed = 0
     for source, rec in records:
@@ -81,10 +81,11 @@ def _validation(records: Sequence[tuple[Unit, UnitRecord | None]]) -> list[str]:
                 passed += replay["kept"]
             rate = f"{replay['kept'] / replay['in']:.0%}" if replay and replay["in"] else "—"
             cells = (replay["in"], replay["kept"]) if replay else ("—", "—")
-            lines.append(f"| {source.name} | {r.family} | {r.graph_id} | {r.candidates} | {r.kept} | {cells[0]} | {cells[1]} | {rate} |")
+            lines.append(f"| {source.name} | {r.family} | {r.graph_id} | {r.candidates} | {r.kept} | {cells[0]} | {cells[1]} | {rate} | {r.unverified} |")
             drops.update(r.drops)
     overall = f"{passed}/{replayed} ({passed / replayed:.0%})" if replayed else "no web candidates were replayed"
-    lines += ["", f"Replay verification (web candidates replayed in a real browser, gold steps then success criteria): **{overall}**.", ""]
+    lines += ["", f"Replay verification (web candidates replayed in a real browser, gold steps then success criteria): **{overall}**."]
+    lines += ["Candidates are verified as the coverage selection reaches them; those it never needed (*not needed*) were not replayed.", ""]
     lines += ["Candidates dropped, by stage and reason:", ""] + (count_table("stage: reason", drops) if drops else ["none"])
     lines += ["", "Truth-bench results: none of these sources has a truth bench (no figures)."]
     return lines

@@ -75,6 +75,7 @@ class FamilyReport(BaseModel):
     kept: int
     stages: dict[str, dict[str, int]] = Field(default_factory=dict)
     drops: dict[str, int] = Field(default_factory=dict, description="'stage: reason' → candidates dropped.")
+    unverified: int = Field(0, description="Candidates never verified: the selection had its tasks before it reached them.")
 
 
 class UnitRecord(BaseModel):
@@ -414,7 +415,7 @@ class Builder:
                     result = self.runtime.run(go)
                 name = result.generator.name if result.generator is not None else (family or "default")
                 report = result.report
-                rec.reports.append(FamilyReport(graph_id=graph.graph_id, family=name, candidates=report.candidates, kept=report.kept, stages=report.stages, drops=_drops(report)))
+                rec.reports.append(FamilyReport(graph_id=graph.graph_id, family=name, candidates=report.candidates, kept=report.kept, stages=report.stages, drops=_drops(report), unverified=report.unverified))
                 for task_id in result.task_ids:
                     if task_id not in tasks:
                         tasks[task_id] = self.runtime.tasks.load(task_id)

@@ -220,6 +220,9 @@ def test_the_dataset_verifies_and_its_card_counts_are_the_tasks_files(built: Bui
     assert re.search(rf"\| library-walk \| compose \| `walk over library` \| CC-BY-4.0 \| 1 \| {per_source['library-walk']} \| built \|", card)
     replay = re.search(r"\*\*(\d+)/(\d+) \(\d+%\)\*\*", card)
     assert replay is not None and int(replay[1]) >= per_source["library"]
+    rows = [r.strip("|").split(" | ") for r in card.split("| source | family | graph | candidates |", 1)[1].split("\n\n", 1)[0].splitlines()[2:]]
+    replayed = [(int(r[3]), int(r[4]), int(r[5]), int(r[8])) for r in rows if r[5].strip().isdigit()]  # candidates, kept, replayed, not needed
+    assert replayed and all(kept <= n and seen + unneeded <= n for n, kept, seen, unneeded in replayed), rows
     for family, n in table_of("family").items():  # samples: min(5, n) per family, verbatim from the tasks
         samples = card.split(f"### {family}\n\n", 1)[1].split("\n### ", 1)[0]
         assert samples.count("```json") == min(5, n)
