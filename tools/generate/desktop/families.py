@@ -57,7 +57,8 @@ async def desktop_tasks(request: GenerationRequest) -> Candidates:
     answer a question about a file in mousepad or gnumeric)."""
     app = request.kg.id.removeprefix(DESKTOP_PREFIX)
     makers = FAMILIES[app][0]
-    tasks = [t for make in makers for t in make(request.seed, request.count + max(1, request.count // 4))]  # a few spare for failed replays
+    spare = request.count  # for failed replays and near-duplicates; only the candidates the selection reaches are replayed
+    tasks = [t for make in makers for t in make(request.seed, request.count + spare)]
     if request.types:
         tasks = [t for t in tasks if t.type in request.types or (t.provenance.template or "").split("/")[-1] in request.types]
     request.report.generator["desktop"] = {"app": app, "candidates": len(tasks)}
