@@ -12,6 +12,7 @@ import os
 import re
 import secrets
 import shutil
+import string
 import subprocess
 import tempfile
 import threading
@@ -69,6 +70,19 @@ class DesktopActionError(InputError):
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _match_shift_levels(conn: Xlib.display.Display, mapping: dict[str, Any], shifted: Callable[[str], bool]) -> None:
+    """Point each printable character at a key that gives it with the Shift state pyautogui will use.
+
+    pyautogui presses Shift for ``<`` but maps it to the first key carrying ``less``: on the
+    default keymap that is the 102nd key, where Shift gives ``>``. So ``<`` typed ``>``.
+    """
+    for char in string.punctuation:
+        level = 1 if shifted(char) else 0  # printable ASCII: the keysym is the code point
+        code = next((c for c, index in conn.keysym_to_keycodes(ord(char)) if index == level), None)
+        if code is not None:
+            mapping[char] = code
 
 
 def _key_name(key: Any) -> str:
@@ -204,6 +218,7 @@ class DesktopEnv:
             except _X_ERRORS as exc:
                 raise EnvironmentUnavailable(f"cannot connect to X display {name}: {exc}") from exc
         pyautogui.FAILSAFE, pyautogui.PAUSE = False, 0
+        _match_shift_levels(self._conn, x11.keyboardMapping, pyautogui.isShiftCharacter)
         self._gui, self._x11 = pyautogui, x11
         screen = self._conn.screen()
         self.width, self.height = int(screen.width_in_pixels), int(screen.height_in_pixels)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import string
 import subprocess
 import threading
 import time
@@ -102,6 +103,10 @@ def test_type_by_ref_changes_the_text_and_ctrl_s_saves_it(env: AppDesktopEnv) ->
     env.set_value(box, "naïve — ünïcode")  # any characters, through the accessibility interface
     env.hotkey("ctrl", "s")
     assert wait_for(lambda: (env.session.home / "notes.txt").read_text() == "naïve — ünïcode")
+    typed = string.punctuation + " az AZ 09"  # every printable character comes out as itself ('<' used to type '>')
+    env.type(box, typed)
+    env.hotkey("ctrl", "s")
+    assert wait_for(lambda: (env.session.home / "notes.txt").read_text() == typed), (env.session.home / "notes.txt").read_text()
 
 
 def test_refused_refs_are_recorded_and_the_trajectory_names_elements(env: AppDesktopEnv) -> None:
