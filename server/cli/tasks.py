@@ -78,7 +78,7 @@ def _replayer(executor: str, address: str | None, workers: int | None) -> RayRep
 
 
 def compose(
-    graph_id: str = typer.Argument(..., help="A web graph (walk and pages also need its verified web tasks: run `taskloom generate` first)."),
+    graph_id: str = typer.Argument(..., help="A web graph (walk and pages also need its verified web tasks: run `taskloom generate` first), or desktop:gnumeric (chain, dag)."),
     mode: ComposeMode = typer.Option(
         "chain", "--mode", help="chain (values flow between subtasks, one task per level), dag (task graphs), walk or pages (click-path chains and page graphs)."
     ),

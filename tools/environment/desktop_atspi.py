@@ -23,8 +23,8 @@ STATES = ("focused", "checked", "selected", "expanded", "pressed", "editable", "
 class Tree:
     """Accessible objects by ref, and the operations the venv asks for."""
 
-    def __init__(self, atspi: Any) -> None:
-        self.atspi = atspi
+    def __init__(self, atspi: Any, error: type[Exception] = Exception) -> None:
+        self.atspi, self.error = atspi, error  # error: GLib.Error, what a call on a vanished object raises
         self.by_ref: dict[str, Any] = {}
         self.refs: dict[Any, str] = {}
 
@@ -91,16 +91,24 @@ class Tree:
             return {"app": None, "tree": []}
         budget = [MAX_NODES]
 
-        def walk(acc: Any, depth: int) -> dict[str, Any] | None:
-            if acc is None or budget[0] <= 0 or depth > MAX_DEPTH or not acc.get_state_set().contains(self.atspi.StateType.SHOWING):  # None: a child gone meanwhile
+        def walk(parent: Any, index: int, depth: int) -> dict[str, Any] | None:
+            if budget[0] <= 0 or depth > MAX_DEPTH:
                 return None
-            budget[0] -= 1
-            node = self.node(acc)
-            kids = (walk(acc.get_child_at_index(i), depth + 1) for i in range(acc.get_child_count()))
-            node["children"] = [k for k in kids if k is not None]
+            try:
+                acc = parent.get_child_at_index(index)
+                if acc is None or not acc.get_state_set().contains(self.atspi.StateType.SHOWING):  # None: a child gone meanwhile
+                    return None
+                budget[0] -= 1
+                node = self.node(acc)
+                kids = (walk(acc, i, depth + 1) for i in range(acc.get_child_count()))
+                node["children"] = [k for k in kids if k is not None]
+            except self.error as exc:
+                if "does not exist" not in str(exc):
+                    raise  # a hung application, not a vanished element
+                return None  # the element went away while it was read (a cell editor, a closing menu)
             return node
 
-        wins = (walk(app.get_child_at_index(i), 0) for i in range(app.get_child_count()))
+        wins = (walk(app, i, 0) for i in range(app.get_child_count()))
         return {"app": app.get_name(), "tree": [w for w in wins if w is not None], "truncated": budget[0] <= 0}
 
     def info(self, ref: str) -> dict[str, Any]:
@@ -151,7 +159,7 @@ def main() -> None:
     from gi.repository import Atspi, GLib
 
     Atspi.set_timeout(2000, 5000)
-    tree = Tree(Atspi)
+    tree = Tree(Atspi, GLib.Error)
     ops: dict[str, Callable[..., dict[str, Any]]] = {"apps": tree.apps, "snapshot": tree.snapshot, "info": tree.info, "focus": tree.focus, "set_text": tree.set_text, "act": tree.act}
     print(json.dumps({"ok": True, "ready": True}), flush=True)
     context = GLib.MainContext.default()

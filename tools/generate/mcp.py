@@ -64,7 +64,7 @@ def register(mcp: FastMCP, tasks: TaskService, roots: Roots) -> None:
 
     @mcp.tool(annotations={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False})
     async def compose(
-        graph_id: Annotated[str, Field(description="A web graph whose verified web tasks are composed (run tasks_generate on it first).")],
+        graph_id: Annotated[str, Field(description="A web graph whose verified web tasks are composed (run tasks_generate on it first), or desktop:gnumeric (chain, dag: values flow between a workbook's cells).")],
         mode: Annotated[
             Literal["chain", "dag", "walk", "pages"],
             Field(
@@ -82,8 +82,8 @@ def register(mcp: FastMCP, tasks: TaskService, roots: Roots) -> None:
     ) -> ComposeResult:
         """Compose harder tasks from verified short ones: chained long tasks (levels 1..k) or task DAGs with five complexities.
 
-        Every composite is verified by replaying its gold steps in a real browser and is
-        stored like any task (tasks_list, tasks_export, runs and evaluation handle it).
+        Every composite is verified by replaying its gold steps in a real browser (a desktop
+        composite: in a fresh desktop session) and is stored like any task (tasks_list, tasks_export, runs and evaluation handle it).
         """
         return await tasks.compose(graph_id, mode, count, levels, retries, capability, seed, use_llm)
 

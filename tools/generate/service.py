@@ -30,6 +30,8 @@ from ..tasks.formats import ExportFormat, export_text
 from ..tasks.model import Task
 from ..tasks.store import TaskStore
 from .compose.composer import ComposeMode, ComposeResult, compose_tasks
+from .compose.flowcompose import FlowResult
+from .desktop.compose import compose_desktop
 from .desktop.families import desktop_graph, is_desktop_graph
 from .desktop.verify import verify_desktop_tasks
 from .document.draft import Draft, Submission, Verdict, check_submission, make_draft
@@ -188,12 +190,21 @@ class TaskService:
         seed: int = 0,
         use_llm: bool = True,
     ) -> ComposeResult:
-        """Chained long tasks or task DAGs from a web graph's verified tasks (see :mod:`.compose`)."""
+        """Chained long tasks or task DAGs from a web graph's verified tasks (see :mod:`.compose`), or on ``desktop:gnumeric``'s workbooks."""
+        if is_desktop_graph(graph_id):
+            return self._compose_desktop(graph_id, mode, await compose_desktop(graph_id, mode, count, levels, seed, self.graphs.workspace.runs / "episodes"))
         kg = self.graphs.load(graph_id)
         if kg.meta.kind != "web":
             raise InputError(f"graph {graph_id} is a {kg.meta.kind} graph; compose works on web graphs (crawl a site first)")
         llm = self.llm if use_llm and self.llm.available else None
         return await compose_tasks(self.store, kg, self.episodes, mode, count, levels, retries, capability, seed, llm)
+
+    def _compose_desktop(self, graph_id: str, mode: ComposeMode, flow: FlowResult) -> ComposeResult:
+        """Store desktop composites (every one replay-verified) and report them as a web composition is reported."""
+        for task in flow.tasks:
+            self.store.save(task)
+        stats = {"chains": len(flow.chains), "reached": {c.chain: c.reached for c in flow.chains}} if mode == "chain" else {"graphs": len(flow.tasks)}
+        return ComposeResult(graph_id=graph_id, mode=mode, task_ids=[t.id for t in flow.tasks], chains=flow.chains, dropped=flow.dropped, reason=flow.reason, stats=stats)
 
     def draft(self, graph_id: str, template_id: str | None = None, seed: int = 0) -> Draft:
         """A subgraph and instructions for a calling model to write one task from."""
