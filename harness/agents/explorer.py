@@ -19,6 +19,7 @@ instruction sets its mode (:func:`goal_mode`):
   boxes, picks options named in the instruction and acts on the element sharing most
   words, until every quoted value has been acted on or nothing matches.
 
+Desktop tasks: :mod:`.desktop_explorer` (the same two ideas through the ``desktop_*`` tools).
 Ties, and with probability ``explore`` any step, are broken by a seeded generator, so
 different seeds give different, reproducible trajectories. Documents: it searches with
 the instruction, reads the hits and answers with the sentence overlapping it most.
@@ -36,6 +37,7 @@ from fastmcp import Client
 
 from .base import Job
 from .calls import structured
+from .desktop_explorer import explore_desktop
 from .registry import agent
 
 __all__ = [
@@ -350,8 +352,11 @@ class ExplorerAgent:
         rng = np.random.default_rng([self.seed, job.seed, int.from_bytes(job.task.id.encode()[-8:].rjust(8, b"\0"), "big") % (2**32)])
         started = structured(await client.call_tool("env_start", {}))
         instruction = str(started.get("instruction") or "")
-        if started.get("episode_id", "").startswith("doc-"):
+        episode = str(started.get("episode_id", ""))
+        if episode.startswith("doc-"):
             await self._document(client, instruction, job.max_steps)
+        elif episode.startswith("desk-"):
+            await explore_desktop(client, episode, instruction, str(started.get("snapshot") or ""), goal_mode(instruction), job.max_steps, rng)
         else:
             goal = read_goal(instruction)
             snapshot, url = str(started.get("snapshot") or ""), str(started.get("url") or "")

@@ -117,3 +117,19 @@ def test_the_oracle_scores_every_desktop_task(desktop_world: tuple[Settings, lis
             assert trajectory.closed and trajectory.closed.checks and all(c.ok for c in trajectory.closed.checks)
         else:  # no file criterion: the answer given with env_answer decided, scored by the answer metrics
             assert trajectory.answer == result.answer == question and result.scores["exact_match"] == 1.0 and trajectory.closed and trajectory.closed.checks is None
+
+
+def test_the_explorer_baseline_acts_through_the_desktop_tools(desktop_world: tuple[Settings, list[Task], list[GenerateResult]]) -> None:
+    settings, tasks, _ = desktop_world
+    asyncio.run(Harness(settings, build_server).run(tasks, ["explorer"], concurrency=1, max_steps=20, timeout_s=60, run_id="desk-explorer"))
+    results = RunStore(Workspace(settings.workspace), "desk-explorer").results()
+    assert len(results) == len(tasks) and all(r.task_kind == "desktop" and r.trajectory for r in results), [(r.task_id, r.reason) for r in results]
+    by_id = {t.id: t for t in tasks}
+    for result in results:
+        trajectory = load_trajectory(Path(result.trajectory or ""))
+        assert trajectory.closed and not any(a.error and "unknown tool" in a.error for a in trajectory.actions)
+        if by_id[result.task_id].gold_answer is not None:
+            assert trajectory.answer and trajectory.answer == result.answer  # it answered from the screen
+        else:
+            assert [a for a in trajectory.actions if a.name in ("click", "type", "hotkey")], (result.task_id, [a.name for a in trajectory.actions])
+    assert sum(r.success for r in results) < len(results)  # following the instruction's words does not solve these tasks
