@@ -42,6 +42,9 @@ COMMANDS: dict[str, LazyCommand] = {
     "bridge": LazyCommand("bridge", "bridge", "Relay MCP over stdio to a Taskloom HTTP server (token from TASKLOOM_BRIDGE_TOKEN)."),
     "ingest": LazyCommand("ingest", "ingest", "Ingest a document (a file, or an http(s) URL to fetch) into a knowledge graph and print the report as JSON."),
     "crawl": LazyCommand("crawl", "crawl", "Crawl sites inside their allowed domains and print the report as JSON."),
+    "explore-app": LazyCommand(
+        "explore", "explore_app", "Explore a desktop application's menus and dialogs into a searchable graph (app-<name>) without changing its files; print the report."
+    ),
     "demo": LazyCommand("demo", "demo", "The main job on the bundled examples: graphs, tasks, composites, agents, evaluation, consensus graphs, report."),
     "generate": LazyCommand("tasks", "generate", "Generate tasks from a knowledge graph and print the ids and the filtering report."),
     "compose": LazyCommand(

@@ -116,6 +116,9 @@ class TaskService:
         if not 1 <= count <= 1000:
             raise InputError(f"count={count} is out of range; use 1 to 1000")
         kg = desktop_graph(graph_id) if is_desktop_graph(graph_id) else self.graphs.load(graph_id)  # desktop:<app> is no stored graph
+        if kg.meta.kind == "desktop" and not is_desktop_graph(graph_id):
+            app = kg.meta.sources[0] if kg.meta.sources else "<app>"
+            raise InputError(f"{graph_id} is an explored application (its menus and dialogs, for search); desktop tasks are generated with desktop:{app}")
         report = GenerationReport()
         llm_on = use_llm and self.llm.available
         name = pick_generator(kg.meta.kind, llm_on, generator)  # a registered generator (see .registry)
