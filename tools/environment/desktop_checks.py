@@ -1,10 +1,13 @@
 """End-state checks of desktop tasks, read on the episode's home folder (never on the controls used).
 
-Two criterion kinds: ``file_content`` (JSON ``{"path", "content"}``: the file holds exactly that text,
-one final newline ignored) and ``path_state`` (JSON ``{"path", "state"}`` with state ``file``,
-``folder`` or ``absent``) and ``sheet_cells`` (a workbook's cell values, :mod:`.sheet_cells`). Paths are relative to the home folder. A task whose checks already hold
-on its seeded files rewards doing nothing: :func:`holds_at_start` finds those by seeding a scratch
-folder the way an episode does and checking it.
+Criterion kinds: ``file_content`` (JSON ``{"path", "content"}``: the file holds exactly that text,
+one final newline ignored), ``path_state`` (JSON ``{"path", "state"}`` with state ``file``,
+``folder`` or ``absent``), ``sheet_cells`` (a workbook's cell values, :mod:`.sheet_cells`), and
+``app_setting`` (JSON ``{"path", "setting", "value"}``: the application's saved setting, a
+``group/key`` of the GSettings keyfile the session keeps beside the home folder, holds that value;
+``path`` is the keyfile's path in the settings folder). Paths are relative to the home folder. A
+task whose checks already hold on its seeded files rewards doing nothing: :func:`holds_at_start`
+finds those by seeding a scratch folder the way an episode does (home and settings) and checking it.
 """
 
 from __future__ import annotations
@@ -15,13 +18,15 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..tasks.model import SuccessCriterion, Task
-from .desktop_session import home_path, seed_home
+from .desktop_session import APPS, home_path, seed_home
 from .sheet_cells import check_sheet
 from .trajectory import CriterionResult
 
-__all__ = ["DESKTOP_KINDS", "file_checks", "holds_at_start", "file_content", "path_state"]
+__all__ = ["DESKTOP_KINDS", "SETTINGS_KEYFILE", "file_checks", "holds_at_start", "file_content", "path_state", "app_setting", "read_settings"]
 
-DESKTOP_KINDS = ("file_content", "path_state", "sheet_cells")
+DESKTOP_KINDS = ("file_content", "path_state", "sheet_cells", "app_setting")
+#: The GSettings keyfile of a session (``GSETTINGS_BACKEND=keyfile``), in its settings folder ``config`` beside ``home``.
+SETTINGS_KEYFILE = "glib-2.0/settings/keyfile"
 STATES = ("file", "folder", "absent")
 
 
@@ -35,6 +40,35 @@ def path_state(path: str, state: str) -> SuccessCriterion:
     if state not in STATES:
         raise InputError(f"path state {state!r} is not one of {', '.join(STATES)}")
     return SuccessCriterion(kind="path_state", value=json.dumps({"path": path, "state": state}))
+
+
+def app_setting(setting: str, value: str) -> SuccessCriterion:
+    """The criterion "the application's saved setting ``setting`` (``group/key``) is ``value``" (as the keyfile writes it: ``true``, ``4``)."""
+    if "/" not in setting:
+        raise InputError(f"setting {setting!r} is not 'group/key'")
+    return SuccessCriterion(kind="app_setting", value=json.dumps({"path": SETTINGS_KEYFILE, "setting": setting, "value": value}))
+
+
+def read_settings(config: Path) -> dict[str, str]:
+    r"""The saved settings of a session's settings folder: ``group/key`` -> value as written (none when no keyfile).
+
+    >>> import tempfile; folder = Path(tempfile.mkdtemp()); (folder / "glib-2.0" / "settings").mkdir(parents=True)
+    >>> _ = (folder / SETTINGS_KEYFILE).write_text("[org/app/view]\nshow-lines=true\n[org/app/state]\nwidth=640\n")
+    >>> read_settings(folder)
+    {'org/app/view/show-lines': 'true', 'org/app/state/width': '640'}
+    """
+    file = config / SETTINGS_KEYFILE
+    if not file.is_file():
+        return {}
+    found, group = {}, ""
+    for line in file.read_text(errors="replace").splitlines():
+        line = line.strip()
+        if line.startswith("[") and line.endswith("]"):
+            group = line[1:-1]
+        elif "=" in line and group and not line.startswith("#"):
+            key, value = line.split("=", 1)
+            found[f"{group}/{key.strip()}"] = value.strip()
+    return found
 
 
 def _spec(criterion: SuccessCriterion) -> dict[str, str]:
@@ -54,6 +88,10 @@ def check(criterion: SuccessCriterion, home: Path) -> CriterionResult:
     """One criterion checked on the files under ``home``, with what was found."""
     spec = _spec(criterion)
     path = spec["path"]
+    if criterion.kind == "app_setting":
+        found = read_settings(home.parent / "config").get(spec["setting"])
+        shown = "not set (the default)" if found is None else repr(found)
+        return CriterionResult(criterion=criterion, ok=found == spec["value"], observed=f"{spec['setting']} is {shown}")
     file = home_path(home, path)
     if criterion.kind == "sheet_cells":
         return check_sheet(criterion, file)
@@ -74,8 +112,14 @@ def file_checks(criteria: list[SuccessCriterion], home: Path) -> list[CriterionR
 
 
 def holds_at_start(task: Task) -> bool:
-    """Whether all the task's checks already hold on its seeded files (such a task would reward doing nothing)."""
+    """Whether all the task's checks already hold on its seeded files and settings (such a task would reward doing nothing)."""
     with tempfile.TemporaryDirectory(prefix="taskloom-noop-") as folder:
-        home = Path(folder)
+        home = Path(folder) / "home"
+        home.mkdir()
         seed_home(home, task.desktop.files if task.desktop else {})
+        app = APPS.get(task.desktop.app) if task.desktop else None
+        if app is not None and app.settings:  # the settings a session starts with
+            keyfile = Path(folder) / "config" / SETTINGS_KEYFILE
+            keyfile.parent.mkdir(parents=True)
+            keyfile.write_text(app.settings)
         return all(r.ok for r in file_checks(task.success, home))

@@ -386,6 +386,7 @@ _EXPECTED = {
     "file_content": "the file holds {value}",
     "path_state": "the path is {value}",
     "sheet_cells": "the workbook holds {value}",
+    "app_setting": "the application's saved setting is {value}",
 }
 
 

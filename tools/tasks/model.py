@@ -51,7 +51,7 @@ class SuccessCriterion(BaseModel):
 
     kind: Literal[
         "url_matches", "page_is", "query_has", "text_present", "text_absent", "element_state", "items", "stored", "record", "action_performed", "clicked", "typed",
-        "file_content", "path_state", "sheet_cells",
+        "file_content", "path_state", "sheet_cells", "app_setting",
     ]
     value: str = Field(
         description="Regex for url_matches; a URL for page_is (same page after normalising fragment, trailing slash, index.html and "
@@ -66,7 +66,8 @@ class SuccessCriterion(BaseModel):
         '{"source": page URL, "text": T, "count": N}: the record\'s page holds T exactly N times (see taskloom.tools.evaluate.appstate); canonical action for '
         "action_performed; the clicked element's name or text for clicked; the typed text for typed; for file_content (desktop tasks), JSON "
         '{"path": path in the home folder, "content": text}: the file holds exactly that text (one final newline ignored); for path_state, JSON {"path": ..., "state": "file"|"folder"|"absent"}; '
-        'for sheet_cells, JSON {"path": workbook, "cells": {"D8": number or text}, "rules": [...]}: its cells hold those values (see taskloom.tools.environment.sheet_cells).'
+        'for sheet_cells, JSON {"path": workbook, "cells": {"D8": number or text}, "rules": [...]}: its cells hold those values (see taskloom.tools.environment.sheet_cells); '
+        'for app_setting, JSON {"path": keyfile, "setting": "group/key", "value": text}: the application saved that setting with that value.'
     )
     state: str | None = Field(None, description="element_state: visible, hidden, checked, unchecked, disabled, enabled, value=<text> or label=<selected option>.")
     scope: Literal["page", "main"] = Field("page", description="text_*: the whole page, or its main content only (main landmark, else the body without header, nav, footer, aside).")
@@ -75,7 +76,7 @@ class SuccessCriterion(BaseModel):
     @property
     def on_state(self) -> bool:
         """True when the criterion is tested against the page rather than the actions."""
-        return self.kind in ("url_matches", "page_is", "query_has", "text_present", "text_absent", "element_state", "items", "stored", "record", "file_content", "path_state", "sheet_cells")
+        return self.kind in ("url_matches", "page_is", "query_has", "text_present", "text_absent", "element_state", "items", "stored", "record", "file_content", "path_state", "sheet_cells", "app_setting")
 
 
 def criterion_key(criterion: SuccessCriterion) -> str:

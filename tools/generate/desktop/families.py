@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 from ...environment.desktop_answers import answer_tasks
 from ...environment.desktop_organise import HOME_FILES, organise_tasks
+from ...environment.desktop_prefs import preference_tasks
 from ...environment.desktop_sheet import WORKBOOKS, sheet_tasks
 from ...environment.desktop_tasks import SEED_FILES, edit_file_tasks
 from ...errors import InputError
@@ -24,12 +25,23 @@ from ..registry import Candidates, GenerationRequest, generator
 __all__ = ["DESKTOP_PREFIX", "FAMILIES", "is_desktop_graph", "desktop_graph", "desktop_tasks"]
 
 DESKTOP_PREFIX = "desktop:"
-#: Per application: its families' task makers ``(seed, count) -> tasks`` and the files they seed.
-FAMILIES: dict[str, tuple[list[Callable[[int, int], list[Task]]], list[str]]] = {
-    "mousepad": ([lambda seed, count: edit_file_tasks(seed, count), lambda seed, count: answer_tasks("mousepad", seed, count)], sorted(SEED_FILES)),
-    "pcmanfm": ([lambda seed, count: organise_tasks(seed, count)], [p.rstrip("/") for p in HOME_FILES] + ["."]),
-    "gnumeric": ([lambda seed, count: sheet_tasks(seed, count), lambda seed, count: answer_tasks("gnumeric", seed, count)], sorted(WORKBOOKS)),
+Maker = Callable[[int, int], list[Task]]
+#: Per application: its families (task type -> maker ``(seed, count) -> tasks``) and the files they seed.
+FAMILIES: dict[str, tuple[dict[str, Maker], list[str]]] = {
+    "mousepad": (
+        {
+            "edit_file": lambda seed, count: edit_file_tasks(seed, count), "file_answer": lambda seed, count: answer_tasks("mousepad", seed, count),
+            "change_preference": lambda seed, count: preference_tasks(seed, count),
+        },
+        sorted(SEED_FILES),
+    ),
+    "pcmanfm": ({"organise_files": lambda seed, count: organise_tasks(seed, count)}, [p.rstrip("/") for p in HOME_FILES] + ["."]),
+    "gnumeric": (
+        {"compute_sheet": lambda seed, count: sheet_tasks(seed, count), "file_answer": lambda seed, count: answer_tasks("gnumeric", seed, count)}, sorted(WORKBOOKS)
+    ),
 }
+#: Families whose maker runs the application (a probe session): made only when asked for, if types are named.
+LIVE = {"change_preference"}
 
 
 def is_desktop_graph(graph_id: str) -> bool:
@@ -53,10 +65,10 @@ def desktop_graph(graph_id: str) -> KnowledgeGraph:
 
 @generator("desktop-tasks", graph="desktop", llm=False, default=True)
 async def desktop_tasks(request: GenerationRequest) -> Candidates:
-    """Template families on a desktop application (edit a file in mousepad; rename, move, make a folder in pcmanfm; compute and save in gnumeric;
-    answer a question about a file in mousepad or gnumeric)."""
+    """Template families on a desktop application (edit a file or change a preference in mousepad; rename, move, make a folder in pcmanfm;
+    compute and save in gnumeric; answer a question about a file in mousepad or gnumeric)."""
     app = request.kg.id.removeprefix(DESKTOP_PREFIX)
-    makers = FAMILIES[app][0]
+    makers = [make for kind, make in FAMILIES[app][0].items() if kind not in LIVE or not request.types or kind in request.types]
     spare = request.count  # for failed replays and near-duplicates; only the candidates the selection reaches are replayed
     tasks = [t for make in makers for t in make(request.seed, request.count + spare)]
     if request.types:
