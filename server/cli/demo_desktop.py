@@ -1,4 +1,5 @@
-"""The demo's desktop step: a few desktop tasks per application, generated (gold replayed in a fresh session) and run by the oracle."""
+"""The demo's desktop step: a few desktop tasks per application and a value chain on a workbook, generated (gold replayed in a fresh
+session) and run by the oracle and the explorer baseline."""
 
 from __future__ import annotations
 
@@ -30,13 +31,20 @@ def desktop_demo(runtime: Runtime, count: int) -> None:
             ids += result.task_ids
             if result.task_ids:
                 _show(runtime.tasks.load(result.task_ids[0]))
+        chains = run(runtime.run, lambda: service.compose("desktop:gnumeric", "chain", count=1, levels=3, seed=0))
+        reached = ", ".join(f"{c.listing} to level {c.reached} ({c.stopped})" for c in chains.chains)
+        console.print(f"  desktop:gnumeric value chain: {reached}", highlight=False, markup=False)
+        if chains.task_ids:
+            top = max((runtime.tasks.load(i) for i in chains.task_ids), key=lambda t: t.level or 0)
+            _show(top)
+            ids.append(top.id)
     except EnvironmentUnavailable as exc:
         console.print(f"  skipped: {exc}", highlight=False, markup=False)
         return
     harness = Harness(runtime.settings, build_server, runtime=runtime)
     tasks = run(harness.select, ids)
-    report = run(runtime.run, lambda: harness.run(tasks, ["oracle"], concurrency=1, max_steps=40, timeout_s=60))
-    console.print(f"  the oracle on {len(tasks)} desktop tasks, by family:\n{report.family_text()}", highlight=False, markup=False)
+    report = run(runtime.run, lambda: harness.run(tasks, ["oracle", "explorer"], concurrency=1, max_steps=40, timeout_s=60))
+    console.print(f"  the oracle and the explorer baseline on {len(tasks)} desktop tasks, by family:\n{report.family_text()}", highlight=False, markup=False)
     console.print(f"  desktop report: {report.html} (the desktop step took {time.monotonic() - started:.0f} s)", highlight=False)
 
 

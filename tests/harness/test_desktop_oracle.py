@@ -7,6 +7,7 @@ Needs Xvfb, dbus, openbox, pcmanfm, mousepad, gnumeric and Debian's python3 with
 from __future__ import annotations
 
 import asyncio
+import random
 import json
 import os
 import shutil
@@ -25,6 +26,7 @@ from taskloom.tools.environment.desktop_answers import answer_tasks
 from taskloom.tools.environment.desktop_sheet import sheet_tasks
 from taskloom.tools.environment.mcp import Bound
 from taskloom.tools.environment.trajectory import load_trajectory
+from taskloom.tools.generate.desktop.sheet_chain import chain_task, grow_branch
 from taskloom.tools.generate.service import GenerateResult
 from taskloom.tools.runtime import Runtime
 from taskloom.tools.settings import Settings
@@ -44,9 +46,9 @@ pytestmark = [
 
 @pytest.fixture(scope="module")
 def desktop_world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Settings, list[Task], list[GenerateResult]]]:
-    """A workspace with desktop tasks generated the way `taskloom generate desktop:pcmanfm` / `desktop:mousepad` makes them, and two Gnumeric
-    tasks stored as made (a Gnumeric replay takes 5-10 s; theirs are tested in test_desktop_sheet.py and test_desktop_answers.py):
-    compute and save, and a question answered with env_answer."""
+    """A workspace with desktop tasks generated the way `taskloom generate desktop:pcmanfm` / `desktop:mousepad` makes them, and three Gnumeric
+    tasks stored as made (a Gnumeric replay takes 5-10 s; theirs are tested in test_desktop_sheet.py, test_desktop_answers.py and
+    test_desktop_compose.py): compute and save, a question answered with env_answer, and a level-3 value chain."""
     settings = Settings(workspace=tmp_path_factory.mktemp("ws"), embedder="hashing", record_screenshots=False)
     runtime = Runtime(settings, screenshots=False)
 
@@ -62,6 +64,9 @@ def desktop_world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Se
     store = TaskStore(Workspace(settings.workspace))
     store.save(next(t for t in sheet_tasks(seed=0, count=3) if t.provenance.template == "compute_sheet/aggregate"))  # the shortest gold
     store.save(answer_tasks("gnumeric", seed=0, count=1)[0])
+    chain = chain_task(grow_branch("marks.gnumeric", 3, random.Random(0)), 3, seed=0)  # a level-3 value chain, its gold one formula
+    assert chain is not None and chain.level == 3
+    store.save(chain)
     yield settings, TaskStore(Workspace(settings.workspace)).list(kind="desktop"), results
 
 
@@ -105,7 +110,7 @@ def test_the_oracle_scores_every_desktop_task(desktop_world: tuple[Settings, lis
     settings, tasks, _ = desktop_world
     asyncio.run(Harness(settings, build_server).run(tasks, ["oracle"], concurrency=1, max_steps=40, timeout_s=60, run_id="desk"))
     results = RunStore(Workspace(settings.workspace), "desk").results()
-    assert len(results) == len(tasks) == 6 and all(r.success and r.task_kind == "desktop" for r in results), [(r.task_id, r.reason, r.criteria) for r in results]
+    assert len(results) == len(tasks) == 7 and all(r.success and r.task_kind == "desktop" for r in results), [(r.task_id, r.reason, r.criteria) for r in results]
     by_id = {t.id: t for t in tasks}
     for result in results:
         assert result.trajectory
