@@ -5,7 +5,8 @@ episode seeds. ``taskloom generate desktop:mousepad`` (or ``desktop:pcmanfm``, `
 graph id; :func:`desktop_graph` builds the matching small graph in memory (the application, its
 seeded files, an edge from one to each) so the shared stages run unchanged: reachability (each
 task's evidence is its application and file), de-duplication, coverage. Nothing is stored in the
-graph store; a real desktop graph (explored windows, menus and dialogs) can later take this id.
+graph store; the explored graph of an application's windows, menus and dialogs is stored apart, as
+``app-<name>`` (:mod:`taskloom.tools.graph.desktop_explore`), for search.
 """
 
 from __future__ import annotations
