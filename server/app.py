@@ -110,7 +110,7 @@ def build_server(
     server.add_middleware(TaskloomErrors())
     server.add_middleware(GoldNeedsToken())  # over HTTP, gold, runs and files need a bearer token
     if enable_desktop:
-        desktops = DesktopEpisodes(episodes_dir or workspace.runs / "episodes", settings.record_screenshots)
+        desktops = DesktopEpisodes(episodes_dir or workspace.runs / "episodes", settings.record_screenshots, final_screenshot=True)  # the last state, for the report
         desktop_server = _sub("desktop")
         desktop_mcp.register(desktop_server, desktops, owner=env_mcp.owner_check(episodes))
     env_server, browser_server, doc_server = _sub("env"), _sub("browser"), _sub("doc")

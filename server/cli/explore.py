@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 
+from ...tools.generate.desktop.explore import explore_and_store
 from ...tools.graph.service import GraphService
 from .common import echo_json, progress_bar, run, settings
 
@@ -21,5 +22,5 @@ def explore_app(
             seen[0] += 1
             update(seen[0], None, message)
 
-        report = run(lambda: service.explore_app(app, max_dialogs, progress))
+        report = run(lambda: explore_and_store(service, app, max_dialogs, progress))
     echo_json(report)

@@ -133,6 +133,8 @@ def test_the_explorer_baseline_acts_through_the_desktop_tools(desktop_world: tup
     for result in results:
         trajectory = load_trajectory(Path(result.trajectory or ""))
         assert trajectory.closed and not any(a.error and "unknown tool" in a.error for a in trajectory.actions)
+        if not result.success:  # the last state of a failed episode is kept for the report
+            assert trajectory.closed.screenshot and (Path(result.trajectory or "").parent / trajectory.closed.screenshot).is_file()
         if by_id[result.task_id].gold_answer is not None:
             assert trajectory.answer and trajectory.answer == result.answer  # it answered from the screen
         else:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import difflib
 import io
+import logging
 import os
 import re
 import secrets
@@ -51,6 +52,7 @@ DESKTOP_ACTIONS: dict[str, str] = {
     "screenshot": "screenshot(): a PNG of the whole screen.",
 }
 
+log = logging.getLogger(__name__)
 _INPUT_LOCK = threading.Lock()  # pyautogui drives one module-global X connection; actions take turns
 _ENV_LOCK = threading.Lock()  # python-xlib reads XAUTHORITY from os.environ: displays started or read in other threads take turns
 _X_ERRORS = (Xlib.error.DisplayError, Xlib.error.ConnectionClosedError, Xlib.error.XError, Xlib.error.XauthError, OSError)
@@ -364,6 +366,17 @@ class DesktopEnv:
         """PNG bytes of the whole screen; when ``record``, saved and recorded as a ``screenshot()`` step."""
         return self._do("screenshot", {}, self._grab)[0] if record else self._grab()
 
+    def final_screenshot(self) -> str | None:
+        """Save a PNG of the last state before closing; its path in the episode folder (None if the display no longer answers)."""
+        try:
+            png = self._grab()
+        except (*_X_ERRORS, OSError) as exc:
+            log.warning("no final screenshot of %s: %s", self.display, exc)
+            return None
+        path, relative = self.recorder.screenshot_path("final")
+        path.write_bytes(png)
+        return relative
+
     def _grab(self) -> bytes:
         from PIL import ImageGrab
         buffer = io.BytesIO()
@@ -380,8 +393,9 @@ class DesktopEpisodes:
     one closes. Episodes share one mouse and keyboard: run them one at a time for clean trajectories.
     """
 
-    def __init__(self, root: Path | None = None, screenshot_after: bool = True, display: VirtualDisplay | None = None) -> None:
+    def __init__(self, root: Path | None = None, screenshot_after: bool = True, display: VirtualDisplay | None = None, final_screenshot: bool = False) -> None:
         self.root, self.screenshot_after, self.display, self._owned = root, screenshot_after, display, display is None
+        self.final_screenshot = final_screenshot  # a PNG of the last state in every close record (the harness's runs)
         self._envs: dict[str, DesktopEnv] = {}
         self._lock = threading.Lock()
 
@@ -442,8 +456,9 @@ class DesktopEpisodes:
             del self._envs[episode_id]
             if checks is None:
                 checks = env.final_checks()  # before close: closing removes an application's home folder
+            shot = env.final_screenshot() if self.final_screenshot else None
             env.close()
-            record = env.recorder.close(status, reason, checks)
+            record = env.recorder.close(status, reason, checks, screenshot=shot)
             if not self._envs:
                 self._stop_display()
             return record

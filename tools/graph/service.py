@@ -10,7 +10,7 @@ import shutil
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 from urllib.parse import urlparse
 
 import numpy as np
@@ -23,7 +23,6 @@ from ..browser import BrowserPool, EnvironmentUnavailable
 from ..llm.embedders import Embedder, make_embedder
 from ..settings import Settings
 from ..workspace import Workspace, atomic_write_text
-from .embedding import prepare_vectors, store_vectors
 from .export import export_graph
 from .facts import FactsResult, graph_facts
 from .ingest.fetch import fetch_document, is_url
@@ -36,9 +35,6 @@ from .web.capture import CrawlOptions
 from .web.pipeline import WEB_EMBEDDED_TYPES, CrawlJob, Crawled, WebIngestReport, ingest_website, store_crawl, website_graph_id
 from .store import GraphStore, validate_graph_id
 from .vectors import VectorStore
-
-if TYPE_CHECKING:
-    from .desktop_explore import ExploreReport  # the desktop environment is imported when an application is explored
 
 __all__ = ["GraphService", "SearchHit", "SearchMode", "NeighborHit", "write_export"]
 
@@ -159,18 +155,6 @@ class GraphService:
                 if clear is not None:
                     raise clear from exc
                 raise
-
-    def explore_app(self, app: str, max_dialogs: int = 40, progress: Callable[[str], None] | None = None) -> ExploreReport:
-        """Explore a desktop application's menus and dialogs (:mod:`.desktop_explore`), embed the graph and store it as ``app-<app>``."""
-        from .desktop_explore import explore_app
-
-        kg, report = explore_app(app, self.workspace.runs / "explore", max_dialogs, progress)
-        prepared = prepare_vectors(kg, self.settings, self.embedder, {n.type for n in kg.nodes()})
-        with self.write_lock(f"explore {app}"):
-            report.embedded = store_vectors(kg, prepared, self.vectors, self.embedder)
-            kg.meta.stats.update(nodes=len(kg), edges=kg.g.number_of_edges(), embedded=report.embedded)
-            self.store.save(kg)
-        return report
 
     def crawl_options(
         self, start_url: str, max_pages: int = 30, max_depth: int = 3, allowed_domains: list[str] | None = None, contexts: int = 2, **tuning: Any

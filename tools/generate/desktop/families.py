@@ -6,7 +6,7 @@ graph id; :func:`desktop_graph` builds the matching small graph in memory (the a
 seeded files, an edge from one to each) so the shared stages run unchanged: reachability (each
 task's evidence is its application and file), de-duplication, coverage. Nothing is stored in the
 graph store; the explored graph of an application's windows, menus and dialogs is stored apart, as
-``app-<name>`` (:mod:`taskloom.tools.graph.desktop_explore`), for search.
+``app-<name>`` (:mod:`.explore`), for search.
 """
 
 from __future__ import annotations

@@ -26,16 +26,18 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from ..environment.desktop import DesktopEpisodes
-from ..environment.desktop_a11y import INTERACTIVE, A11yNode
-from ..environment.desktop_organise import HOME_FILES
-from ..environment.desktop_refs import AppDesktopEnv
-from ..environment.desktop_sheet import WORKBOOKS, workbook_xml
-from ..environment.desktop_tasks import SEED_FILES
-from ..errors import InputError, TaskloomError
-from .model import Edge, EdgeType, GraphMeta, KnowledgeGraph, Node, NodeType
+from ...environment.desktop import DesktopEpisodes
+from ...environment.desktop_a11y import INTERACTIVE, A11yNode
+from ...environment.desktop_organise import HOME_FILES
+from ...environment.desktop_refs import AppDesktopEnv
+from ...environment.desktop_sheet import WORKBOOKS, workbook_xml
+from ...environment.desktop_tasks import SEED_FILES
+from ...errors import InputError, TaskloomError
+from ...graph.embedding import prepare_vectors, store_vectors
+from ...graph.model import Edge, EdgeType, GraphMeta, KnowledgeGraph, Node, NodeType
+from ...graph.service import GraphService
 
-__all__ = ["ExploreReport", "explore_app", "app_graph_id", "seeded_files", "DIALOG_ENTRY"]
+__all__ = ["ExploreReport", "explore_app", "explore_and_store", "app_graph_id", "seeded_files", "DIALOG_ENTRY"]
 
 DIALOG_ENTRY = re.compile(r"(?:\.\.\.|…)$")
 CLOSE_WAIT = 3.0
@@ -255,3 +257,14 @@ def explore_app(app: str, root: Path, max_dialogs: int = 40, progress: Callable[
         trajectory=str(root / episode / "trajectory.jsonl"), seconds=round(time.perf_counter() - clock, 2), **explorer.counts,
     )
     return kg, report
+
+
+def explore_and_store(graphs: GraphService, app: str, max_dialogs: int = 40, progress: Callable[[str], None] | None = None) -> ExploreReport:
+    """Explore ``app`` (:func:`explore_app`, episode under the workspace's runs), embed the graph and store it as ``app-<app>``."""
+    kg, report = explore_app(app, graphs.workspace.runs / "explore", max_dialogs, progress)
+    prepared = prepare_vectors(kg, graphs.settings, graphs.embedder, {n.type for n in kg.nodes()})
+    with graphs.write_lock(f"explore {app}"):
+        report.embedded = store_vectors(kg, prepared, graphs.vectors, graphs.embedder)
+        kg.meta.stats.update(nodes=len(kg), edges=kg.g.number_of_edges(), embedded=report.embedded)
+        graphs.store.save(kg)
+    return report

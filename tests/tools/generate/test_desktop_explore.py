@@ -16,7 +16,7 @@ import pytest
 from taskloom.tools.environment.desktop_a11y import DEBIAN_PYTHON
 from taskloom.tools.environment.trajectory import load_trajectory
 from taskloom.tools.errors import InputError
-from taskloom.tools.graph.desktop_explore import ExploreReport, seeded_files
+from taskloom.tools.generate.desktop.explore import ExploreReport, explore_and_store, seeded_files
 from taskloom.tools.graph.model import EdgeType, KnowledgeGraph, NodeType
 from taskloom.tools.graph.service import GraphService
 from taskloom.tools.generate.service import TaskService
@@ -32,7 +32,7 @@ pytestmark = [
 @pytest.fixture(scope="module")
 def explored(tmp_path_factory: pytest.TempPathFactory) -> tuple[GraphService, ExploreReport, KnowledgeGraph]:
     service = GraphService(Settings(workspace=tmp_path_factory.mktemp("ws"), embedder="hashing"))
-    report = service.explore_app("mousepad", max_dialogs=2)
+    report = explore_and_store(service, "mousepad", max_dialogs=2)
     return service, report, service.load("app-mousepad")
 
 
