@@ -42,6 +42,7 @@ __all__ = ["ExploreReport", "explore_app", "explore_and_store", "app_graph_id", 
 DIALOG_ENTRY = re.compile(r"(?:\.\.\.|…)$")
 CLOSE_WAIT = 3.0
 OPEN_WAIT = 4.0
+MENU_WAIT = 3.0
 MAX_CONTROLS = 80
 CONTROL_TYPES = {
     "button": NodeType.BUTTON, "checkbox": NodeType.CHECKBOX, "radio": NodeType.CHECKBOX, "textbox": NodeType.INPUT, "spinbutton": NodeType.INPUT,
@@ -134,12 +135,11 @@ class _Explorer:
         self.progress(f"menu {' > '.join(path)}")
         try:
             self.env.select_menu(path)
-            self.env.tree.settle()
-            shown = next((n for n in _walk(self.windows()) if n.aria_role == "menu" and n.name == path[-1] and n.children), None)
+            shown = self._open_menu(path[-1])
         finally:
             for _ in path:
                 self.env.press("esc")
-        self.env.tree.settle()
+        self._open_menu(path[-1], closed=True)
         if shown is None:
             self.not_opened.append((" > ".join(path), "the menu showed no entries"))
             return []
@@ -161,6 +161,21 @@ class _Explorer:
             if opens:
                 dialogs.append([*path, entry.name])
         return dialogs
+
+    def _open_menu(self, name: str, closed: bool = False) -> A11yNode | None:
+        """The open menu ``name`` once its entries read the same twice (None if it shows none within :data:`MENU_WAIT`); ``closed``: wait until it shows none."""
+        deadline, last = time.monotonic() + MENU_WAIT, None
+        while time.monotonic() < deadline:
+            shown = next((n for n in _walk(self.windows()) if n.aria_role == "menu" and n.name == name and n.children), None)
+            if closed and shown is None:
+                return None
+            if not closed and shown is not None:
+                entries = [(c.name, c.role) for c in shown.children]
+                if entries == last:
+                    return shown
+                last = entries
+            time.sleep(0.05)
+        return None
 
     def _dialog(self, path: list[str]) -> None:
         """Open the dialog behind the entry at ``path``, record it and its controls, close it."""
