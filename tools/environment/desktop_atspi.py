@@ -91,16 +91,21 @@ class Tree:
             return {"app": None, "tree": []}
         budget = [MAX_NODES]
 
-        def walk(parent: Any, index: int, depth: int) -> dict[str, Any] | None:
+        def walk(parent: Any, index: int, depth: int, opened: bool = False) -> dict[str, Any] | None:
             if budget[0] <= 0 or depth > MAX_DEPTH:
                 return None
             try:
                 acc = parent.get_child_at_index(index)
-                if acc is None or not acc.get_state_set().contains(self.atspi.StateType.SHOWING):  # None: a child gone meanwhile
+                if acc is None:  # a child gone meanwhile
+                    return None
+                states = acc.get_state_set()
+                if not states.contains(self.atspi.StateType.SHOWING) and not (opened and states.contains(self.atspi.StateType.VISIBLE)):
                     return None
                 budget[0] -= 1
                 node = self.node(acc)
-                kids = (walk(acc, i, depth + 1) for i in range(acc.get_child_count()))
+                # GTK 2 (pcmanfm) shows an open menu's entries as visible but not showing: read them under a focused or selected menu
+                is_open = acc.get_role_name() == "menu" and (states.contains(self.atspi.StateType.FOCUSED) or states.contains(self.atspi.StateType.SELECTED))
+                kids = (walk(acc, i, depth + 1, is_open) for i in range(acc.get_child_count()))
                 node["children"] = [k for k in kids if k is not None]
             except self.error as exc:
                 if "does not exist" not in str(exc):

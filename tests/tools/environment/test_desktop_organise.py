@@ -74,6 +74,12 @@ def test_wrong_end_states_fail(tmp_path: Path) -> None:
         wrong = [s.model_copy(update={"text": "elsewhere.txt"}) if s.action == "type" else s for s in rename.gold_steps if s.action != "wait_for"]
         asyncio.run(run_gold(EpisodeDriver(env), [GoldStep(action="press_key", text="alt+up"), *wrong]))  # back home, then rename to another name
         assert not all(c.ok for c in file_checks(rename.success, home)) and name != "elsewhere.txt"
+        edit = find_line(parse_snapshot(env.snapshot()), "role=menu text=Edit")  # a GTK 2 menu's open entries are read too (visible, not "showing")
+        assert edit is not None and "menuitem" not in env.snapshot()
+        env.click_element(edit.ref)
+        assert find_line(parse_snapshot(env.snapshot()), "role=menuitem text=Select All") is not None, env.snapshot()
+        env.press("esc")
+        assert "menuitem" not in env.snapshot()
     finally:
         closed = episodes.close("wrong")
     assert closed.success is None and not home.exists()  # no task on this episode: no verdict; its home is removed

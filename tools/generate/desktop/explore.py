@@ -26,7 +26,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from ...environment.desktop import DesktopEpisodes
+from ...environment.desktop import DesktopActionError, DesktopEpisodes
 from ...environment.desktop_a11y import INTERACTIVE, A11yNode
 from ...environment.desktop_organise import HOME_FILES
 from ...environment.desktop_refs import AppDesktopEnv
@@ -136,10 +136,13 @@ class _Explorer:
         try:
             self.env.select_menu(path)
             shown = self._open_menu(path[-1])
+        except DesktopActionError as exc:
+            self.not_opened.append((" > ".join(path), f"the menu could not be opened: {exc}"))
+            return []
         finally:
             for _ in path:
                 self.env.press("esc")
-        self._open_menu(path[-1], closed=True)
+            self._open_menu(path[-1], closed=True)
         if shown is None:
             self.not_opened.append((" > ".join(path), "the menu showed no entries"))
             return []
@@ -182,7 +185,13 @@ class _Explorer:
         where = " > ".join(path)
         self.progress(f"dialog {where}")
         before = {w.ref for w in self.windows()}  # refs name the same accessible object all episode long
-        self.env.select_menu(path)
+        try:
+            self.env.select_menu(path)
+        except DesktopActionError as exc:
+            for _ in path:
+                self.env.press("esc")
+            self.not_opened.append((where, f"the entry could not be clicked: {exc}"))
+            return
         deadline, opened = time.monotonic() + OPEN_WAIT, None
         while opened is None and time.monotonic() < deadline:
             opened = next((w for w in self.windows() if w.ref not in before), None)
