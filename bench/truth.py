@@ -16,7 +16,10 @@ are evaluated over all source rows. Sort views: the first value shown is the sou
 minimum of the field. Filter views: the records shown satisfy the restriction in the source, and
 a complete listing or a stated total holds exactly the source's matching rows. Record finds: the
 identifying values match exactly one source row. Query-console changes: the records the goal
-names are exactly the source rows meeting its conditions. A gold the source cannot check (a field
+names are exactly the source rows meeting its conditions. Value-flow chains and task graphs
+(``compose``, per seed, unless ``--no-compose``): every pick re-derived as the one extreme row of
+its set, every count recounted (the relation to the picked row and the condition), then the
+deliverable. A gold the source cannot check (a field
 not in the source, a listing whose records are not source rows, a content page, a form change)
 is counted *unchecked*, never right. The checks are in ``truth_check.py``.
 
@@ -92,7 +95,7 @@ def judge(site: str, seed: int, tasks: list[Any], graph: Graph, verbose: bool = 
 
 
 async def _site(
-    site: str, url: str, seeds: list[int], count: int, max_pages: int, verbose: bool
+    site: str, url: str, seeds: list[int], count: int, max_pages: int, verbose: bool, compose: bool = True
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Crawl once, generate per seed, judge every task: the table rows and the wrong golds."""
     from taskloom.tools.runtime import Runtime
@@ -112,6 +115,10 @@ async def _site(
                 began = time.perf_counter()
                 try:
                     made = await rt.task_service().generate(crawled.graph_id, count=count, seed=seed)
+                    ids = list(made.task_ids)
+                    if compose:  # value-flow chains (to level 6) and task graphs over the same graph
+                        ids += (await rt.task_service().compose(crawled.graph_id, "chain", count=3, levels=6, seed=seed)).task_ids
+                        ids += (await rt.task_service().compose(crawled.graph_id, "dag", count=2, seed=seed)).task_ids
                 except Exception as exc:  # a measurement goes on: the failure is printed and counted, not hidden
                     traceback.print_exc()
                     rows.append(
@@ -125,7 +132,7 @@ async def _site(
                     )
                     rows[-1]["error"] = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
                     continue
-                row, found = judge(site, seed, [rt.tasks.load(i) for i in made.task_ids], graph, verbose)
+                row, found = judge(site, seed, [rt.tasks.load(i) for i in ids], graph, verbose)
                 row["seconds"] = round(time.perf_counter() - began, 1)
                 rows.append(row)
                 wrong += found
@@ -189,6 +196,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, action="append", help="Generation seeds (repeatable; default 0 to 4).")
     parser.add_argument("--count", type=int, default=15, help="Tasks generated per seed.")
     parser.add_argument("--max-pages", type=int, default=40)
+    parser.add_argument("--no-compose", action="store_true", help="Leave out value-flow chains and task graphs (composed per seed by default).")
     parser.add_argument("--strict", action="store_true", help="Exit 1 when any gold is wrong.")
     parser.add_argument("--verbose", action="store_true", help="Print every task's verdict (to stderr) as it is judged.")
     args = parser.parse_args(argv)
@@ -197,7 +205,7 @@ def main(argv: list[str] | None = None) -> None:
     wrong: list[dict[str, Any]] = []
     for site in args.site or [s for s in _SITES if s in SOURCES]:
         with _serve(site) as url:
-            site_rows, site_wrong = asyncio.run(_site(site, url, seeds, args.count, args.max_pages, args.verbose))
+            site_rows, site_wrong = asyncio.run(_site(site, url, seeds, args.count, args.max_pages, args.verbose, not args.no_compose))
         rows += site_rows
         wrong += site_wrong
         print(f"{site}: {sum(r['wrong'] for r in site_rows)} wrong of {sum(r['checked'] for r in site_rows)} checked", file=sys.stderr)

@@ -422,9 +422,93 @@ def check_query(task: Any, graph: Graph) -> Verdict:
     return _judge(named == matched, truth, f"the goal names {len(named)} records, {len(named & matched)} of them among the source's")
 
 
+def _flow_pick(step: dict[str, Any], pool: list[dict[str, Any]], graph: Graph) -> dict[str, Any] | str:
+    """The source row a pick names, re-derived over ``pool``; why not when the source disagrees."""
+    measure = graph.source.column(str(step["pick"]))
+    if measure is None:
+        return f"measure {step['pick']!r} is not in the source"
+    valued = [row for row in pool if isinstance(row.get(measure), (int, float)) and not isinstance(row.get(measure), bool)]
+    if not valued:
+        return f"no source row of the {len(pool)} has a {measure}"
+    best = (max if step["op"] == "max" else min)(float(row[measure]) for row in valued)
+    top = [row for row in valued if float(row[measure]) == best]
+    if len(top) != 1:
+        return f"{len(top)} source rows share the {step['op']} {measure} {_shown(best)}"
+    record = graph.records.get(str(step["record"]))
+    rows = record_rows(graph.source, record) if record is not None else None
+    if not rows or graph.source.rows[rows[0]] is not top[0]:
+        return f"the {step['op']} {measure} of the {len(pool)} rows is on another row than the picked record's"
+    return top[0]
+
+
+def _flow_count(step: dict[str, Any], picked: dict[str, Any], graph: Graph) -> list[dict[str, Any]] | str:
+    """The source rows a count covers (related to the picked row, meeting its condition); why not when a field is not in the source."""
+    source = graph.source
+    column = source.column(str(step["shared"]))
+    if column is None:
+        return f"field {step['shared']!r} is not in the source"
+    relation = step.get("relation", "eq")
+    rows = _matching(source, [step["extra"]])
+    if isinstance(rows, str):
+        return f"condition field {rows!r} is not in the source"
+    if relation == "eq":
+        return [row for row in rows if same(row.get(column), picked.get(column), column in source.numeric)]
+    return [row for row in rows if _holds(row, column, relation, picked.get(column), True)]
+
+
+def check_flow(task: Any, graph: Graph) -> Verdict:
+    """A value-flow chain or task graph: every pick and count re-derived from the source, then the deliverable."""
+    flow = task.quality["flow"]
+    if not graph.backed(str(flow.get("listing"))):
+        return _unchecked("the listing's records are not source rows")
+    steps = flow["steps"]
+    if task.type == "task_graph":
+        a, b, count_a, count_b = steps
+        sets = []
+        for pick, count in ((a, count_a), (b, count_b)):
+            pool = _matching(graph.source, pick["conditions"])
+            row = pool if isinstance(pool, str) else _flow_pick(pick, pool, graph)
+            members = row if isinstance(row, str) else _flow_count(count, row, graph)
+            if isinstance(members, str):
+                return Verdict("wrong", "", members)
+            if len(members) != count["count"]:
+                return Verdict("wrong", str(len(members)), f"the source has {len(members)} rows for a count the task made {count['count']}")
+            sets.append((row, members))
+        if task.answer_kind == "number":
+            diff = len(sets[0][1]) - len(sets[1][1])
+            return _judge(number_of(task.gold_answer) == diff, str(diff), f"counts {len(sets[0][1])} and {len(sets[1][1])}")
+        column = graph.source.column(str(count_a["shared"])) or ""
+        winner = sets[0][0] if len(sets[0][1]) > len(sets[1][1]) else sets[1][0]
+        return _judge(same(winner.get(column), task.gold_answer, False), _shown(winner.get(column)), f"the {column} with more rows")
+    pool: list[dict[str, Any]] | str = []
+    picked: dict[str, Any] | None = None
+    for step in steps:
+        if "pick" in step:
+            if step["conditions"]:
+                pool = _matching(graph.source, step["conditions"])
+            found = pool if isinstance(pool, str) else _flow_pick(step, pool, graph)
+            if isinstance(found, str):
+                return Verdict("wrong", "", found)
+            picked = found
+        else:
+            assert picked is not None
+            pool = _flow_count(step, picked, graph)
+            if isinstance(pool, str):
+                return Verdict("wrong", "", pool)
+            if len(pool) != step["count"]:
+                return Verdict("wrong", str(len(pool)), f"the source has {len(pool)} rows for a count the task made {step['count']}")
+    if "count" in steps[-1]:
+        return _judge(number_of(task.gold_answer) == steps[-1]["count"], str(steps[-1]["count"]), "the last count")
+    if task.gold_answer is not None and picked is not None:
+        return _judge(any(same(v, task.gold_answer, False) for v in picked.values()), "", "the picked row shows the answer")
+    return Verdict("right", "the picked record's page")
+
+
 def check(task: Any, graph: Graph) -> Verdict:
     """The verdict on one task's gold, by its structured goal."""
     quality = task.quality
+    if isinstance(quality.get("flow"), dict) and task.type in ("chained", "task_graph") and quality["flow"].get("steps"):
+        return check_flow(task, graph)
     target = quality.get("target") if isinstance(quality.get("target"), dict) else {}
     if isinstance(quality.get("lookup"), dict):
         return check_lookup(task, graph)

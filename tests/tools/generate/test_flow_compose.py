@@ -54,6 +54,23 @@ def _number(text: str) -> float | None:
         return None
 
 
+def _meets(row: dict[str, str], cond: Any) -> bool:
+    """A CSV row meets a condition: a value, or a number above or below a threshold."""
+    label, op, value = cond
+    if op == "eq":
+        return row[label] == value
+    number = _number(row[label])
+    return number is not None and (number > value if op == "gt" else number < value)
+
+
+def _relates(row: dict[str, str], picked: dict[str, str], shared: str, relation: str) -> bool:
+    """A CSV row shares the picked row's value, or lies above or below its number."""
+    if relation == "eq":
+        return row[shared] == picked[shared]
+    mine = _number(picked[shared])
+    return mine is not None and _meets(row, (shared, relation, mine))
+
+
 def _plans(kg: Any, n: int = 4) -> list[Any]:
     groups = usable_listings(kg)[0]
     return [chain_plan(groups, np.random.default_rng([7, i, int(hashlib.sha1(groups.data.node.id.encode()).hexdigest()[:8], 16)]), 6) for i in range(n)]
@@ -79,11 +96,12 @@ def test_plans_match_the_csv(penguins_graph: Any) -> None:
                 previous = step
             else:
                 assert isinstance(step, Count) and previous is not None
-                label, _, value = step.extra
-                shared = _row(previous.record, rows)[step.shared]
-                expected = [r for r in rows if r[step.shared] == shared and r[label] == value]
+                picked = _row(previous.record, rows)
+                related = [r for r in rows if _relates(r, picked, step.shared, step.relation)]
+                expected = [r for r in related if _meets(r, step.extra)]
                 assert len(expected) == len(step.members) and MIN_SET <= len(expected) <= MAX_SET
-                assert _row(previous.record, rows)[label] != value  # "the same island as X" never counts X
+                assert not _meets(picked, step.extra)  # "the same island as X" never counts X
+                assert len(expected) < min(len(related), sum(_meets(r, step.extra) for r in rows))  # the relation and the condition both narrow
                 members = step.members
 
 
@@ -154,7 +172,7 @@ def test_task_graphs_branch_and_are_consistent_and_verified(penguins_graph: Any)
         assert task.complexity and task.quality["replay"]["ok"]
         steps = task.quality["flow"]["steps"]
         counts = [s for s in steps if "count" in s]
-        recount = [sum(1 for r in rows if r[c["shared"]] == _row(_by_id(penguins_graph.kg, p["record"]), rows)[c["shared"]] and r[c["extra"][0]] == c["extra"][2])
+        recount = [sum(1 for r in rows if _relates(r, _row(_by_id(penguins_graph.kg, p["record"]), rows), c["shared"], c["relation"]) and _meets(r, c["extra"]))
                    for p, c in zip(steps[:2], counts)]
         assert recount == [c["count"] for c in counts]
         if len(task.subtasks) == 5:

@@ -28,8 +28,8 @@ from ..web.lookup import is_meta_listing, listing_data, start_page
 from .complexity import capabilities_of, complexities
 from .consistency import synthesize, validate
 from .dag import resource_edges, verify_composite
-from .flow import chain_plan, two_branch_plan
-from .flowtasks import graph_task, leaks, level_task
+from .flow import MAX_SET, MIN_SET, chain_plan, pair_key, two_branch_plan
+from .flowtasks import graph_task, leaks, level_task, nouns
 
 __all__ = ["ChainStop", "FlowResult", "usable_listings", "verify_levels", "compose_value_chains", "compose_value_graphs"]
 
@@ -92,10 +92,13 @@ async def compose_value_chains(kg: KnowledgeGraph, episodes: EpisodeManager, cou
     if not listings or start is None:
         result.reason = _NONE
         return result
+    firsts: set[str] = set()  # each chain starts from its own record
     for index in range(count):
         groups = listings[index % len(listings)]
         rng = np.random.default_rng([seed, index, int(hashlib.sha1(groups.data.node.id.encode()).hexdigest()[:8], 16)])
-        plan = chain_plan(groups, rng, levels)
+        plan = chain_plan(groups, rng, levels, avoid=firsts)
+        if plan.steps:
+            firsts.add(plan.steps[0].record.id)  # type: ignore[union-attr]
         chain_id = hashlib.sha1(f"{kg.id}|{groups.data.node.id}|{seed}|{index}".encode()).hexdigest()[:10]
         made = (level_task(kg, plan, level, start, seed, chain_id) for level in range(1, len(plan.steps) + 1))
         reached, stopped = await verify_levels(made, episodes, result, plan.stopped or f"the step budget ran out at level {levels}")
@@ -116,11 +119,10 @@ async def compose_value_graphs(kg: KnowledgeGraph, episodes: EpisodeManager, cou
             break
         groups = listings[attempt % len(listings)]
         rng = np.random.default_rng([seed, attempt, int(hashlib.sha1(groups.data.node.id.encode()).hexdigest()[:8], 16)])
-        branches = two_branch_plan(groups, rng)
-        pair = "" if branches is None else "|".join(sorted((branches[0].record.id, branches[1].record.id)))
-        if branches is None or pair in seen:  # a graph per pair of picks: the other shape would ask the same twice
+        branches = two_branch_plan(groups, rng, avoid=seen)  # a graph per pair of picks: the other shape would ask the same twice
+        if branches is None:
             continue
-        seen.add(pair)
+        seen.add(pair_key(branches[0], branches[1]))
         task = graph_task(kg, groups, branches, five=len(result.tasks) % 2 == 1, start=start, seed=seed)
         if task is None:
             continue
@@ -132,7 +134,7 @@ async def compose_value_graphs(kg: KnowledgeGraph, episodes: EpisodeManager, cou
             result.dropped.append((task.id, f"not in the capability set {capability}"))
             continue
         task.instruction = synthesize(task.subtasks, task.dag, task.orders, style="explicit", intent=str(task.quality["intent"]))
-        if leaked := leaks(task.instruction, task.quality["flow"]["hidden"] + [task.gold_answer or ""]):
+        if leaked := leaks(task.instruction, task.quality["flow"]["hidden"] + [task.gold_answer or ""], nouns(groups)):
             result.dropped.append((task.id, f"the instruction states intermediate values {leaked}"))
             continue
         ok, inferred, why = await validate(task, llm)
@@ -145,4 +147,7 @@ async def compose_value_graphs(kg: KnowledgeGraph, episodes: EpisodeManager, cou
             result.dropped.append((task.id, failed))
             continue
         result.tasks.append(task)
+    if not result.tasks:
+        why = "; ".join(f"{tid}: {reason}" for tid, reason in result.dropped[:3]) or f"no two picks from one category's groups lead, through a category of 3 or more values, to counts of {MIN_SET} to {MAX_SET} records that differ by 3 or more"
+        result.reason = f"no task graph after {count * 4} attempts over {len(listings)} listing(s): {why}"
     return result

@@ -42,9 +42,9 @@ from ..web.compare import ListingGroups
 from ..web.lookup import identify
 from ..web.phrasing import answer_metrics, field_noun, plural
 from ..web.style import instruction_style
-from .flow import Count, Pick, Plan, Step, key_of, record_phrase, set_phrase
+from .flow import Count, Pick, Plan, Step, key_of, record_phrase, relation_phrase, set_phrase
 
-__all__ = ["FlowTexts", "describe", "level_task", "graph_task", "leaks", "hidden_values"]
+__all__ = ["FlowTexts", "describe", "level_task", "graph_task", "leaks", "nouns", "hidden_values"]
 
 
 @dataclass
@@ -64,7 +64,7 @@ def describe(groups: ListingGroups, steps: list[Step]) -> list[FlowTexts]:
             among = set_phrase(groups, step.conds) if step.conds else now.members
             now = FlowTexts(record_phrase(groups, step, among), now.members)
         else:
-            now = FlowTexts(now.record, set_phrase(groups, [step.extra], step.shared, now.record))
+            now = FlowTexts(now.record, set_phrase(groups, [step.extra], step.shared, now.record, step.relation))
         out.append(now)
     return out
 
@@ -172,14 +172,29 @@ def hidden_values(kg: KnowledgeGraph, groups: ListingGroups, steps: list[Step]) 
     return [v for v in dict.fromkeys(values) if v.strip()]
 
 
-def leaks(instruction: str, hidden: list[str]) -> list[str]:
+def leaks(instruction: str, hidden: list[str], nouns: tuple[str, ...] = ()) -> list[str]:
     """The hidden values the instruction states (whole words, case-insensitive; step numbers such as "Step 3" do not count).
+
+    A value that is also the records' noun ("Book", a format, among books) is looked for as written:
+    "the book with …" does not state it, “Book” does.
 
     >>> leaks("Step 4, once step 2 is done: count the penguins from Dream island", ["4", "2", "dream", "Biscoe", "Dreams"])
     ['dream']
+    >>> leaks("How many books with format “E-book” are there?", ["Book"], nouns=("book",)), leaks("with format “Book”", ["Book"], nouns=("book",))
+    ([], ['Book'])
     """
     text = re.sub(r"\bsteps?\s+\d+\b", " ", instruction, flags=re.I)
-    return [v for v in hidden if re.search(r"(?<!\w)" + re.escape(v) + r"(?!\w)", text, re.I)]
+    found = []
+    for value in hidden:
+        own = value.casefold() in {n.casefold() for n in nouns}
+        if re.search(r"(?<![\w-])" + re.escape(value) + r"(?![\w-])" if own else r"(?<!\w)" + re.escape(value) + r"(?!\w)", text, 0 if own else re.I):
+            found.append(value)
+    return found
+
+
+def nouns(groups: ListingGroups) -> tuple[str, ...]:
+    """The words the instructions call the records by ("book", "books")."""
+    return (groups.data.noun, plural(groups.data.noun))
 
 
 def _difficulty(level: int) -> Difficulty:
@@ -190,7 +205,7 @@ def _ending(kg: KnowledgeGraph, groups: ListingGroups, step: Step, text: FlowTex
     """The level's deliverable: (instruction, the outcome fields of the task)."""
     if isinstance(step, Count):
         subject = groups.group([step.extra])
-        return f"How many {subject} have the same {field_noun(step.shared)} as {text.record}?", {
+        return f"How many {subject} {relation_phrase(step.shared, step.relation, text.record)}?", {
             "gold_answer": str(len(step.members)), "answer_kind": "number", "metrics": answer_metrics("number"), "quality": {"answer_visible": False},
         }
     detail = _detail(kg, step.record)
@@ -223,7 +238,7 @@ def level_task(kg: KnowledgeGraph, plan: Plan, level: int, start: Node, seed: in
         return None, "a step's evidence is on no crawled page"
     hidden = hidden_values(kg, groups, steps[:-1]) + ([str(len(steps[-1].members))] if isinstance(steps[-1], Count) else [])
     hidden += [str(g.text) for g in gold if g.text]  # no URL of the gold path either
-    if leaked := leaks(instruction, hidden):
+    if leaked := leaks(instruction, hidden, nouns(groups)):
         return None, f"the instruction states intermediate values {leaked}"
     if (style := instruction_style(instruction)).style != "goal":
         return None, f"the instruction reads as a script ({style.reason})"
@@ -252,7 +267,7 @@ def level_task(kg: KnowledgeGraph, plan: Plan, level: int, start: Node, seed: in
 def _step_record(step: Step) -> dict[str, Any]:
     if isinstance(step, Pick):
         return {"pick": step.measure, "op": step.op, "record": step.record.id, "conditions": [list(c) for c in step.conds], "flows": step.flows}
-    return {"count": len(step.members), "shared": step.shared, "extra": list(step.extra)}
+    return {"count": len(step.members), "shared": step.shared, "relation": step.relation, "extra": list(step.extra)}
 
 
 def graph_task(kg: KnowledgeGraph, groups: ListingGroups, branches: tuple[Pick, Pick, Count, Count], five: bool, start: Node, seed: int) -> Task | None:

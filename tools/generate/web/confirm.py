@@ -41,6 +41,7 @@ from ...browser.settle import settle, track_requests
 from ...graph.model import GraphMeta, KnowledgeGraph, Node
 from ...graph.web.capture import CrawlResult, PageCapture, normalize_url
 from ...graph.web.listings import RecordGraph
+from ...graph.web.parts import named_fields
 from ...graph.web.records import RecordBlock, read_records
 from ...graph.web.values import typed_value
 from ...tasks.model import Task
@@ -166,7 +167,7 @@ async def _graph_of(reader: Rereader, urls: list[str]) -> KnowledgeGraph | str:
             return f"{url} could not be read again: {blocks}"
         pages.append(PageCapture(url=url, final_url=url, title="", text="", depth=0, order=i, dom_hash=str(i), elements=[], records=blocks))
     kg = KnowledgeGraph(meta=GraphMeta(id="second-read", kind="web"))
-    RecordGraph(kg, CrawlResult(start_url=urls[0], allowed_domains=[], pages=pages), {}).build()
+    RecordGraph(kg, CrawlResult(start_url=urls[0], allowed_domains=[], pages=pages), {}, part_labels=dict(reader.kg.meta.stats.get("part_labels") or {})).build()
     return kg
 
 
@@ -263,12 +264,14 @@ async def _first_by_sort(reader: Rereader, url: str, goal: dict[str, Any], group
         return None
     conds = [(str(c[0]), str(c[1]), c[2]) for c in goal.get("conditions", [])]
     rows = [b for blocks in [reader.reads.get(normalize_url(url))] if isinstance(blocks, list) for b in blocks if b.kind in ("table", "cards")]
+    labels = dict(reader.kg.meta.stats.get("part_labels") or {})
     for block in rows:
         for row in block.rows:
-            record = Node(id="row", type="record", text="", attrs={"fields": {k: typed_value(v, k) for k, v in row.fields.items()}})
+            fields = named_fields(block, row.fields, labels)
+            record = Node(id="row", type="record", text="", attrs={"fields": {k: typed_value(v, k) for k, v in fields.items()}})
             if _field(record, goal["measure"]).get("type") != "number" or not all(holds(record, c) for c in conds):
                 continue  # a missing value sorts first on some sites; it is no extreme
-            value = row.fields.get(goal["field"])
+            value = fields.get(goal["field"])
             return None if value is None else groups.data.short(goal["field"], value)
     return None
 

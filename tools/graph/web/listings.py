@@ -14,13 +14,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..model import Edge, EdgeType, Node, NodeType, Source
+from .parts import learn_part_labels, named_columns, named_fields
 from .urls import bare_key, listing_key, query_of, query_role
 from .values import relative_to_now, sort_key, typed_value
 
 if TYPE_CHECKING:
     from ..model import KnowledgeGraph
     from .capture import CrawlResult, PageCapture
-    from .records import Pager, RecordBlock, RecordRow
+    from .records import Pager, RecordBlock
 
 __all__ = ["RecordGraph", "record_id", "listing_id", "page_number"]
 
@@ -167,7 +168,7 @@ def completeness(listing: _Listing, total: int | None, pages_seen: int, all_page
 class RecordGraph:
     """Adds record and listing nodes, and their edges, to a web graph (see the module docstring)."""
 
-    def __init__(self, kg: KnowledgeGraph, result: CrawlResult, page_ids: dict[str, str]) -> None:
+    def __init__(self, kg: KnowledgeGraph, result: CrawlResult, page_ids: dict[str, str], part_labels: dict[str, str] | None = None) -> None:
         self.kg = kg
         self.result = result
         self.page_ids = page_ids
@@ -180,6 +181,8 @@ class RecordGraph:
             for p in result.pages
             if any(b.kind in ("table", "cards") for b in p.records) and not any(b.kind in ("key_value", "definitions") for b in p.records)
         }
+        # Unlabelled card parts named from detail pages (:mod:`.parts`); a second read passes the crawl's names.
+        self.part_labels = learn_part_labels(result.pages, self.resolve) if part_labels is None else part_labels
 
     def resolve(self, url: str) -> str:
         """A URL as the crawl stored it (normalised, aliases and redirects followed)."""
@@ -199,7 +202,7 @@ class RecordGraph:
         for listing in self.listings.values():
             for key in listing.records:
                 self.edge(listing_id(listing.key), record_id(key), EdgeType.CONTAINS)
-        self.kg.meta.stats.update(records=len(self.records), listings=len(self.listings))
+        self.kg.meta.stats.update(records=len(self.records), listings=len(self.listings), part_labels=self.part_labels)
 
     def record(self, key: str, detail_url: str | None) -> _Record:
         if key not in self.records:
@@ -225,19 +228,20 @@ class RecordGraph:
         view = _View(url=page.url, ordering=_ordering(page.url), number=page_number(page.url, size), pager=pager, blocks=many)
         listing.views.append(view)
         for block in many:
-            listing.columns += [c for c in block.columns if c not in listing.columns]
+            listing.columns += [c for c in named_columns(block, self.part_labels) if c not in listing.columns]
             for row in block.rows:
-                rec = self.row_record(row)
-                rec.merge(row.fields)
+                fields = named_fields(block, row.fields, self.part_labels)
+                rec = self.row_record(row.url, fields)
+                rec.merge(fields)
                 for seen, value in ((rec.pages, page.url), (rec.listings, key), (view.records, rec.key), (listing.records, rec.key)):
                     if value not in seen:
                         seen.append(value)
 
-    def row_record(self, row: RecordRow) -> _Record:
-        detail = self.resolve(row.url) if row.url else None
+    def row_record(self, url: str | None, fields: dict[str, str]) -> _Record:
+        detail = self.resolve(url) if url else None
         if detail is not None and detail not in self.listing_pages:
             return self.record(detail, detail)
-        canonical = json.dumps(sorted(row.fields.items()), ensure_ascii=False)
+        canonical = json.dumps(sorted(fields.items()), ensure_ascii=False)
         return self.record("fields:" + canonical, None)
 
     def edge(self, source: str, target: str, kind: EdgeType) -> None:

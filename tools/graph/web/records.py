@@ -196,6 +196,24 @@ RECORDS_JS = (
   // Cards: 2+ same-shaped siblings, each with a heading and a link, or with 2+ "Label: value" lines.
   const LABELLED = /^([A-Za-z\u00C0-\u024F][^:\n,.;]{0,29}):\s+(\S[^\n]{0,199})$/;
   const shape = (e) => e.tagName + '>' + Array.from(e.children).map(c => c.tagName).join(',');
+  const PART = '\u241F', MAX_PARTS = 12;
+  const partsOf = (card, heading) => {
+    const out = [];
+    const walk = (el, path, depth) => {
+      const seen = {};
+      for (const c of el.children) {
+        const tag = c.tagName.toLowerCase();
+        seen[tag] = (seen[tag] || 0) + 1;
+        if (out.length >= MAX_PARTS || SKIP.test(c.tagName) || c.getAttribute('aria-hidden') === 'true' || (heading && heading.contains(c))) continue;
+        const here = path + '/' + tag + seen[tag];
+        if (c.children.length) { if (depth < 4) walk(c, here, depth + 1); continue; }
+        const text = textOf(c);
+        if (text && text.length <= 60 && !text.includes(':')) out.push([here, text]);
+      }
+    };
+    walk(card, '', 0);
+    return out;
+  };
   const taken = new Set();
   let cards = 0, visited = 0;
   for (const list of document.querySelectorAll('ul, ol, div, section, main, article')) {
@@ -218,6 +236,8 @@ RECORDS_JS = (
           const m = line.trim().match(LABELLED);
           if (m && !/https?:$/.test(m[1]) && !(m[1] in fields)) { fields[m[1].trim()] = m[2].trim(); pairs++; }
         }
+        // Unlabelled parts ("Margaret Oyelaran · 2014 · Book"): kept under their place in the card; the graph names them from detail pages.
+        for (const [path, value] of partsOf(card, heading)) if (value !== fields['title']) fields[PART + path] = value;
         const titled = !!(heading && fields['title'] && (heading.querySelector('a[href]') || heading.closest('a[href]')));
         const url = detailLink(card, titled ? heading : null);
         if (!(pairs >= 2 || (titled && url))) { rows.length = 0; break; }

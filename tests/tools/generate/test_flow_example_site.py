@@ -1,0 +1,86 @@
+"""Value flow on the bundled example site, whose result cards show a book's values without labels.
+
+The cards read "Margaret Oyelaran · 2014 · Book · Mystery"; the book pages label them. The graph
+names each card part from the detail pages the crawl read, so the catalogue listing gets its
+year, format and genre for all 36 books, and chains and task graphs can be composed there. Every
+composite's gold is re-derived from ``examples/site/data/books.json`` (bench/truth_check.py's
+``check_flow``), and no instruction states a value the agent must find.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from taskloom.tools.environment.site import serve_static
+from taskloom.tools.generate.compose.flowtasks import leaks
+from taskloom.tools.generate.web.lookup import listing_data
+from taskloom.tools.runtime import Runtime
+from taskloom.tools.settings import Settings
+
+pytestmark = pytest.mark.integration
+ROOT = Path(__file__).resolve().parents[3]
+BOOKS = {b["title"]: b for b in json.loads((ROOT / "examples" / "site" / "data" / "books.json").read_text(encoding="utf-8"))}
+_spec = importlib.util.spec_from_file_location("truth_check", ROOT / "bench" / "truth_check.py")
+assert _spec is not None and _spec.loader is not None
+truth = importlib.util.module_from_spec(_spec)
+sys.modules["truth_check"] = truth
+_spec.loader.exec_module(truth)
+
+
+@pytest.fixture(scope="module")
+def composed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    settings = Settings(workspace=tmp_path_factory.mktemp("flow-example") / "ws", embedder="hashing", crawl_delay=0, record_screenshots=False)
+
+    async def go(url: str) -> dict[str, Any]:
+        async with Runtime(settings) as rt:
+            graph_id = (await rt.graphs.ingest_website(url + "/index.html", max_pages=30, max_depth=3, max_states=0, click_budget=0)).graph_id
+            service = rt.task_service()
+            chains = await service.compose(graph_id, "chain", count=3, levels=6, seed=0)
+            dags = await service.compose(graph_id, "dag", count=2, seed=0)
+            return {
+                "kg": rt.graphs.load(graph_id),
+                "chains": chains,
+                "dags": dags,
+                "tasks": [rt.tasks.load(i) for i in chains.task_ids + dags.task_ids],
+            }
+
+    with serve_static() as site:
+        yield asyncio.run(go(site.url))
+
+
+def test_card_parts_are_named_from_the_book_pages(composed: dict[str, Any]) -> None:
+    kg = composed["kg"]
+    assert set(kg.meta.stats["part_labels"].values()) == {"Year", "Format", "Genre"}
+    catalogue = max(listing_data(kg), key=lambda d: len(d.records))
+    assert catalogue.node.attrs["complete"] and len(catalogue.records) == 36
+    for label in ("Year", "Format", "Genre"):
+        assert catalogue.stats[label].covers_all
+    for record in catalogue.records:
+        fields = record.attrs["fields"]
+        book = BOOKS[fields["title"]["raw"]]
+        assert (fields["Year"]["value"], fields["Format"]["raw"], fields["Genre"]["raw"]) == (book["year"], book["format"], book["genre"])
+    assert "Margaret Oyelaran" not in json.dumps([r.attrs["fields"] for r in catalogue.records])  # the author part no book page labels: left out
+
+
+def test_chains_reach_level_four_and_every_gold_is_true(composed: dict[str, Any]) -> None:
+    chains, dags = composed["chains"], composed["dags"]
+    assert len(chains.chains) == 3 and all(c.reached >= 4 for c in chains.chains), [c.model_dump() for c in chains.chains]
+    assert len({t.subtasks[0].outputs[0].name for t in composed["tasks"] if t.type == "chained" and t.level == 1}) == 3  # three different first picks
+    graphs = [t for t in composed["tasks"] if t.type == "task_graph"]
+    assert len(graphs) == 2 and all((t.order_count or 0) >= 2 for t in graphs), dags.reason
+    graph = truth.Graph(composed["kg"], truth.books_source())
+    for task in composed["tasks"]:
+        verdict = truth.check(task, graph)
+        assert verdict.status == "right", (task.instruction, task.gold_answer, verdict)
+        assert not leaks(task.instruction, [h for h in task.quality["flow"]["hidden"] if not h.startswith("http")] + ([task.gold_answer] if task.type == "task_graph" and task.gold_answer else []), ("book", "books"))
+        assert task.quality["replay"]["ok"]
+    relations = {s.get("relation") for t in composed["tasks"] for s in t.quality["flow"]["steps"] if "count" in s}
+    assert relations & {"gt", "lt"}  # a number flows too: the example site has two categories only
