@@ -8,7 +8,8 @@ judged a goal by ``instruction_style``, no-ops kept (the no-op stage drops them;
 replay pass rate of the candidates, and each agent's success rate. Five tasks per site are
 printed verbatim with their checks. With ``--chains N`` (default 2), N value-flow chains
 (levels 1..6) and N task graphs are composed on each site and run by the same agents: the
-per-level table shows tasks, mean gold steps and each agent's success (AgentSynth's
+per-level table shows tasks, mean gold steps, the measured difficulty (distinct pages the gold
+visits, values carried between subtasks, branching: ``task.quality["difficulty"]``) and each agent's success (AgentSynth's
 expected shape: baseline success falls as the level rises). Per site and family, the candidates
 the generation dropped are counted by reason (:func:`drop_group`: incomplete, volatile, not unique,
 routes disagree, replay, other). Targets from issue 15: ≥80% goals; ≥3 tasks per family on
@@ -111,6 +112,7 @@ async def _composites(rt: Any, graph_id: str, chains: int) -> tuple[list[Any], d
         "stops": [{"reached": c.reached, "stopped": c.stopped} for c in chained.chains],
         "failed levels": len(chained.dropped),
         "graphs": graphs.stats,
+        "graph reason": graphs.reason,
     }
     return tasks, info
 
@@ -150,10 +152,13 @@ async def _site(site: str, url: str, max_pages: int, count: int, max_steps: int,
         row = families[_family(task)]
         row["tasks"] += 1
         row["goals"] += instruction_style(task.instruction).style == "goal"
-    levels: dict[str, dict[str, Any]] = defaultdict(lambda: {"tasks": 0, "steps": 0, **{a: [0, 0] for a in AGENTS}})
+    levels: dict[str, dict[str, Any]] = defaultdict(lambda: {"tasks": 0, "steps": 0, "pages": 0, "carried": 0, "branching": 0, **{a: [0, 0] for a in AGENTS}})
     for task in composites:
-        levels[_bucket(task)]["tasks"] += 1
-        levels[_bucket(task)]["steps"] += len(task.gold_steps)
+        row = levels[_bucket(task)]
+        row["tasks"] += 1
+        row["steps"] += len(task.gold_steps)
+        for key in ("pages", "carried", "branching"):
+            row[key] += task.quality.get("difficulty", {}).get(key, 0)
     composite_ids = {t.id: t for t in composites}
     for result in results:
         if result.task_id in composite_ids:
@@ -180,7 +185,7 @@ async def _site(site: str, url: str, max_pages: int, count: int, max_steps: int,
         "dropped by reason": _drops(report, families_of),
         "verbatim": [{"family": _family(t), "instruction": t.instruction, "check": _check(t), "start": t.start_url} for t in _spread(tasks, 5)],
         "composed": composed,
-        "levels": {k: {**v, "steps": round(v["steps"] / v["tasks"], 1)} for k, v in sorted(levels.items())},
+        "levels": {k: {**v, **{m: round(v[m] / v["tasks"], 1) for m in ("steps", "pages", "carried", "branching")}} for k, v in sorted(levels.items())},
         "composites verbatim": [{"bucket": _bucket(t), "instruction": t.instruction, "check": _check(t), "steps": [g.text for g in t.gold_steps]} for t in composites[:8]],
     }
 
@@ -222,16 +227,21 @@ def _print(rows: list[dict[str, Any]]) -> None:
             other = ", ".join(f"{stage} {n}" for stage, n in sorted(d["other stages"].items()))
             print(f"{r['site']} | {name} | " + " | ".join(str(d[g]) for g in DROP_GROUPS) + f" | {other or '-'}")
     if any(r["levels"] or r["composed"] for r in rows):
-        print("\nsite | level | tasks | mean gold steps | oracle | explorer | word-match")
-        print("-|-|-|-|-|-|-")
+        print("\nsite | level | tasks | mean gold steps | pages | values carried | branching | oracle | explorer | word-match")
+        print("-|-|-|-|-|-|-|-|-|-")
         for r in rows:
             if r["composed"].get("reason"):
-                print(f"{r['site']} | - | 0 | - | - | - | - ({r['composed']['reason']})")
+                print(f"{r['site']} | - | 0 | - | - | - | - | - | - | - ({r['composed']['reason']})")
             for name, f in r["levels"].items():
-                print(f"{r['site']} | {name} | {f['tasks']} | {f['steps']} | {_rate(*f['oracle'])} | {_rate(*f['explorer'])} | {_rate(*f['word-match'])}")
+                print(
+                    f"{r['site']} | {name} | {f['tasks']} | {f['steps']} | {f['pages']} | {f['carried']} | {f['branching']} | "
+                    f"{_rate(*f['oracle'])} | {_rate(*f['explorer'])} | {_rate(*f['word-match'])}"
+                )
     for r in rows:
         for stop in r["composed"].get("stops", []):
             print(f"{r['site']}: chain reached level {stop['reached']}; stopped: {stop['stopped']}")
+        if r["composed"].get("graph reason"):
+            print(f"{r['site']}: task graphs: {r['composed']['graph reason']}")
     for r in rows:
         print(f"\n{r['site']}: five tasks verbatim")
         for t in r["verbatim"]:

@@ -82,5 +82,10 @@ def test_chains_reach_level_four_and_every_gold_is_true(composed: dict[str, Any]
         assert verdict.status == "right", (task.instruction, task.gold_answer, verdict)
         assert not leaks(task.instruction, [h for h in task.quality["flow"]["hidden"] if not h.startswith("http")] + ([task.gold_answer] if task.type == "task_graph" and task.gold_answer else []), ("book", "books"))
         assert task.quality["replay"]["ok"]
+        measured = task.quality["difficulty"]
+        assert measured["carried"] == len(task.dag) and measured["pages"] >= 2
+        assert measured["branching"] == (2 if task.type == "task_graph" else 1)
+    by_level = {t.level: t.quality["difficulty"]["carried"] for t in composed["tasks"] if t.type == "chained"}
+    assert all(carried == level - 1 for level, carried in by_level.items())
     relations = {s.get("relation") for t in composed["tasks"] for s in t.quality["flow"]["steps"] if "count" in s}
     assert relations & {"gt", "lt"}  # a number flows too: the example site has two categories only

@@ -25,6 +25,7 @@ from ...environment.manager import EpisodeManager
 from ...errors import InputError
 from ...graph.model import KnowledgeGraph
 from ...llm.client import LLM
+from ...tasks.dag import Dag
 from ...tasks.model import Task
 from ...tasks.store import TaskStore
 from .chain import FailedProposal, build_chains
@@ -33,7 +34,7 @@ from .flowcompose import ChainStop, compose_value_chains, compose_value_graphs
 from .statechain import compose_state_chains
 from .dag import compose_dags
 
-__all__ = ["ComposeMode", "ComposeResult", "compose_tasks"]
+__all__ = ["ComposeMode", "ComposeResult", "compose_tasks", "measured_difficulty"]
 
 ComposeMode = Literal["chain", "dag", "walk", "pages"]
 
@@ -109,8 +110,21 @@ async def compose_tasks(
     else:
         raise InputError(f"unknown mode {mode!r}; use chain, dag, walk or pages")
     for task in tasks:
+        if task.subtasks:
+            task.quality["difficulty"] = measured_difficulty(task)
         store.save(task)
     return result
+
+
+def measured_difficulty(task: Task) -> dict[str, int]:
+    """What makes a composite hard, measured on it: distinct pages its gold visits (the start page too), values the
+    agent must carry from one subtask to another (the DAG's edges), and branching (most subtasks open at once)."""
+    nodes = [s.id for s in task.subtasks]
+    return {
+        "pages": len({s.text for s in task.gold_steps if s.action == "navigate"} | {task.start_url}),
+        "carried": len(task.dag),
+        "branching": Dag(nodes, task.dag).width if nodes else 0,
+    }
 
 
 def flow_levels(tasks: list[Task]) -> list[LevelStats]:
