@@ -2,7 +2,7 @@
 
 Per site (served on 127.0.0.1 as in ``bench/sites.py``): crawl once, generate ``--count``
 tasks with the default ``web-goals`` generator (seed 0), then run every kept task with the
-``oracle``, ``explorer`` and ``word-match`` agents through the real harness (in-process agents
+``oracle``, ``scanner``, ``explorer`` and ``word-match`` agents through the real harness (in-process agents
 over the agent-profile MCP server). The table gives, per site and family: tasks kept, the share
 judged a goal by ``instruction_style``, no-ops kept (the no-op stage drops them; target 0), the
 replay pass rate of the candidates, and each agent's success rate. Five tasks per site are
@@ -39,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from sites import _SITES, _serve  # noqa: E402  (the same four sites, served the same way)
 
-AGENTS = ("oracle", "explorer", "word-match")
+AGENTS = ("oracle", "scanner", "explorer", "word-match")
 #: Why candidates were dropped, in groups (issue 31); the columns of the per-family drop table.
 DROP_GROUPS = ("incomplete", "volatile", "not unique", "routes disagree", "replay", "other")
 
@@ -208,16 +208,17 @@ def _spread(tasks: list[Any], n: int) -> list[Any]:
 
 
 def _print(rows: list[dict[str, Any]]) -> None:
-    print("site | pages | candidates | kept | goal share | no-ops kept (dropped) | replay pass | oracle | explorer | word-match")
-    print("-|-|-|-|-|-|-|-|-|-")
+    names = " | ".join(AGENTS)
+    print(f"site | pages | candidates | kept | goal share | no-ops kept (dropped) | replay pass | {names}")
+    print("-|-|-|-|-|-|-|" + "-|" * (len(AGENTS) - 1) + "-")
     for r in rows:
         o = r["overall"]
-        print(f"{r['site']} | {r['pages']} | {r['candidates']} | {r['kept']} | {r['goal share']} | {r['no-ops kept']} ({r['no-ops dropped']}) | {r['replay pass rate']} | {o['oracle']} | {o['explorer']} | {o['word-match']}")
-    print("\nsite | family | tasks | goals | oracle | explorer | word-match")
-    print("-|-|-|-|-|-|-")
+        print(f"{r['site']} | {r['pages']} | {r['candidates']} | {r['kept']} | {r['goal share']} | {r['no-ops kept']} ({r['no-ops dropped']}) | {r['replay pass rate']} | " + " | ".join(o[a] for a in AGENTS))
+    print(f"\nsite | family | tasks | goals | {names}")
+    print("-|-|-|-|" + "-|" * (len(AGENTS) - 1) + "-")
     for r in rows:
         for name, f in r["families"].items():
-            print(f"{r['site']} | {name} | {f['tasks']} | {f['goals']} | {_rate(*f['oracle'])} | {_rate(*f['explorer'])} | {_rate(*f['word-match'])}")
+            print(f"{r['site']} | {name} | {f['tasks']} | {f['goals']} | " + " | ".join(_rate(*f[a]) for a in AGENTS))
     print("\nsite | family | dropped: " + " | ".join(DROP_GROUPS) + " | other stages")
     print("-|-|" + "-|" * len(DROP_GROUPS) + "-")
     for r in rows:
@@ -227,15 +228,15 @@ def _print(rows: list[dict[str, Any]]) -> None:
             other = ", ".join(f"{stage} {n}" for stage, n in sorted(d["other stages"].items()))
             print(f"{r['site']} | {name} | " + " | ".join(str(d[g]) for g in DROP_GROUPS) + f" | {other or '-'}")
     if any(r["levels"] or r["composed"] for r in rows):
-        print("\nsite | level | tasks | mean gold steps | pages | values carried | branching | oracle | explorer | word-match")
-        print("-|-|-|-|-|-|-|-|-|-")
+        print(f"\nsite | level | tasks | mean gold steps | pages | values carried | branching | {names}")
+        print("-|-|-|-|-|-|-|" + "-|" * (len(AGENTS) - 1) + "-")
         for r in rows:
             if r["composed"].get("reason"):
-                print(f"{r['site']} | - | 0 | - | - | - | - | - | - | - ({r['composed']['reason']})")
+                print(f"{r['site']} | - | 0 | - | - | - | - | " + " | ".join("-" for _ in AGENTS) + f" ({r['composed']['reason']})")
             for name, f in r["levels"].items():
                 print(
                     f"{r['site']} | {name} | {f['tasks']} | {f['steps']} | {f['pages']} | {f['carried']} | {f['branching']} | "
-                    f"{_rate(*f['oracle'])} | {_rate(*f['explorer'])} | {_rate(*f['word-match'])}"
+                    + " | ".join(_rate(*f[a]) for a in AGENTS)
                 )
     for r in rows:
         for stop in r["composed"].get("stops", []):

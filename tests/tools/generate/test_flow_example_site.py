@@ -4,7 +4,8 @@ The cards read "Margaret Oyelaran · 2014 · Book · Mystery"; the book pages la
 names each card part from the detail pages the crawl read, so the catalogue listing gets its
 year, format and genre for all 36 books, and chains and task graphs can be composed there. Every
 composite's gold is re-derived from ``examples/site/data/books.json`` (bench/truth_check.py's
-``check_flow``), and no instruction states a value the agent must find.
+``check_flow``), and no instruction states a value the agent must find. The ``scanner`` baseline
+(the site's own filters and result pages, one hop) solves level 1 and falls with the level.
 """
 
 from __future__ import annotations
@@ -19,6 +20,9 @@ from typing import Any
 
 import pytest
 
+from taskloom.harness.service import Harness
+from taskloom.harness.store import RunStore
+from taskloom.server.app import build_server
 from taskloom.tools.environment.site import serve_static
 from taskloom.tools.generate.compose.flowtasks import leaks
 from taskloom.tools.generate.web.lookup import listing_data
@@ -45,12 +49,9 @@ def composed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any
             service = rt.task_service()
             chains = await service.compose(graph_id, "chain", count=3, levels=6, seed=0)
             dags = await service.compose(graph_id, "dag", count=2, seed=0)
-            return {
-                "kg": rt.graphs.load(graph_id),
-                "chains": chains,
-                "dags": dags,
-                "tasks": [rt.tasks.load(i) for i in chains.task_ids + dags.task_ids],
-            }
+            tasks = [rt.tasks.load(i) for i in chains.task_ids + dags.task_ids]
+            run = await Harness(settings, server_factory=build_server, runtime=rt).run(tasks, ["scanner"], concurrency=2, max_steps=30, timeout_s=120)
+            return {"kg": rt.graphs.load(graph_id), "chains": chains, "dags": dags, "tasks": tasks, "results": RunStore(rt.workspace, run.run_id).results()}
 
     with serve_static() as site:
         yield asyncio.run(go(site.url))
@@ -89,3 +90,15 @@ def test_chains_reach_level_four_and_every_gold_is_true(composed: dict[str, Any]
     assert all(carried == level - 1 for level, carried in by_level.items())
     relations = {s.get("relation") for t in composed["tasks"] for s in t.quality["flow"]["steps"] if "count" in s}
     assert relations & {"gt", "lt"}  # a number flows too: the example site has two categories only
+
+
+def test_the_scanner_baseline_solves_level_one_and_falls_with_level(composed: dict[str, Any]) -> None:
+    """The scanner applies the goal's values with the site's filters and reads the results: one hop, not a chain."""
+    level = {t.id: t.level or 0 for t in composed["tasks"]}
+    results = [r for r in composed["results"] if r.agent == "scanner"]
+    assert len(results) == len(composed["tasks"])
+    first = [r.success for r in results if level[r.task_id] == 1]
+    deeper = [r.success for r in results if level[r.task_id] >= 2]
+    assert sum(first) / len(first) >= 2 / 3  # the baseline is strong enough to show a curve
+    assert sum(deeper) / len(deeper) < sum(first) / len(first) - 0.3
+    assert not any(r.success for r in results if level[r.task_id] == 0)  # a task graph needs both branches' values: none solved
