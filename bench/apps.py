@@ -16,7 +16,10 @@ before every episode): crawl once, generate change goals (``web-change``) and th
 * **oracle**: the harness's ``oracle`` agent over every kept task (two episodes at once: the
   episode manager gives the application to one at a time);
 * **reset**: the median and the longest of 20 resets of the state folder, beside the floor of
-  copying the database file once (a ratio).
+  copying the database file once (a ratio);
+* **composites**: three chains (levels 1-6) and two task graphs composed over the crawl and
+  its change goals (state chains: create, comment, change, quote), how far each chain got and
+  why it stopped, run by the oracle with the rest.
 
 Run from the repository root (``make test-data`` first)::
 
@@ -296,6 +299,10 @@ async def _app(app: App, count: int, folder: Path) -> dict[str, Any]:
                     _, refused = await replay_web_task(made[1], rt.episodes)
                     wrong_states.append({"kind": task.quality["change"]["kind"], "state": made[0], "failed": refused is not None, "instruction": task.instruction})
             kept = change_tasks + [t for t in default_tasks if t.id not in {c.id for c in change_tasks}]
+            chains = await rt.task_service().compose(graph_id, "chain", count=3, levels=6, seed=0)
+            graphs = await rt.task_service().compose(graph_id, "dag", count=2, seed=0)
+            composites = [rt.tasks.load(i) for i in chains.task_ids + graphs.task_ids]
+            kept += composites
             harness = Harness(settings, server_factory=build_server, runtime=rt)
             run = await harness.run(kept, ["oracle"], concurrency=2, max_steps=30, timeout_s=180.0, seed=0)
             results = RunStore(rt.workspace, run.run_id).results()
@@ -328,6 +335,9 @@ async def _app(app: App, count: int, folder: Path) -> dict[str, Any]:
             for r in results if not r.success
         ],
         "verbatim": [{"kind": t.quality["change"]["kind"], "instruction": t.instruction, "checks": [c.value for c in t.success]} for t in _one_per_kind(change_tasks)],
+        "chains": [{"reached": c.reached, "stopped": c.stopped} for c in chains.chains] or chains.reason,
+        "task graphs": len(graphs.task_ids) or graphs.reason,
+        "composites verbatim": [{"level": t.level, "instruction": t.instruction} for t in composites if t.level in (2, 4)][:4],
     }
 
 
@@ -357,6 +367,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{row['app']}: {json.dumps(item, ensure_ascii=False)}")
         for item in row["verbatim"]:
             print(f"\n{row['app']} {item['kind']}: {item['instruction']}\n  " + "\n  ".join(item["checks"]))
+        print(f"\n{row['app']} chains: {row['chains']}; task graphs: {row['task graphs']}")
+        for item in row["composites verbatim"]:
+            print(f"{row['app']} level {item['level']}: {item['instruction']}")
     print("RESULT " + json.dumps({"apps": rows}, ensure_ascii=False))
     return 1 if any(r["gold wrong"] or r["wrong states passed"] for r in rows) else 0
 

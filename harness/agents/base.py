@@ -32,7 +32,7 @@ from ...tools.tasks.model import Task
 from .endpoint import Endpoint, serve_episode
 from .spec import AgentSpec
 
-__all__ = ["Agent", "Job", "AgentSpec", "AgentStopped", "ServerFactory"]
+__all__ = ["Agent", "InProcessAgent", "Job", "AgentSpec", "AgentStopped", "ServerFactory"]
 
 ServerFactory = Callable[..., FastMCP]  # (settings, profile=, bound=, episodes_dir=, runtime=) -> server; the harness never imports server/
 
@@ -115,3 +115,14 @@ class Agent(Protocol):
     async def attempt(self, job: Job, client: Client[Any] | None) -> None:
         """Act on the job's task until done (calling env_close), or raise."""
         ...
+
+
+class InProcessAgent:
+    """The common part of Taskloom's own agents without an LLM: in process (an in-memory MCP client), no model, no tokens."""
+
+    in_process = True
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.model: str | None = None
+        self.tokens = 0

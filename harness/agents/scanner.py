@@ -30,7 +30,7 @@ from urllib.parse import urljoin
 
 from fastmcp import Client
 
-from .base import Job
+from .base import InProcessAgent, Job
 from .calls import structured
 from .explorer import _BROWSE, _NEXT, _QUESTION_STOP, _QUOTED, SnapshotNode, goal_mode, page_records, parse_snapshot, parse_tree, words
 from .registry import agent
@@ -160,15 +160,11 @@ def answer_from(items: list[Item], ask: Ask) -> tuple[str | None, Item | None]:
     return best.name, best
 
 
-class ScannerAgent:
+class ScannerAgent(InProcessAgent):
     """Filters with the site's controls, reads every result page, answers from the results (see the module notes)."""
 
-    in_process = True
-
     def __init__(self, name: str = "scanner") -> None:
-        self.name = name
-        self.model: str | None = None
-        self.tokens = 0
+        super().__init__(name)
 
     async def attempt(self, job: Job, client: Client[Any] | None) -> None:
         assert client is not None
@@ -204,7 +200,7 @@ class ScannerAgent:
         pending = list(ask.values)
         browsed = False
         while pending and self.steps > 0:
-            move = _control(snapshot, pending)
+            move: tuple[str | None, str, dict[str, Any]] | None = _control(snapshot, pending)
             if move is None:
                 if browsed or result_items(snapshot):
                     break

@@ -11,7 +11,7 @@ from ...tools.environment.trajectory import Trajectory, load_trajectory
 from ...tools.errors import InputError
 from ...tools.security.roots import Roots
 from ...tools.settings import Settings
-from .base import Job
+from .base import InProcessAgent, Job
 from .calls import call_for_action, call_for_step, structured
 from .desktop_calls import desktop_gold
 from .registry import agent
@@ -19,7 +19,7 @@ from .registry import agent
 __all__ = ["OracleAgent", "ReplayAgent", "oracle", "replay"]
 
 
-class OracleAgent:
+class OracleAgent(InProcessAgent):
     """Knows the gold solution: reads the evidence and answers (documents) or runs the gold steps (web, composite, desktop).
 
     The reference point of every run: it shows each task is solvable through the
@@ -28,12 +28,8 @@ class OracleAgent:
     is in the trajectory, the remaining steps and the answer still follow.
     """
 
-    in_process = True
-
     def __init__(self, name: str = "oracle") -> None:
-        self.name = name
-        self.model: str | None = None
-        self.tokens = 0
+        super().__init__(name)
 
     async def attempt(self, job: Job, client: Client[Any] | None) -> None:
         assert client is not None

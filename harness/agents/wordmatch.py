@@ -14,7 +14,7 @@ from typing import Any
 
 from fastmcp import Client
 
-from .base import Job
+from .base import InProcessAgent, Job
 from .calls import structured
 from .explorer import goal_mode, parse_snapshot, words
 from .registry import agent
@@ -37,15 +37,11 @@ def pick_control(snapshot: str, wanted: set[str], clicked: set[tuple[str, str]])
     return best
 
 
-class WordMatchAgent:
+class WordMatchAgent(InProcessAgent):
     """Clicks whatever control shares most words with the instruction (see the module notes)."""
 
-    in_process = True
-
     def __init__(self, name: str = "word-match") -> None:
-        self.name = name
-        self.model: str | None = None
-        self.tokens = 0
+        super().__init__(name)
 
     async def attempt(self, job: Job, client: Client[Any] | None) -> None:
         assert client is not None
