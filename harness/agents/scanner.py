@@ -32,21 +32,26 @@ from fastmcp import Client
 
 from .base import InProcessAgent, Job
 from .calls import structured
-from .explorer import _BROWSE, _NEXT, _QUESTION_STOP, _QUOTED, SnapshotNode, goal_mode, page_records, parse_snapshot, parse_tree, words
+from .explorer import _BROWSE, _NEXT, _QUESTION_STOP, _QUOTED, SnapshotElement, SnapshotNode, goal_mode, page_records, parse_snapshot, parse_tree, words
 from .registry import agent
 
 __all__ = ["ScannerAgent", "Ask", "read_ask", "result_items", "answer_from"]
 
 _SUPERLATIVE = re.compile(
-    r"\b(highest|lowest|largest|smallest|greatest|biggest|latest|earliest|longest|shortest|most|least|fewest)\s+([a-z][a-z -]*?)(?=\s+(?:among|that|of|from|with|in|on|and|whose)\b|[?.,]|$)"
+    r"\b(highest|lowest|largest|smallest|greatest|biggest|latest|earliest|longest|shortest|most|least|fewest)\s+([a-z][a-z0-9 -]*?)(?=\s+(?:among|that|of|from|with|in|on|and|whose)\b|[?.,]|$)"
 )
 _MAX_WORDS = {"highest", "largest", "greatest", "biggest", "latest", "longest", "most"}
 _THRESHOLD = re.compile(r"\bwith an? ([a-z][a-z -]*?) (above|below|over|under|greater than|less than) ([\d,]+(?:\.\d+)?)")
 _ASKED = re.compile(r"^what is the ([a-z][a-z -]*?) of\b", re.I)
 _CAPITALS = re.compile(r"(?<![\w“\"])([A-Z][\w'-]*(?: [A-Z][\w'-]*)*)")
-_NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?(?![\w])")
+_NAMED_FIELD = re.compile(r"[“\"]([^”\"]+)[”\"] value\b")
+_NUMBER = re.compile(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?(?![\w])")
+#: Plain words before the records' noun ("among the male penguins", "how many female penguins"): values too.
+_BEFORE_NOUN = re.compile(r"\b(?:among the|how many) ((?:[a-z][\w'-]* ){1,3}?)[a-z]+s\b")
 #: Result pages read at most.
 MAX_PAGES = 12
+#: Listing-like links followed at most before reading what the page shows.
+MAX_BROWSE = 4
 
 
 @dataclass
@@ -71,8 +76,13 @@ def read_ask(instruction: str) -> Ask:
     (['E-book', 'History'], True, 'max', ['year'])
     >>> read_ask("What is the title of the book with the lowest year among the books with a year above 2015?").thresholds
     [({'year'}, 'gt', 2015.0)]
+    >>> a = read_ask("What is the individual ID of the penguin with the lowest “Delta 13 C” value among the Chinstrap penguins?")
+    >>> a.values, a.op, sorted(a.measure), sorted(a.asked)
+    (['Chinstrap'], 'min', ['13', 'delta'], ['id', 'individual'])
+    >>> read_ask("What is the individual ID of the penguin with the highest body mass among the male penguins?").values
+    ['male']
     """
-    text = instruction.strip()
+    text = _NAMED_FIELD.sub(lambda m: m[1] + " value", instruction.strip())  # “Delta 13 C” value: a field's name, not a value
     quoted = [q.strip() for q in _QUOTED.findall(text) if q.strip()]
     bare = _QUOTED.sub(" ", text)
     first = re.match(r"\s*(\w+)", bare)
@@ -87,6 +97,10 @@ def read_ask(instruction: str) -> Ask:
         ask.thresholds.append((words(f, _QUESTION_STOP), "gt" if way in ("above", "over", "greater than") else "lt", float(number.replace(",", ""))))
     if m := _ASKED.search(low.strip()):
         ask.asked = words(m[1], _QUESTION_STOP)
+    plain = [w for m in _BEFORE_NOUN.finditer(_QUOTED.sub(" ", text)) for w in m[1].split() if w not in _QUESTION_STOP and not w.isdigit()]
+    ask.values += [w for w in plain if w not in {v.lower() for v in ask.values}]
+    fields = ask.measure | ask.asked | {w for f, _, _ in ask.thresholds for w in f}
+    ask.values = [v for v in ask.values if v in quoted or (words(v) and not words(v) <= fields)]  # "ID" of "individual ID" names a field
     return ask
 
 
@@ -198,26 +212,26 @@ class ScannerAgent(InProcessAgent):
     async def _filter(self, client: Client[Any], ask: Ask, snapshot: str, url: str) -> tuple[str, str, list[str]]:
         """Apply each value a control on the page offers (opening a listing-like link first when nothing offers one); the values left."""
         pending = list(ask.values)
-        browsed = False
-        while pending and self.steps > 0:
+        browsed: set[str] = set()
+        seen = {url.split("#")[0]}
+        while self.steps > 0:
             move: tuple[str | None, str, dict[str, Any]] | None = _control(snapshot, pending)
             if move is None:
-                if browsed or result_items(snapshot):
+                items = result_items(snapshot)
+                if _lists(items, ask, pending) or (len(items) >= 5 and _next_link(snapshot)) or len(browsed) >= MAX_BROWSE:  # results, or their first page
                     break
-                browse = _browse_link(snapshot, ask)
+                browse = _browse_link(snapshot, ask, browsed, url, seen)
                 if browse is None:
                     break
-                browsed, move = True, (None, "browser_click", {"element": browse[0], "target": browse[1]})
+                browsed.add(browse[0])
+                move = (None, "browser_click", {"element": browse[0], "target": browse[1]})
             value, tool, args = move
             data = await self._act(client, tool, args)
             if value is not None:
                 pending.remove(value)
             if data is not None:
                 snapshot, url = str(data.get("snapshot") or snapshot), str(data.get("url") or url)
-        if not result_items(snapshot) and not browsed and (browse := _browse_link(snapshot, ask)) is not None:
-            data = await self._act(client, "browser_click", {"element": browse[0], "target": browse[1]})
-            if data is not None:
-                snapshot, url = str(data.get("snapshot") or snapshot), str(data.get("url") or url)
+                seen.add(url.split("#")[0])
         return snapshot, url, pending
 
     async def _read(self, client: Client[Any], snapshot: str, url: str) -> list[Item]:
@@ -226,14 +240,18 @@ class ScannerAgent(InProcessAgent):
         for _ in range(MAX_PAGES):
             for item in result_items(snapshot):
                 items.setdefault(item.text, item)
-            nexts = [e for e in parse_snapshot(snapshot) if e.role == "link" and _NEXT.match(e.name.strip())]
-            if not nexts:
+            following = _next_link(snapshot)
+            if following is None:
                 break
-            data = await self._act(client, "browser_click", {"element": nexts[0].name, "target": nexts[0].ref})
+            data = await self._act(client, "browser_click", {"element": following.name, "target": following.ref})
             if data is None:
                 break
             snapshot, url = str(data.get("snapshot") or snapshot), str(data.get("url") or url)
         return list(items.values())
+
+
+def _next_link(snapshot: str) -> SnapshotElement | None:
+    return next((e for e in parse_snapshot(snapshot) if e.role == "link" and _NEXT.match(e.name.strip())), None)
 
 
 def _control(snapshot: str, pending: list[str]) -> tuple[str, str, dict[str, Any]] | None:
@@ -250,13 +268,22 @@ def _control(snapshot: str, pending: list[str]) -> tuple[str, str, dict[str, Any
     return None
 
 
-def _browse_link(snapshot: str, ask: Ask) -> tuple[str, str] | None:
-    """A link that looks like it lists the records: named by a browse word ("Catalogue", "All") or a word of the instruction."""
+def _lists(items: list[Item], ask: Ask, pending: list[str]) -> bool:
+    """Whether the page lists what the instruction is about: a result showing every value no control took, and the measure if one is asked."""
+    for item in items:
+        if all(_has(item.text, v) for v in pending) and (not ask.op or _number(item, ask.measure) is not None):
+            return True
+    return False
+
+
+def _browse_link(snapshot: str, ask: Ask, browsed: set[str], url: str, seen: set[str]) -> tuple[str, str] | None:
+    """A link not yet followed, to a page not yet seen, that looks like it lists the records: named by a browse word ("Catalogue", "Content") or a word of the instruction."""
     best: tuple[float, str, str] | None = None
     for e in parse_snapshot(snapshot):
-        if e.role != "link" or not e.name or _NEXT.match(e.name.strip()):
+        if e.role != "link" or not e.name or _NEXT.match(e.name.strip()) or e.name in browsed or (e.url and urljoin(url, e.url).split("#")[0] in seen):
             continue
-        score = 1.0 * bool(words(e.name) & _BROWSE) + 0.5 * len(words(e.name) & ask.wanted)
+        named = words(e.name)
+        score = (len(named & ask.wanted) + 0.4 * len(named & _BROWSE)) / max(len(named), 1)  # "penguins" before "penguins.sqlite", "Content" before "Toggle helper tables"
         if score > 0 and (best is None or score > best[0]):
             best = (score, e.name, e.ref)
     return None if best is None else (best[1], best[2])
