@@ -8,7 +8,7 @@ list" would count only the filtered part) or whose URL filters on one of its own
 scope; every other listing is skipped with the reason under
 ``report.generator["skipped"]``. Answers
 are computed from the listing's records: categories are short text fields with a few
-values, measures are number fields. Ties and near-ties are skipped (two counts must
+values (or number fields with at most 8 whole values, each on two records or more), measures are number fields. Ties and near-ties are skipped (two counts must
 differ by at least :data:`MIN_GAP` and 5 %; a maximum or minimum must lead the next
 value by 0.5 %). The structured goal is kept under ``task.quality["compare"]``; the gold
 steps open the listing's first page.
@@ -73,7 +73,8 @@ class ListingGroups:
             lb
             for lb, st in sorted(data.stats.items())
             if st.covers_all
-            and st.main_type == "text" and 2 <= st.distinct <= min(12, size // 2) and st.longest_short <= 40 and not ID_LABEL.match(lb) and min(st.values.values()) >= 2
+            and (st.main_type == "text" or _few_whole_numbers(data, lb))
+            and 2 <= st.distinct <= min(12, size // 2) and st.longest_short <= 40 and not ID_LABEL.match(lb) and min(st.values.values()) >= 2
         ]
         self.measures = [
             lb for lb, st in sorted(data.stats.items()) if st.covers_all and st.main_type == "number" and st.types["number"] >= 5 and st.distinct >= 3 and not ID_LABEL.match(lb) and not _sequence(data, lb)
@@ -149,6 +150,19 @@ def _sequence(data: ListingData, label: str) -> bool:
         return False
     top = max(float(v) for v in values if v is not None)
     return min(float(v) for v in values if v is not None) <= 1 and len(values) >= 0.9 * top
+
+
+#: A number field with at most this many distinct whole values is also a category ("cylinders 4, 6 or 8").
+MAX_NUMBER_CATEGORY = 8
+
+
+def _few_whole_numbers(data: ListingData, label: str) -> bool:
+    """Whether a number field takes a few whole values, each on several records: it groups records as a category does."""
+    stats = data.stats[label]
+    if stats.main_type != "number" or stats.distinct > MAX_NUMBER_CATEGORY or _sequence(data, label):
+        return False
+    values = [_fields(r)[label].get("value") for r in data.records if _fields(r).get(label, {}).get("type") == "number"]
+    return all(isinstance(v, int) or (isinstance(v, float) and v.is_integer()) for v in values)
 
 
 def _adjective(value: str) -> bool:

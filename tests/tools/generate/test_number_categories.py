@@ -1,0 +1,41 @@
+"""A number field with a few whole values groups records as a category does ("cars with 6 cylinders"); a measure does not."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from taskloom.tools.generate.compose.flow import chain_plan
+from taskloom.tools.generate.web.compare import ListingGroups
+from taskloom.tools.generate.web.lookup import listing_data
+from taskloom.tools.graph.model import GraphMeta, KnowledgeGraph, Node, NodeType
+
+
+def _cars() -> KnowledgeGraph:
+    kg = KnowledgeGraph(GraphMeta(id="g", kind="web"))
+    kg.add_node(Node(id="listing:cars", type=NodeType.LISTING, attrs={"url": "http://h/cars", "complete": True}))
+    origins = ("usa", "europe", "japan")
+    for i in range(30):
+        fields = {
+            "name": {"raw": f"car {i}", "value": f"car {i}", "type": "text"},
+            "cylinders": {"raw": str((4, 6, 8)[i % 3]), "value": (4, 6, 8)[i % 3], "type": "number"},
+            "origin": {"raw": origins[(i // 3) % 3], "value": origins[(i // 3) % 3], "type": "text"},
+            "weight": {"raw": str(2000 + 37 * i + (i * i) % 11), "value": 2000 + 37 * i + (i * i) % 11, "type": "number"},
+            "acceleration": {"raw": f"{10 + (i * 7) % 13}.{i % 10}", "value": float(f"{10 + (i * 7) % 13}.{i % 10}"), "type": "number"},
+        }
+        kg.add_node(Node(id=f"record:{i:02d}", type=NodeType.RECORD, attrs={"fields": fields, "listing": "listing:cars", "listings": ["listing:cars"]}))
+    return kg
+
+
+def test_a_cylinder_count_is_a_category_and_a_weight_is_not() -> None:
+    groups = ListingGroups(listing_data(_cars())[0])
+    assert groups.categories == ["cylinders", "origin"]
+    assert "weight" in groups.measures and "weight" not in groups.categories and "acceleration" not in groups.categories
+
+
+def test_chains_start_from_and_flow_through_a_number_category() -> None:
+    groups = ListingGroups(listing_data(_cars())[0])
+    plans = [chain_plan(groups, np.random.default_rng(seed), 6) for seed in range(8)]
+    assert max(len(p.steps) for p in plans) >= 4
+    grouped = {c[0] for p in plans for s in p.steps for c in getattr(s, "conds", []) if c[1] == "eq"}
+    grouped |= {s.shared for p in plans for s in p.steps if getattr(s, "relation", None) == "eq"}
+    assert "cylinders" in grouped  # "cars with cylinders “6”", or "the same cylinders as …"
