@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from taskloom.tools.generate.compose.flow import chain_plan
+from taskloom.tools.generate.compose.flowcompose import why_none
 from taskloom.tools.generate.web.compare import ListingGroups
 from taskloom.tools.generate.web.lookup import listing_data
 from taskloom.tools.graph.model import GraphMeta, KnowledgeGraph, Node, NodeType
@@ -39,3 +40,15 @@ def test_chains_start_from_and_flow_through_a_number_category() -> None:
     grouped = {c[0] for p in plans for s in p.steps for c in getattr(s, "conds", []) if c[1] == "eq"}
     grouped |= {s.shared for p in plans for s in p.steps if getattr(s, "relation", None) == "eq"}
     assert "cylinders" in grouped  # "cars with cylinders “6”", or "the same cylinders as …"
+
+
+def test_a_graph_without_usable_listings_says_why_listing_by_listing() -> None:
+    kg = _cars()
+    for record in kg.nodes("record"):
+        for label in ("weight", "acceleration", "cylinders"):
+            del record.attrs["fields"][label]
+    kg.add_node(Node(id="listing:part", type=NodeType.LISTING, attrs={"url": "http://h/cars?page=2", "complete": False, "completeness": "2 of 5 pages visited"}))
+    kg.add_node(Node(id="record:x", type=NodeType.RECORD, attrs={"fields": {"name": {"raw": "x", "value": "x", "type": "text"}}, "listings": ["listing:part"]}))
+    why = why_none(kg)
+    assert "1 no number field shown for every record (with 3 values or more), e.g. http://h/cars (30 records)" in why
+    assert "1 not seen completely, e.g. http://h/cars?page=2 (1 records): not seen completely (2 of 5 pages visited)" in why

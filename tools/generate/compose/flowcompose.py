@@ -31,7 +31,7 @@ from .dag import resource_edges, verify_composite
 from .flow import MAX_SET, MIN_SET, chain_plan, pair_key, two_branch_plan
 from .flowtasks import graph_task, leaks, level_task, nouns
 
-__all__ = ["ChainStop", "FlowResult", "usable_listings", "verify_levels", "compose_value_chains", "compose_value_graphs"]
+__all__ = ["ChainStop", "FlowResult", "usable_listings", "why_none", "verify_levels", "compose_value_chains", "compose_value_graphs"]
 
 
 class ChainStop(BaseModel):
@@ -66,6 +66,30 @@ def usable_listings(kg: KnowledgeGraph) -> list[ListingGroups]:
 _NONE = "no listing the crawl saw completely has a number field and two category fields, so no value can flow from one subtask to the next"
 
 
+def why_none(kg: KnowledgeGraph) -> str:
+    """Why no listing of the graph can carry a value, listing by listing (counted by cause, the largest of each named)."""
+    causes: dict[str, list[str]] = {}
+    for data in sorted(listing_data(kg), key=lambda d: -len(d.records)):
+        url = str(data.node.attrs.get("url") or data.node.id)
+        if not data.node.attrs.get("complete"):
+            cause = f"not seen completely ({data.node.attrs.get('completeness') or 'no proof'})"
+        elif is_meta_listing(data):
+            cause = "describes the site's own structure"
+        else:
+            groups = ListingGroups(data)
+            if not groups.measures:
+                cause = "no number field shown for every record (with 3 values or more)"
+            elif len(groups.categories) < 2:
+                cause = f"{len(groups.categories)} category field(s) (text, or a few whole numbers, each value on 2 records), 2 needed"
+            else:
+                continue
+        causes.setdefault(cause.split(" (")[0] if cause.startswith("not seen") else cause, []).append(f"{url} ({len(data.records)} records)" + (f": {cause}" if cause.startswith("not seen") else ""))
+    if not causes:
+        return "the crawl found no listing of records (a table, cards or a list with several records)"
+    parts = [f"{len(found)} {cause}, e.g. {found[0]}" for cause, found in sorted(causes.items(), key=lambda c: -len(c[1]))]
+    return _NONE + ": " + "; ".join(parts)
+
+
 async def verify_levels(made: Iterable[tuple[Task | None, str]], episodes: EpisodeManager, result: FlowResult, budget: str) -> tuple[int, str]:
     """Verify a chain's levels 1, 2, … in order into ``result`` (each made only once the one before it passed).
 
@@ -90,7 +114,7 @@ async def compose_value_chains(kg: KnowledgeGraph, episodes: EpisodeManager, cou
     result = FlowResult()
     listings, start = usable_listings(kg), start_page(kg)
     if not listings or start is None:
-        result.reason = _NONE
+        result.reason = why_none(kg) if start is not None else "the graph has no start page"
         return result
     firsts: set[str] = set()  # each chain starts from its own record
     for index in range(count):
@@ -111,7 +135,7 @@ async def compose_value_graphs(kg: KnowledgeGraph, episodes: EpisodeManager, cou
     result = FlowResult()
     listings, start = usable_listings(kg), start_page(kg)
     if not listings or start is None:
-        result.reason = _NONE
+        result.reason = why_none(kg) if start is not None else "the graph has no start page"
         return result
     seen: set[str] = set()
     for attempt in range(count * 4):
