@@ -55,6 +55,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 import numpy as np
+from playwright.async_api import Error as PlaywrightError
 from pydantic import BaseModel, Field
 
 from ...environment.canonical import canonical
@@ -439,6 +440,8 @@ async def verify_composite(task: Task, episodes: EpisodeManager) -> str | None:
             reason = None if shown else observed
     except (ActionFailed, TaskloomError) as exc:
         reason = f"a gold step failed: {exc}"
+    except PlaywrightError as exc:  # the browser gave up on the page (a snapshot or a check over its limit): this composite is dropped, the rest go on
+        reason = f"the browser failed on the replay: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
     path = await episodes.close(episode.id, status="closed" if reason is None else "error", reason=reason)
     if reason is None:
         task.gold_trajectory = str(path)
