@@ -24,6 +24,7 @@ edges are the values that flow (:func:`two_branch_plan`).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -115,10 +116,35 @@ def _pick(rng: np.random.Generator, groups: ListingGroups, members: list[Node], 
     return None
 
 
-def _thresholds(members: list[Node], measure: str) -> list[float]:
-    """Values of ``measure`` at a quarter, half and three quarters of its distinct values in ``members``: conditions on a number."""
+def _thresholds(members: list[Node], measure: str) -> list[tuple[float, float]]:
+    """Conditions on a number at a quarter, half and three quarters of its distinct values in ``members``.
+
+    Each is ``(above, below)``: the roundest number that splits the values there as "above" and
+    as "below" says it (the same records meet "above 4,000" and "above 4,012.5" when no value
+    lies between them).
+
+    >>> from taskloom.tools.graph.model import Node
+    >>> rows = [Node(id=str(v), type="record", attrs={"fields": {"m": {"value": v}}}) for v in (-26.69543, -25.83352, -25.49523, -24.1, -23.9)]
+    >>> _thresholds(rows, "m")
+    [(-25.8, -26.0), (-25.0, -25.5), (-24.0, -25.0)]
+    """
     values = sorted({float(_value(r, measure)) for r in _numbers(members, measure)})
-    return [] if len(values) < 4 else sorted({values[len(values) * q // 4] for q in (1, 2, 3)})
+    if len(values) < 4:
+        return []
+    out = []
+    for i in sorted({len(values) * q // 4 for q in (1, 2, 3)}):
+        out.append((_round_between(values[i], values[i + 1] if i + 1 < len(values) else None, up=True), _round_between(values[i], values[i - 1], up=False)))
+    return out
+
+
+def _round_between(value: float, other: float | None, up: bool) -> float:
+    """The roundest number from ``value`` towards ``other`` (not reaching it): "above" it keeps the records above ``value``, "below" those below."""
+    for digits in range(0, 7):
+        scale = 10.0**digits
+        rounded = (math.ceil(value * scale) if up else math.floor(value * scale)) / scale
+        if other is None or (rounded < other if up else rounded > other):
+            return round(rounded, digits)
+    return value
 
 
 def _number(value: float) -> int | float:
@@ -140,8 +166,8 @@ def extras(groups: ListingGroups, records: list[Node], used: set[str], hidden: s
     for label in groups.measures:
         if label in used:
             continue
-        for threshold in _thresholds(groups.data.records, label):
-            for op in ("gt", "lt"):
+        for above, below in _thresholds(groups.data.records, label):
+            for op, threshold in (("gt", above), ("lt", below)):
                 cond: Cond = (label, op, _number(threshold))
                 if str(_number(threshold)) not in hidden and not any(holds(r, cond) for r in records):
                     out.append(cond)
