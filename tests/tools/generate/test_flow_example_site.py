@@ -47,7 +47,7 @@ def composed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any
         async with Runtime(settings) as rt:
             graph_id = (await rt.graphs.ingest_website(url + "/index.html", max_pages=30, max_depth=3, max_states=0, click_budget=0)).graph_id
             service = rt.task_service()
-            chains = await service.compose(graph_id, "chain", count=3, levels=6, seed=0)
+            chains = await service.compose(graph_id, "chain", count=3, levels=4, seed=0)  # level 6 is reached too (bench/quality.py); 4 is what the issue asks
             dags = await service.compose(graph_id, "dag", count=2, seed=0)
             tasks = [rt.tasks.load(i) for i in chains.task_ids + dags.task_ids]
             run = await Harness(settings, server_factory=build_server, runtime=rt).run(tasks, ["scanner"], concurrency=2, max_steps=30, timeout_s=120)
