@@ -177,9 +177,6 @@ def answer_from(items: list[Item], ask: Ask) -> tuple[str | None, Item | None]:
 class ScannerAgent(InProcessAgent):
     """Filters with the site's controls, reads every result page, answers from the results (see the module notes)."""
 
-    def __init__(self, name: str = "scanner") -> None:
-        super().__init__(name)
-
     async def attempt(self, job: Job, client: Client[Any] | None) -> None:
         assert client is not None
         started = structured(await client.call_tool("env_start", {}))

@@ -40,9 +40,6 @@ def pick_control(snapshot: str, wanted: set[str], clicked: set[tuple[str, str]])
 class WordMatchAgent(InProcessAgent):
     """Clicks whatever control shares most words with the instruction (see the module notes)."""
 
-    def __init__(self, name: str = "word-match") -> None:
-        super().__init__(name)
-
     async def attempt(self, job: Job, client: Client[Any] | None) -> None:
         assert client is not None
         started = structured(await client.call_tool("env_start", {}))

@@ -163,13 +163,14 @@ def extras(groups: ListingGroups, records: list[Node], used: set[str], hidden: s
         for raw in sorted(groups.data.stats[label].values)
         if raw not in hidden and not any(holds(r, (label, "eq", raw)) for r in records)
     ]
+    own = {_raw(r, label) for r in records for label in groups.measures}  # "above 2010" would state the picked book's own year
     for label in groups.measures:
         if label in used:
             continue
         for above, below in _thresholds(groups.data.records, label):
             for op, threshold in (("gt", above), ("lt", below)):
                 cond: Cond = (label, op, _number(threshold))
-                if str(_number(threshold)) not in hidden and not any(holds(r, cond) for r in records):
+                if str(_number(threshold)) not in hidden | own and not any(holds(r, cond) for r in records):
                     out.append(cond)
     return out
 
@@ -248,7 +249,7 @@ def _plan_from(groups: ListingGroups, rng: np.random.Generator, length: int, sta
     shared: set[str] = set()  # a value never flows twice through one field (the set would repeat itself)
     avoid = {start_label}  # fields the picked record's group already fixes
     stated: set[str] = {str(conds[0][2])}
-    hidden: set[str] = set()
+    hidden: set[str] = {_raw(first.record, m) for m in groups.measures}  # a picked record's numbers may name it: no condition states them
     while len(plan.steps) < length:
         last = plan.steps[-1]
         if isinstance(last, Pick):
@@ -268,6 +269,7 @@ def _plan_from(groups: ListingGroups, rng: np.random.Generator, length: int, sta
                 plan.stopped = "no follow-up consumes the set: no measure has a clear highest or lowest record in it"
                 break
             plan.steps.append(pick)
+            hidden |= {_raw(pick.record, m) for m in groups.measures}
     return plan
 
 
