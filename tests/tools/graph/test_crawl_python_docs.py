@@ -24,7 +24,7 @@ MAX_PAGES = 30
 
 
 @pytest.fixture(scope="module")
-def docs_crawl(python_docs_site: str, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, WebIngestReport, list[dict]]:
+def docs_crawl(python_docs_site: str, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, WebIngestReport, list[dict], list[dict]]:
     runtime = Runtime(Settings(workspace=tmp_path_factory.mktemp("ws"), embedder="hashing", crawl_delay=0))
 
     async def go() -> WebIngestReport:
@@ -33,7 +33,7 @@ def docs_crawl(python_docs_site: str, tmp_path_factory: pytest.TempPathFactory) 
     report = runtime.run(go)
     kg = runtime.graphs.load(report.graph_id)
     pages = [dict(n.attrs) for n in kg.nodes("page")]
-    return python_docs_site, report, pages
+    return python_docs_site, report, pages, [dict(n.attrs) for n in kg.nodes("listing")]
 
 
 def _file(base: str, url: str) -> Path:
@@ -47,7 +47,7 @@ def _hrefs(html_file: Path, page_url: str) -> set[str]:
 
 
 def test_budget_is_filled_and_no_page_is_lost(docs_crawl: tuple) -> None:
-    base, report, pages = docs_crawl
+    base, report, pages, _ = docs_crawl
     assert report.pages == MAX_PAGES + report.states, report.skip_counts
     lost = {u: s for u, s in report.skipped.items() if s.reason in ("timeout", "error", "http_status", "redirected")}
     assert not lost, lost
@@ -61,7 +61,7 @@ def test_budget_is_filled_and_no_page_is_lost(docs_crawl: tuple) -> None:
 
 
 def test_every_skipped_url_has_a_reason_that_holds(docs_crawl: tuple) -> None:
-    base, report, pages = docs_crawl
+    base, report, pages, _ = docs_crawl
     counts = report.skip_counts
     assert counts.get("out_of_domain", 0) > 0 and counts.get("budget", 0) > 0, counts
     assert sum(counts.values()) == len(report.skipped)
@@ -79,3 +79,15 @@ def test_every_skipped_url_has_a_reason_that_holds(docs_crawl: tuple) -> None:
             assert skip.detail.split()[-1] in {p["url"] for p in pages}, skip
     crawled = {p["url"] for p in pages}
     assert not crawled & set(report.skipped)
+
+
+def test_every_table_of_a_docs_page_is_seen_whole(docs_crawl: tuple) -> None:
+    """A docs page shows all its tables: Sphinx's rel=next (the next chapter), an anchor named "next" (next()) and prose saying "truncated" cut none."""
+    base, _, _, listings = docs_crawl
+    assert len(listings) >= 5
+    incomplete = {str(a["url"]): a["completeness"] for a in listings if not a["complete"]}
+    assert not incomplete, incomplete
+    functions = next(a for a in listings if a["url"] == base + "/library/functions.html")
+    html = (DOCS / "library" / "functions.html").read_text(encoding="utf-8")
+    body_rows = [len(re.findall(r"<tr", t)) for t in re.findall(r"<tbody.*?</tbody>", html, re.S)]
+    assert functions["records"] == max(body_rows)  # the index of built-in functions, row by row

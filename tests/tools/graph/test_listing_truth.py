@@ -56,6 +56,16 @@ PAGES = {
     "news.html": "<html><body><table><thead><tr><th>Title</th><th>Updated</th><th>Views</th></tr></thead><tbody>"
     + "".join(f"<tr><td><a href='item{i}.html'>Item {i}</a></td><td>{i + 2} days ago</td><td>{100 + i}</td></tr>" for i in range(8))
     + "</tbody></table><p>8 items</p></body></html>",
+    # A documentation page (Sphinx): rel=next names the next chapter, an anchor named "next" documents next(),
+    # and prose and cells say "truncated" of something else. The table is whole.
+    "chapter.html": "<html><head><link rel='next' title='Constants' href='constants.html'></head><body><main>"
+    + "<p>Excluded time components are truncated, not rounded.</p><p>See <a href='chapter.html#next'>next</a>.</p>"
+    + _table(12).split("<main>", 1)[1].replace("</main></body></html>", "")
+    + "<table><tbody><tr><td>math.trunc(x)</td><td>x truncated to Integral</td></tr></tbody></table></main></body></html>",
+    # A listing whose next page lives at a numbered path: rel=next to page-2.html is its next page.
+    "list.html": "<html><head><link rel='next' href='page-2.html'></head><body>" + _table(20).split("<body>", 1)[1],
+    # A short note saying the list is cut, with no number.
+    "short.html": _table(25, "<p>(truncated)</p>"),
     "item3.html": "<html><body><h1>Item 3</h1><table><tr><th>Title</th><td>Item 3</td></tr><tr><th>Views</th><td>104</td></tr><tr><th>Author</th><td>Ann</td></tr></table></body></html>",
 }
 
@@ -110,6 +120,22 @@ def test_a_result_that_says_it_is_cut_is_never_complete(reads: dict[str, list[Re
     assert block.pager.truncation is not None and "more than 1,000 rows" in block.pager.truncation
     attrs = _listing(_graph(reads, ["cut.html"]), "cut.html")
     assert attrs["complete"] is False and "more than 1,000 rows" in str(attrs["completeness"])
+
+
+def test_a_docs_chapter_link_an_anchor_and_prose_do_not_make_a_table_incomplete(reads: dict[str, list[RecordBlock]]) -> None:
+    block = next(b for b in _read(reads, "chapter.html") if b.kind == "table")
+    assert block.pager is not None and block.pager.next is None and block.pager.truncation is None
+    assert str(block.pager.next_elsewhere).endswith("/constants.html")
+    attrs = _listing(_graph(reads, ["chapter.html"]), "chapter.html")
+    assert attrs["complete"] is True, attrs["completeness"]
+
+
+def test_a_next_page_at_a_numbered_path_or_a_truncation_note_keeps_a_listing_incomplete(reads: dict[str, list[RecordBlock]]) -> None:
+    paged = _listing(_graph(reads, ["list.html"]), "list.html")
+    assert paged["complete"] is False, paged["completeness"]
+    block = next(b for b in _read(reads, "short.html") if b.kind == "table")
+    assert block.pager is not None and block.pager.truncation == "(truncated)"
+    assert _listing(_graph(reads, ["short.html"]), "short.html")["complete"] is False
 
 
 def test_a_stated_total_equal_to_the_rows_seen_proves_the_listing(reads: dict[str, list[RecordBlock]]) -> None:

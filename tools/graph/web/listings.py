@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..model import Edge, EdgeType, Node, NodeType, Source
 from .parts import learn_part_labels, named_columns, named_fields
-from .urls import bare_key, listing_key, query_of, query_role
+from .urls import bare_key, listing_key, paged_path, query_of, query_role
 from .values import relative_to_now, sort_key, typed_value
 
 if TYPE_CHECKING:
@@ -74,11 +74,14 @@ def _sort_values(url: str) -> set[str]:
 
 
 def _continues(view: _View) -> bool:
-    """Whether the page links to a next page: its own next link, or a "Next" link to another path that pages (a start page showing a listing's first page)."""
+    """Whether the page links to a next page: its own next link, or a next link to another path that pages (a page parameter, a numbered path).
+
+    A next link to a path that does not page is the next document (Sphinx's rel=next), and says nothing of the listing.
+    """
     if view.pager is None:
         return False
     elsewhere = view.pager.next_elsewhere
-    return view.pager.next is not None or (elsewhere is not None and any(query_role(k) == "page" for k in query_of(elsewhere)))
+    return view.pager.next is not None or (elsewhere is not None and (any(query_role(k) == "page" for k in query_of(elsewhere)) or paged_path(view.url, elsewhere)))
 
 
 @dataclass

@@ -49,7 +49,7 @@ class Pager(BaseModel):
     totals: list[int] = Field(default_factory=list, description="Every distinct record count the page states outside tables.")
     truncation: str | None = Field(None, description="Words saying the rows shown are not all ('more than 1,000 rows', '1000+ results', 'first 100 rows').")
     next: str | None = Field(None, description="URL of the next page (rel=next or a 'Next'/'›' link).")
-    next_elsewhere: str | None = Field(None, description="A 'Next'-named link to another path (a start page listing records whose later pages live elsewhere).")
+    next_elsewhere: str | None = Field(None, description="A rel=next or 'Next'-named link to another path: a later page elsewhere, or the next document.")
     last: str | None = Field(None, description="URL of the last page ('Last'/'»').")
     links: list[str] = Field(default_factory=list, description="Links to the same path (other pages, orders and filters of the listing).")
 
@@ -261,8 +261,9 @@ RECORDS_JS = (
   const NUM = '(\\d{1,3}(?:,\\d{3})+|\\d+)';
   const STATED = new RegExp('(?:^|[^\\d.,])' + NUM + '\\s+' + NOUNS + '\\b', 'i');
   const RANGE = new RegExp('\\d+\\s*[\u2013\u2014-]\\s*\\d+\\s+of\\s+' + NUM + '\\b', 'i');
-  // Words that say the rows shown are not all there are: "more than 1,000 rows", "1000+ results", "results truncated".
-  const CUT = new RegExp('\\b(?:more than|over|at least|in excess of|upwards of|limited to|capped at)\\s+' + NUM + '\\s+' + NOUNS + '\\b|\\b' + NUM + '\\+\\s*' + NOUNS + '\\b|\\b(?:truncated|results? (?:were |was |have been |has been |are )?(?:limited|capped|truncated))\\b', 'i');
+  // Words that say the rows shown are not all there are: "more than 1,000 rows", "1000+ results", "results truncated", "(truncated)";
+  // not prose that uses the word of something else ("Excluded time components are truncated").
+  const CUT = new RegExp('\\b(?:more than|over|at least|in excess of|upwards of|limited to|capped at)\\s+' + NUM + '\\s+' + NOUNS + '\\b|\\b' + NUM + '\\+\\s*' + NOUNS + '\\b|\\b(?:results?|rows?|records?|items?|entries|list|table) (?:were |was |have been |has been |are |is )?(?:limited|capped|truncated)\\b|^\\W*truncated\\W*$', 'i');
   const FIRST = new RegExp('\\b(?:the first|first|top)\\s+' + NUM + '\\s+' + NOUNS + '\\b', 'i');
   let first = null;
   const walker = document.createTreeWalker(document.body || document.documentElement, NodeFilter.SHOW_TEXT);
@@ -275,11 +276,13 @@ RECORDS_JS = (
     if (!s || s.length > 120) continue;
     const counter = s.match(/\bpage\s+(\d{1,6})\s*(?:\/|of)\s*(\d{1,6})\b/i);
     if (counter && pager.total === null) { pager.current = +counter[1]; pager.total = +counter[2]; }
+    const inTable = p.closest('table, [role=table], [role=grid]');
     const cut = s.match(CUT);
-    if (cut && pager.truncation === null) pager.truncation = cut[0];
+    // A data cell's words ("x truncated to Integral") describe the record; inside a table only a count says rows are cut.
+    if (cut && pager.truncation === null && !(inTable && !/\d/.test(cut[0]))) pager.truncation = cut[0];
     const top = s.match(FIRST);
     if (top && first === null) first = top[0];
-    if (cut || top || p.closest('table, [role=table], [role=grid]')) continue;  // a count inside a table is a field, not the listing's total
+    if (cut || top || inTable) continue;  // a count inside a table is a field, not the listing's total
     for (const m of [s.match(STATED), s.match(RANGE)]) {
       const n = m ? +m[1].replace(/,/g, '') : null;
       if (n !== null && !pager.totals.includes(n)) pager.totals.push(n);
@@ -288,8 +291,12 @@ RECORDS_JS = (
   // One stated number is the listing's total; several different ones (a page listing tables with their row counts) state none.
   if (pager.totals.length === 1) pager.stated_total = pager.totals[0];
   if (first !== null && pager.stated_total === null && pager.truncation === null) pager.truncation = first;
+  // rel=next to another path is the next document (Sphinx links every page to the next chapter), not this listing's next page.
   const next = document.querySelector('a[rel~=next][href], link[rel~=next][href]');
-  if (next) pager.next = next.href;
+  if (next && /^https?:/.test(next.href)) {
+    if (new URL(next.href).pathname === location.pathname) pager.next = next.href;
+    else pager.next_elsewhere = next.href;
+  }
   const NEXT = /^(next(\s+page)?(\s*(›|»|>>|>|→))?|›|>|→)$/i, LAST = /^(last(\s+page)?(\s*(»|>>|>>\||→\|))?|»)$/i;
   for (const a of document.querySelectorAll('a[href]')) {
     if (!/^https?:/.test(a.href)) continue;
@@ -299,6 +306,7 @@ RECORDS_JS = (
       if (!pager.next_elsewhere && NEXT.test(name)) pager.next_elsewhere = a.href;
       continue;
     }
+    if (url.search === location.search && url.hash && !/^#!?\//.test(url.hash)) continue;  // an anchor on this page (the docs of next()), not another page
     if (!pager.next && NEXT.test(name)) pager.next = a.href;
     if (!pager.last && LAST.test(name)) pager.last = a.href;
     if (pager.links.length < 300 && !pager.links.includes(a.href)) pager.links.push(a.href);

@@ -153,3 +153,27 @@ def route_of(url: str) -> str | None:
     if fragment.startswith("!"):
         fragment = fragment[1:]
     return fragment if fragment.startswith("/") else None
+
+
+_PAGE_SEGMENT = re.compile(r"^(?:page|p|pg)?[-_/]?\d+(?:\.[a-z]+|/)?$", re.IGNORECASE)
+
+
+def paged_path(url: str, next_url: str) -> bool:
+    """Whether ``next_url``'s path could be a later page of ``url``'s: the same path with one number one higher, or a numbered page below its folder.
+
+    A link to another path that fails this (Sphinx's rel=next to the next chapter, or from
+    "What's New in 3.10" to 3.9) is another document.
+
+    >>> paged_path("http://h/travel/index.html", "http://h/travel/page-2.html"), paged_path("http://h/blog/page/2/", "http://h/blog/page/3/")
+    (True, True)
+    >>> paged_path("http://h/library/functions.html", "http://h/library/constants.html"), paged_path("http://h/whatsnew/3.10.html", "http://h/whatsnew/3.9.html")
+    (False, False)
+    """
+    here, there = urlparse(url).path, urlparse(next_url).path
+    if here == there:
+        return True
+    if re.sub(r"\d+", "#", here) == re.sub(r"\d+", "#", there):
+        steps = [int(b) - int(a) for a, b in zip(re.findall(r"\d+", here), re.findall(r"\d+", there), strict=True) if a != b]
+        return steps == [1]
+    folder = here.rpartition("/")[0] + "/"
+    return there.startswith(folder) and bool(_PAGE_SEGMENT.match(there[len(folder) :]))
