@@ -133,6 +133,8 @@ class ListingGroups:
                 posts.append(f"with a {field_noun(label)} {'above' if op == 'gt' else 'below'} {shown}")
         if self.scope is not None:
             posts.append(f"with {field_noun(self.scope.label)} {quoted(self.scope.value)}")
+        if self.data.where:
+            posts.append(self.data.where)
         return " ".join(pres + [head]), posts
 
 
@@ -294,6 +296,7 @@ def _extreme(rng: np.random.Generator, lst: ListingGroups) -> dict[str, Any] | N
     label = _pick(rng, answers)
     word = "highest" if op == "max" else "lowest"
     subject, field, asked = lst.group(conds), field_noun(measure), field_noun(label)
+    where = f" {lst.data.where}" if lst.data.where else ""
     if conds:
         templates = [
             f"Among the {subject}, what is the {asked} of the one with the {word} {field}?",
@@ -301,8 +304,8 @@ def _extreme(rng: np.random.Generator, lst: ListingGroups) -> dict[str, Any] | N
         ]
     else:
         templates = [
-            f"What is the {asked} of the {lst.noun} with the {word} {field}?",
-            f"Find the {lst.noun} with the {word} {field}: what is its {asked}?",
+            f"What is the {asked} of the {lst.noun}{where} with the {word} {field}?",
+            f"Find the {lst.noun}{where} with the {word} {field}: what is its {asked}?",
         ]
     return {"op": op, "conditions": conds, "measure": measure, "field": label, "answer": lst.data.short(label, str(_fields(best)[label]["raw"])), "record": best.id, "kind": "text", "visible": True, "instruction": _pick(rng, templates)}
 

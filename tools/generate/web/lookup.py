@@ -106,6 +106,7 @@ class ListingData:
     records: list[Node]
     stats: dict[str, FieldStats]
     noun: str
+    where: str = ""  # "on the page “array — …”" when nothing names the records (a docs page's table): instructions say where they are
 
     def short(self, label: str, raw: str) -> str:
         """The value as an instruction writes it (see :func:`phrasing.short_value`)."""
@@ -146,14 +147,16 @@ def listing_data(kg: KnowledgeGraph) -> list[ListingData]:
     for record in kg.nodes("record"):
         for lid in record.attrs.get("listings") or []:
             members.setdefault(str(lid), []).append(record)
+    titles = {str(p.attrs.get("url")): str(p.attrs.get("title") or "").strip() for p in kg.nodes("page")}
     for node in sorted(kg.nodes("listing"), key=lambda n: n.id):
         records = sorted(members.get(node.id, []), key=lambda n: n.id)
         if not records:
             continue
         stats = _stats(records)
         details = [str(r.attrs["detail_url"]) for r in records if r.attrs.get("detail_url")]
-        noun = _first_column_noun(node, stats, len(records)) or path_noun(str(node.attrs.get("url") or "")) or detail_noun(details) or "record"
-        out.append(ListingData(node, records, stats, noun))
+        noun = _first_column_noun(node, stats, len(records)) or path_noun(str(node.attrs.get("url") or "")) or detail_noun(details)
+        title = titles.get(str(node.attrs.get("url") or ""), "")
+        out.append(ListingData(node, records, stats, noun or "record", "" if noun or not title else f"on the page {quoted(title)}"))
     by_noun: dict[str, list[ListingData]] = {}
     for data in out:
         by_noun.setdefault(data.noun, []).append(data)
@@ -306,9 +309,10 @@ def describe_record(data: ListingData, record: Node, labels: list[str], scope: S
             head = f"the {data.noun} {quoted(value)}"
         else:
             rest.append(f"{field_noun(label)} {quoted(value)}")
+    where = f" {data.where}" if data.where else ""
     if not rest:
-        return head
-    return f"{head} with " + (rest[0] if len(rest) == 1 else ", ".join(rest[:-1]) + " and " + rest[-1])
+        return head + where
+    return f"{head} with " + (rest[0] if len(rest) == 1 else ", ".join(rest[:-1]) + " and " + rest[-1]) + where
 
 
 _QUESTIONS = {

@@ -1,0 +1,52 @@
+"""Records nothing names (a documentation page's table: no noun in its first column, path or row links) are placed by their page.
+
+"What is the minimum size of the record with C type “unsigned long”?" does not say where to look; the
+instruction names the page whose table lists them ("… on the page “array — Efficient arrays …”").
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from taskloom.tools.generate.web.compare import ListingGroups, _extreme
+from taskloom.tools.generate.web.lookup import describe_record, listing_data
+from taskloom.tools.graph.model import GraphMeta, KnowledgeGraph, Node, NodeType
+
+TITLE = "array — Efficient arrays of numeric values"
+ROWS = [("b", "signed char", "int", 1), ("B", "unsigned char", "int", 1), ("h", "signed short", "int", 2), ("l", "signed long", "int", 4), ("d", "double", "float", 8)]
+
+
+def _docs_page(title: str = TITLE, first: str = "Type code", names: tuple[str, ...] = ()) -> KnowledgeGraph:
+    kg = KnowledgeGraph(GraphMeta(id="g", kind="web"))
+    url = "http://h/library/array.html"
+    kg.add_node(Node(id="page:array", type=NodeType.PAGE, attrs={"url": url, "title": title}))
+    kg.add_node(Node(id="listing:array", type=NodeType.LISTING, attrs={"url": url, "complete": True, "columns": [first, "C Type", "Python Type", "Minimum size in bytes"]}))
+    for i, (code, c_type, py_type, size) in enumerate(ROWS):
+        code = names[i] if names else code
+        fields = {
+            first: {"raw": code, "value": code, "type": "text"},
+            "C Type": {"raw": c_type, "value": c_type, "type": "text"},
+            "Python Type": {"raw": py_type, "value": py_type, "type": "text"},
+            "Minimum size in bytes": {"raw": str(size), "value": size, "type": "number"},
+        }
+        kg.add_node(Node(id=f"record:{i}", type=NodeType.RECORD, attrs={"fields": fields, "listing": "listing:array", "listings": ["listing:array"]}))
+    return kg
+
+
+def test_a_lookup_on_a_docs_table_names_the_page_it_is_on() -> None:
+    data = listing_data(_docs_page())[0]
+    assert data.noun == "record" and data.where == f"on the page “{TITLE}”"
+    subject = describe_record(data, data.records[2], ["C Type"])
+    assert subject == f"the record with “C Type” value “signed short” on the page “{TITLE}”"
+
+
+def test_comparisons_and_extremes_on_a_docs_table_name_the_page() -> None:
+    groups = ListingGroups(listing_data(_docs_page())[0])
+    assert groups.group([]).endswith(f"records on the page “{TITLE}”")
+    made = [g for seed in range(20) if (g := _extreme(np.random.default_rng(seed), groups)) is not None]
+    assert made and all(f"on the page “{TITLE}”" in g["instruction"] for g in made)
+
+
+def test_records_a_noun_names_are_not_placed_by_page() -> None:
+    data = listing_data(_docs_page(first="Feature", names=("nested_scopes", "generators", "division", "annotations", "generator_stop")))[0]  # "Feature" names what each row is: "the feature with …"
+    assert data.noun == "feature" and data.where == ""
