@@ -2,7 +2,7 @@
 
 Per site (served on 127.0.0.1 as in ``bench/sites.py``): crawl once, generate ``--count``
 tasks with the default ``web-goals`` generator (seed 0), then run every kept task with the
-``oracle``, ``scanner``, ``explorer`` and ``word-match`` agents through the real harness (in-process agents
+``oracle``, ``scanner``, ``explorer`` and ``word-match`` agents (and the ``builtin`` LLM agent when ``TASKLOOM_LLM_*`` configures an endpoint) through the real harness (in-process agents
 over the agent-profile MCP server). The table gives, per site and family: tasks kept, the share
 judged a goal by ``instruction_style``, no-ops kept (the no-op stage drops them; target 0), the
 replay pass rate of the candidates, and each agent's success rate. Five tasks per site are
@@ -40,6 +40,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from sites import _SITES, _serve  # noqa: E402  (the same four sites, served the same way)
 
 AGENTS = ("oracle", "scanner", "explorer", "word-match")
+
+
+def agents_for(settings: Any) -> tuple[str, ...]:
+    """The baselines, and the ``builtin`` LLM agent when an OpenAI-compatible endpoint is configured (``TASKLOOM_LLM_*``)."""
+    return (*AGENTS, "builtin") if settings.llm_backend == "openai" else AGENTS
+
+
 #: Why candidates were dropped, in groups (issue 31); the columns of the per-family drop table.
 DROP_GROUPS = ("incomplete", "volatile", "not unique", "routes disagree", "replay", "other")
 
@@ -130,6 +137,7 @@ async def _site(site: str, url: str, max_pages: int, count: int, max_steps: int,
 
     with tempfile.TemporaryDirectory() as tmp:
         settings = Settings(workspace=Path(tmp) / "ws", embedder="hashing", crawl_delay=0)
+        agents = agents_for(settings)
         async with Runtime(settings) as rt:
             crawled = await rt.graphs.ingest_website(url, max_pages=max_pages, max_depth=4)
             made = await rt.task_service().generate(crawled.graph_id, count=count, seed=0)
@@ -142,29 +150,19 @@ async def _site(site: str, url: str, max_pages: int, count: int, max_steps: int,
             results = []
             if tasks or composites:
                 harness = Harness(settings, server_factory=build_server, runtime=rt)
-                run = await harness.run(tasks + composites, list(AGENTS), concurrency=2, max_steps=max_steps, timeout_s=180.0, seed=0)
+                run = await harness.run(tasks + composites, list(agents), concurrency=2, max_steps=max_steps, timeout_s=180.0, seed=0)
                 from taskloom.harness.store import RunStore
 
                 results = RunStore(rt.workspace, run.run_id).results()
     by_id = {t.id: t for t in tasks}
-    families: dict[str, dict[str, Any]] = defaultdict(lambda: {"tasks": 0, "goals": 0, **{a: [0, 0] for a in AGENTS}})
+    families: dict[str, dict[str, Any]] = defaultdict(lambda: {"tasks": 0, "goals": 0, **{a: [0, 0] for a in agents}})
     for task in tasks:
         row = families[_family(task)]
         row["tasks"] += 1
         row["goals"] += instruction_style(task.instruction).style == "goal"
-    levels: dict[str, dict[str, Any]] = defaultdict(lambda: {"tasks": 0, "steps": 0, "pages": 0, "carried": 0, "branching": 0, **{a: [0, 0] for a in AGENTS}})
-    for task in composites:
-        row = levels[_bucket(task)]
-        row["tasks"] += 1
-        row["steps"] += len(task.gold_steps)
-        for key in ("pages", "carried", "branching"):
-            row[key] += task.quality.get("difficulty", {}).get(key, 0)
-    composite_ids = {t.id: t for t in composites}
+    composite_ids = {t.id for t in composites}
     for result in results:
         if result.task_id in composite_ids:
-            cell = levels[_bucket(composite_ids[result.task_id])][result.agent]
-            cell[0] += bool(result.success)
-            cell[1] += 1
             continue
         cell = families[_family(by_id[result.task_id])][result.agent]
         cell[0] += bool(result.success)
@@ -180,14 +178,33 @@ async def _site(site: str, url: str, max_pages: int, count: int, max_steps: int,
         "no-ops kept": 0,  # every kept task passed the no-op stage (its criteria do not hold at the start)
         "replay pass rate": round(replay["kept"] / replay["in"], 3) if replay["in"] else None,
         "families": {name: dict(row) for name, row in sorted(families.items())},
-        "overall": {a: _rate(sum(r[a][0] for r in families.values()), sum(r[a][1] for r in families.values())) for a in AGENTS},
+        "overall": {a: _rate(sum(r[a][0] for r in families.values()), sum(r[a][1] for r in families.values())) for a in agents},
+        "agents": list(agents),
         "dropped": dict(Counter(d.stage for d in report.dropped)),
         "dropped by reason": _drops(report, families_of),
         "verbatim": [{"family": _family(t), "instruction": t.instruction, "check": _check(t), "start": t.start_url} for t in _spread(tasks, 5)],
         "composed": composed,
-        "levels": {k: {**v, **{m: round(v[m] / v["tasks"], 1) for m in ("steps", "pages", "carried", "branching")}} for k, v in sorted(levels.items())},
+        "levels": composite_levels(composites, results, agents),
         "composites verbatim": [{"bucket": _bucket(t), "instruction": t.instruction, "check": _check(t), "steps": [g.text for g in t.gold_steps]} for t in composites[:8]],
     }
+
+
+def composite_levels(composites: list[Any], results: list[Any], agents: tuple[str, ...]) -> dict[str, dict[str, Any]]:
+    """Per level (or task-graph size): tasks, mean gold steps and measured difficulty, and each agent's [successes, episodes]."""
+    levels: dict[str, dict[str, Any]] = defaultdict(lambda: {"tasks": 0, "steps": 0, "pages": 0, "carried": 0, "branching": 0, **{a: [0, 0] for a in agents}})
+    for task in composites:
+        row = levels[_bucket(task)]
+        row["tasks"] += 1
+        row["steps"] += len(task.gold_steps)
+        for key in ("pages", "carried", "branching"):
+            row[key] += task.quality.get("difficulty", {}).get(key, 0)
+    by_id = {t.id: t for t in composites}
+    for result in results:
+        if result.task_id in by_id:
+            cell = levels[_bucket(by_id[result.task_id])][result.agent]
+            cell[0] += bool(result.success)
+            cell[1] += 1
+    return {k: {**v, **{m: round(v[m] / v["tasks"], 1) for m in ("steps", "pages", "carried", "branching")}} for k, v in sorted(levels.items())}
 
 
 def _rate(successes: int, episodes: int) -> str:
@@ -208,17 +225,18 @@ def _spread(tasks: list[Any], n: int) -> list[Any]:
 
 
 def _print(rows: list[dict[str, Any]]) -> None:
-    names = " | ".join(AGENTS)
+    agents = tuple(rows[0]["agents"]) if rows else ()  # the agents every site ran
+    names = " | ".join(agents)
     print(f"site | pages | candidates | kept | goal share | no-ops kept (dropped) | replay pass | {names}")
-    print("-|-|-|-|-|-|-|" + "-|" * (len(AGENTS) - 1) + "-")
+    print("-|-|-|-|-|-|-|" + "-|" * (len(agents) - 1) + "-")
     for r in rows:
         o = r["overall"]
-        print(f"{r['site']} | {r['pages']} | {r['candidates']} | {r['kept']} | {r['goal share']} | {r['no-ops kept']} ({r['no-ops dropped']}) | {r['replay pass rate']} | " + " | ".join(o[a] for a in AGENTS))
+        print(f"{r['site']} | {r['pages']} | {r['candidates']} | {r['kept']} | {r['goal share']} | {r['no-ops kept']} ({r['no-ops dropped']}) | {r['replay pass rate']} | " + " | ".join(o[a] for a in agents))
     print(f"\nsite | family | tasks | goals | {names}")
-    print("-|-|-|-|" + "-|" * (len(AGENTS) - 1) + "-")
+    print("-|-|-|-|" + "-|" * (len(agents) - 1) + "-")
     for r in rows:
         for name, f in r["families"].items():
-            print(f"{r['site']} | {name} | {f['tasks']} | {f['goals']} | " + " | ".join(_rate(*f[a]) for a in AGENTS))
+            print(f"{r['site']} | {name} | {f['tasks']} | {f['goals']} | " + " | ".join(_rate(*f[a]) for a in agents))
     print("\nsite | family | dropped: " + " | ".join(DROP_GROUPS) + " | other stages")
     print("-|-|" + "-|" * len(DROP_GROUPS) + "-")
     for r in rows:
@@ -229,14 +247,14 @@ def _print(rows: list[dict[str, Any]]) -> None:
             print(f"{r['site']} | {name} | " + " | ".join(str(d[g]) for g in DROP_GROUPS) + f" | {other or '-'}")
     if any(r["levels"] or r["composed"] for r in rows):
         print(f"\nsite | level | tasks | mean gold steps | pages | values carried | branching | {names}")
-        print("-|-|-|-|-|-|-|" + "-|" * (len(AGENTS) - 1) + "-")
+        print("-|-|-|-|-|-|-|" + "-|" * (len(agents) - 1) + "-")
         for r in rows:
             if r["composed"].get("reason"):
-                print(f"{r['site']} | - | 0 | - | - | - | - | " + " | ".join("-" for _ in AGENTS) + f" ({r['composed']['reason']})")
+                print(f"{r['site']} | - | 0 | - | - | - | - | " + " | ".join("-" for _ in agents) + f" ({r['composed']['reason']})")
             for name, f in r["levels"].items():
                 print(
                     f"{r['site']} | {name} | {f['tasks']} | {f['steps']} | {f['pages']} | {f['carried']} | {f['branching']} | "
-                    + " | ".join(_rate(*f[a]) for a in AGENTS)
+                    + " | ".join(_rate(*f[a]) for a in agents)
                 )
     for r in rows:
         for stop in r["composed"].get("stops", []):

@@ -5,7 +5,9 @@ names each card part from the detail pages the crawl read, so the catalogue list
 year, format and genre for all 36 books, and chains and task graphs can be composed there. Every
 composite's gold is re-derived from ``examples/site/data/books.json`` (bench/truth_check.py's
 ``check_flow``), and no instruction states a value the agent must find. The ``scanner`` baseline
-(the site's own filters and result pages, one hop) solves level 1 and falls with the level.
+(the site's own filters and result pages, one hop) solves level 1 and falls with the level. With an
+LLM endpoint configured (here the local OpenAI-compatible TEST DOUBLE), the quality bench runs and
+prints the ``builtin`` agent's curve beside the baselines.
 """
 
 from __future__ import annotations
@@ -37,6 +39,12 @@ assert _spec is not None and _spec.loader is not None
 truth = importlib.util.module_from_spec(_spec)
 sys.modules["truth_check"] = truth
 _spec.loader.exec_module(truth)
+_spec = importlib.util.spec_from_file_location("quality_bench", ROOT / "bench" / "quality.py")
+assert _spec is not None and _spec.loader is not None
+quality = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(quality)
+sys.path.insert(0, str(ROOT / "tests" / "tools" / "llm"))
+from openai_double import OpenAIDouble  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -51,10 +59,18 @@ def composed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any
             dags = await service.compose(graph_id, "dag", count=2, seed=0)
             tasks = [rt.tasks.load(i) for i in chains.task_ids + dags.task_ids]
             run = await Harness(settings, server_factory=build_server, runtime=rt).run(tasks, ["scanner"], concurrency=2, max_steps=30, timeout_s=120)
-            return {"kg": rt.graphs.load(graph_id), "chains": chains, "dags": dags, "tasks": tasks, "results": RunStore(rt.workspace, run.run_id).results()}
+            llm = settings.model_copy(update={"llm_backend": "openai", "llm_base_url": double.base_url, "llm_model": "double-model"})
+            early = [t for t in tasks if t.level in (1, 2)]
+            rt.settings = llm  # the harness runs agents with its runtime's settings
+            try:
+                by_llm = await Harness(llm, server_factory=build_server, runtime=rt).run(early, list(quality.agents_for(llm))[-1:], concurrency=2, max_steps=4, timeout_s=120)
+            finally:
+                rt.settings = settings
+            results = RunStore(rt.workspace, run.run_id).results()
+            return {"kg": rt.graphs.load(graph_id), "chains": chains, "dags": dags, "tasks": tasks, "results": results, "llm": llm, "llm_results": RunStore(rt.workspace, by_llm.run_id).results()}
 
-    with serve_static() as site:
-        yield asyncio.run(go(site.url))
+    with serve_static() as site, OpenAIDouble() as double:
+        yield {**asyncio.run(go(site.url)), "double": double}
 
 
 def test_card_parts_are_named_from_the_book_pages(composed: dict[str, Any]) -> None:
@@ -102,3 +118,21 @@ def test_the_scanner_baseline_solves_level_one_and_falls_with_level(composed: di
     assert sum(first) / len(first) >= 2 / 3  # the baseline is strong enough to show a curve
     assert sum(deeper) / len(deeper) < sum(first) / len(first) - 0.3
     assert not any(r.success for r in results if level[r.task_id] == 0)  # a task graph needs both branches' values: none solved
+
+
+def test_with_an_llm_configured_the_quality_bench_prints_the_builtin_agents_curve(composed: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> None:
+    agents = quality.agents_for(composed["llm"])
+    assert agents == (*quality.AGENTS, "builtin") and quality.agents_for(Settings(workspace=composed["llm"].workspace)) == quality.AGENTS
+    levels = quality.composite_levels(composed["tasks"], composed["results"] + composed["llm_results"], agents)
+    for level in (1, 2):
+        made = sum(1 for t in composed["tasks"] if t.level == level)
+        assert levels[f"level {level}"]["builtin"] == [0, made]  # the double answers "ok" and calls no tool: every episode ran, none solved
+        assert levels[f"level {level}"]["scanner"][1] == made
+    quality._print([{"site": "example", "pages": 0, "candidates": 0, "kept": 0, "goal share": None, "no-ops kept": 0, "no-ops dropped": 0,
+                     "replay pass rate": None, "overall": {a: "-" for a in agents}, "agents": list(agents), "families": {}, "dropped by reason": {},
+                     "composed": {}, "levels": levels, "verbatim": [], "composites verbatim": []}])  # fmt: skip
+    table = [line for line in capsys.readouterr().out.splitlines() if line.startswith(("site | level", "example | level 1"))]
+    assert table[0].endswith("| builtin") and table[1].endswith(f"| 0/{levels['level 1']['builtin'][1]}")
+    prompts = json.dumps(composed["double"].chat_requests())
+    golds = {str(t.gold_answer) for t in composed["tasks"] if t.level in (1, 2) and len(str(t.gold_answer or "")) >= 4}  # titles, not digits an id may hold
+    assert composed["double"].chat_requests() and golds and not any(g in prompts for g in golds)
