@@ -18,8 +18,9 @@ before every episode): crawl once, generate change goals (``web-change``) and th
 * **reset**: the median and the longest of 20 resets of the state folder, beside the floor of
   copying the database file once (a ratio);
 * **composites**: three chains (levels 1-6) and two task graphs composed over the crawl and
-  its change goals (state chains: create, comment, change, quote), how far each chain got and
-  why it stopped, run by the oracle with the rest.
+  its change goals (state chains: create, comment, change, quote; task graphs: create and edit in
+  either order, then a comment quoting the new number, each order replayed), how far each chain
+  got and why it stopped, why a task graph was dropped, run by the oracle with the rest.
 
 Run from the repository root (``make test-data`` first)::
 
@@ -337,7 +338,9 @@ async def _app(app: App, count: int, folder: Path) -> dict[str, Any]:
         "verbatim": [{"kind": t.quality["change"]["kind"], "instruction": t.instruction, "checks": [c.value for c in t.success]} for t in _one_per_kind(change_tasks)],
         "chains": [{"reached": c.reached, "stopped": c.stopped} for c in chains.chains] or chains.reason,
         "task graphs": len(graphs.task_ids) or graphs.reason,
-        "composites verbatim": [{"level": t.level, "instruction": t.instruction} for t in composites if t.level in (2, 4)][:4],
+        "task graphs dropped": [why for _, why in graphs.dropped],
+        "composites verbatim": [{"level": t.level, "instruction": t.instruction} for t in composites if t.level in (2, 4)][:4]
+        + [{"level": "graph", "instruction": t.instruction} for t in composites if t.type == "task_graph"][:1],
     }
 
 
@@ -367,7 +370,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{row['app']}: {json.dumps(item, ensure_ascii=False)}")
         for item in row["verbatim"]:
             print(f"\n{row['app']} {item['kind']}: {item['instruction']}\n  " + "\n  ".join(item["checks"]))
-        print(f"\n{row['app']} chains: {row['chains']}; task graphs: {row['task graphs']}")
+        print(f"\n{row['app']} chains: {row['chains']}; task graphs: {row['task graphs']}; dropped: {row['task graphs dropped'] or 'none'}")
         for item in row["composites verbatim"]:
             print(f"{row['app']} level {item['level']}: {item['instruction']}")
     print("RESULT " + json.dumps({"apps": rows}, ensure_ascii=False))

@@ -313,3 +313,31 @@ def test_a_chain_over_state_flows_the_new_tickets_number_and_is_true(trac: TracR
     assert [str(i) for i, _ in new] == [number] and new[0][1] == value
     other = json.loads(top.success[3].value)["source"].rsplit("/", 1)[-1]
     assert notes == [(int(other), f"Same problem as #{number}.")]
+
+
+def test_a_task_graph_over_state_joins_a_new_ticket_and_an_edit_and_holds_in_every_order(trac: TracRun, trac_site: Any) -> None:
+    """Create ∥ edit → a comment on the edited ticket quoting the new number: 2 orders, each replayed; the last replay's end state true in trac.db."""
+    async def go() -> tuple[list[Task], Any]:
+        async with Runtime(trac.settings) as rt:
+            rt.episodes.state_reset = trac_site.state.reset
+            made = await rt.task_service().compose(trac.kg.id, "dag", count=1, seed=0)
+            return [rt.tasks.load(i) for i in made.task_ids if rt.tasks.load(i).provenance.template == "state-graph"], made
+
+    graphs, made = asyncio.run(go())
+    assert len(graphs) == 1, (made.reason, made.dropped)
+    task = graphs[0]
+    print(task.instruction)
+    assert sorted(task.dag) == [("s1", "s3"), ("s2", "s3")] and task.order_count == 2 and task.quality["replay"]["orders"] == 2
+    url, number = task.quality["flow"]["hidden"]
+    assert number not in re.sub(r"“[^”]*”", "", task.instruction) and url not in task.instruction, "the new ticket's number and page are never stated"
+    title = json.loads(task.success[0].value)["key"]["summary"]
+    edit = json.loads(task.subtasks[1].checks[0].value)
+    edited = task.subtasks[2].checks[0]
+    other = int(json.loads(edited.value)["source"].rsplit("/", 1)[-1])
+    with sqlite3.connect(trac_site.db) as con:  # the last verifying replay (order s2 → s1 → s3) left its end state
+        new = con.execute("SELECT id FROM ticket WHERE summary = ?", (title,)).fetchall()
+        notes = con.execute("SELECT ticket, newvalue FROM ticket_change WHERE field = 'comment' AND newvalue LIKE ?", (f"%#{number}%",)).fetchall()
+        row = dict(zip(("id", *edit["fields"]), con.execute(f"SELECT id, {', '.join(edit['fields'])} FROM ticket WHERE id = ?", (other,)).fetchone(), strict=True))
+    assert [str(i) for (i,) in new] == [number]
+    assert notes == [(other, f"Same problem as #{number}.")]
+    assert all(row[f] == v for f, v in edit["fields"].items()), (row, edit)

@@ -32,6 +32,7 @@ from .chain import FailedProposal, build_chains
 from .levels import LevelStats, level_stats
 from .flowcompose import ChainStop, compose_value_chains, compose_value_graphs
 from .statechain import compose_state_chains
+from .stategraph import compose_state_graphs
 from .dag import compose_dags
 
 __all__ = ["ComposeMode", "ComposeResult", "compose_tasks", "measured_difficulty"]
@@ -78,9 +79,9 @@ async def compose_tasks(
         raise InputError(f"count={count} is out of range; use 1 to 100")
     if mode in ("chain", "dag"):
         flow = await (compose_value_chains(kg, episodes, count, levels, seed) if mode == "chain" else compose_value_graphs(kg, episodes, count, seed, llm, capability))
-        changes = [t for t in store.list(kind="web", graph_id=kg.id) if t.quality.get("change", {}).get("kind")] if mode == "chain" else []
-        if changes:  # an application's change goals: chains over its state as well
-            state = await compose_state_chains(kg, changes, episodes, count, levels, seed)
+        changes = [t for t in store.list(kind="web", graph_id=kg.id) if t.quality.get("change", {}).get("kind")]
+        if changes:  # an application's change goals: chains and task graphs over its state as well
+            state = await (compose_state_chains(kg, changes, episodes, count, levels, seed) if mode == "chain" else compose_state_graphs(kg, changes, episodes, count, seed))
             flow.tasks += state.tasks
             flow.chains += state.chains
             flow.dropped += state.dropped

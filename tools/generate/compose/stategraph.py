@@ -1,0 +1,123 @@
+"""Task graphs over an application's state: two independent changes, then a step that needs both.
+
+The material is the one of :mod:`.statechain` (a graph's verified ``web-change`` goals). A graph:
+
+* ``s1`` creates the record of a create goal; the application gives it a number (hidden);
+* ``s2`` makes an edit goal's change to an *existing* record (independent of ``s1``);
+* ``s3`` comments on that edited record with a sentence holding the new record's number
+  ("Same problem as #301"): it consumes ``s1``'s number and comes after ``s2``'s change.
+
+``s1`` and ``s2`` may come in either order: 2 valid orders. The instruction states both changes
+and the join, never the new number or page. Every valid order is replayed in a fresh state
+(:func:`.dag.verify_composite` on the gold steps in that order) and the graph is kept only when
+every check holds after each of them: an application that undoes one change when another is made
+(Roundup moves a commented issue to "chatting") drops the graph, with the order and the failed check.
+Numbers are order-independent here because only ``s1`` creates a record.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from urllib.parse import urlparse
+
+from ...environment.manager import EpisodeManager
+from ...graph.model import KnowledgeGraph
+from ...tasks.dag import Dag
+from ...tasks.model import Provenance, Resource, Subtask, SuccessCriterion, Task
+from .complexity import capabilities_of, complexities
+from .dag import resource_edges, verify_composite
+from .flowcompose import FlowResult
+from .flowtasks import leaks
+from .statechain import LINK_TEXT, _criterion, _kind, _new_record, _on_page, _own_export
+
+__all__ = ["compose_state_graphs"]
+
+
+def _verified(tasks: list[Task], kind: str) -> list[Task]:
+    return [t for t in tasks if _kind(t) == kind and t.quality.get("replay", {}).get("ok")]
+
+
+async def compose_state_graphs(kg: KnowledgeGraph, tasks: list[Task], episodes: EpisodeManager, count: int, seed: int) -> FlowResult:
+    """Up to ``count`` task graphs (create ∥ edit → linking comment), each verified in every valid order."""
+    result = FlowResult()
+    creates, comments, edits = _verified(tasks, "create"), _verified(tasks, "comment"), _verified(tasks, "edit")
+    if not creates or not comments or not edits:
+        missing = [name for name, found in (("create", creates), ("comment", comments), ("edit", edits)) if not found]
+        result.reason = f"no verified {' or '.join(missing)} goal on this graph (generate with web-change first): no two independent changes to join"
+        return result
+    for index in range(min(count, len(creates))):
+        create, edit, comment = creates[index], edits[index % len(edits)], comments[index % len(comments)]
+        made = await _new_record(create, str(edit.quality["change"]["record"]), episodes, _own_export(edits))
+        if made is None:
+            result.dropped.append((f"state-graph-{create.id}", "the new record's number and page could not be read from the export after the create goal"))
+            continue
+        task = _graph(kg, create, edit, comment, made, seed)
+        if leaked := leaks(task.instruction, task.quality["flow"]["hidden"]):
+            result.dropped.append((task.id, f"the instruction states intermediate values {leaked}"))
+            continue
+        failed = await _verify_orders(task, episodes)
+        if failed is not None:
+            result.dropped.append((task.id, failed))
+            continue
+        result.tasks.append(task)
+    if not result.tasks and result.reason is None:
+        result.reason = "every state task graph failed: " + "; ".join(why for _, why in result.dropped[:3])
+    return result
+
+
+def _graph(kg: KnowledgeGraph, create: Task, edit: Task, comment: Task, made: tuple[str, str, dict[str, str]], seed: int) -> Task:
+    url, number, _ = made
+    change = edit.quality["change"]
+    target, title = str(change["record"]), next(iter(change["key"].values()))
+    noun = str(change.get("noun") or comment.quality["change"].get("noun") or "record")
+    sentence = LINK_TEXT.format(number=number)
+    join = f"on the {noun} “{title}”, add a comment that reads “{LINK_TEXT.format(number='N')}”, where N is the number your new {noun} was given"
+    number_out, edited = Resource(kind="field_value", name=f"number of the new {noun}"), Resource(kind="record", name=f"{noun} {title} changed")
+    subtasks = [
+        Subtask(id="s1", instruction=create.instruction, category="application", gold_steps=list(create.gold_steps), checks=list(create.success), outputs=[number_out]),
+        Subtask(id="s2", instruction=edit.instruction, category="application", gold_steps=list(edit.gold_steps), checks=_changed(edit), outputs=[edited]),
+        Subtask(id="s3", instruction=join, category="application", gold_steps=_on_page(comment, target, sentence),
+                checks=[_criterion({"source": target, "text": sentence, "count": 1})], inputs=[number_out, edited]),
+    ]  # fmt: skip
+    digest = hashlib.sha1(f"{kg.id}|state-graph|{create.id}|{edit.id}|{seed}".encode()).hexdigest()[:12]
+    task = Task(
+        id=f"dag-{digest}",
+        kind="composite",
+        type="task_graph",
+        difficulty="medium",
+        instruction=f"Make two changes, in either order. {create.instruction.rstrip('.')}. {edit.instruction.rstrip('.')}. Once both are done, {join}.",
+        start_url=create.start_url,
+        allowed_domains=create.allowed_domains or [urlparse(create.start_url or "").hostname or ""],
+        gold_steps=[s for sub in subtasks for s in sub.gold_steps],
+        success=[c for sub in subtasks for c in sub.checks],
+        subtasks=subtasks,
+        provenance=Provenance(graph_id=kg.id, template="state-graph", generator="compose-dag", model="none", seed=seed),
+        quality={"intent": "two independent changes, then a comment that needs both", "flow": {"hidden": [url, number], "steps": [s.instruction for s in subtasks]}},
+    )
+    task.dag = resource_edges(task.subtasks)
+    task.orders, task.order_count = Dag([s.id for s in task.subtasks], task.dag).orders(limit=50, seed=seed)
+    task.complexity = complexities(task)
+    task.capabilities = capabilities_of(task.complexity)
+    return task
+
+
+def _changed(edit: Task) -> list[SuccessCriterion]:
+    """The edit's change as checks on its record alone: its own checks also say the rest of the listing is unchanged, which ``s1``'s new record breaks."""
+    change = edit.quality["change"]
+    source = json.loads(edit.success[-1].value)["source"]
+    return [_criterion({"source": source, "key": change["key"], "fields": change["values"], "count": 1})]
+
+
+async def _verify_orders(task: Task, episodes: EpisodeManager) -> str | None:
+    """Replay the gold in each valid order (a fresh state each); None when all pass, else the first order that failed and why."""
+    by_id = {s.id: s for s in task.subtasks}
+    for order in task.orders:
+        replay = task.model_copy(update={"gold_steps": [step for sid in order for step in by_id[sid].gold_steps]}, deep=True)
+        failed = await verify_composite(replay, episodes)
+        if failed is not None:
+            return f"order {' → '.join(order)} failed verification: {failed}"
+        if order == task.orders[0]:
+            task.gold_steps, task.gold_trajectory, task.quality["replay"] = replay.gold_steps, replay.gold_trajectory, replay.quality["replay"]
+    task.quality["replay"]["orders"] = len(task.orders)
+    return None
