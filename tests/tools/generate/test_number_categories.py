@@ -52,3 +52,14 @@ def test_a_graph_without_usable_listings_says_why_listing_by_listing() -> None:
     why = why_none(kg)
     assert "1 no number field shown for every record (with 3 values or more), e.g. http://h/cars (30 records)" in why
     assert "1 not seen completely, e.g. http://h/cars?page=2 (1 records): not seen completely (2 of 5 pages visited)" in why
+
+
+def test_a_version_column_is_no_measure() -> None:
+    """__future__'s table: "Mandatory in" reads 2.2, 3.0, 3.7; "the highest mandatory in" or 3.7 − 2.2 = 1.5 is no question a reader would ask."""
+    kg = _cars()
+    for record in kg.nodes("record"):
+        record.attrs["fields"]["Mandatory in"] = dict(record.attrs["fields"]["acceleration"])
+        record.attrs["fields"]["Python version"] = dict(record.attrs["fields"]["weight"])
+    measures = ListingGroups(listing_data(kg)[0]).measures
+    assert "acceleration" in measures and "weight" in measures
+    assert "Mandatory in" not in measures and "Python version" not in measures

@@ -77,7 +77,8 @@ class ListingGroups:
             and 2 <= st.distinct <= min(12, size // 2) and st.longest_short <= 40 and not ID_LABEL.match(lb) and min(st.values.values()) >= 2
         ]
         self.measures = [
-            lb for lb, st in sorted(data.stats.items()) if st.covers_all and st.main_type == "number" and st.types["number"] >= 5 and st.distinct >= 3 and not ID_LABEL.match(lb) and not _sequence(data, lb)
+            lb for lb, st in sorted(data.stats.items())
+            if st.covers_all and st.main_type == "number" and st.types["number"] >= 5 and st.distinct >= 3 and not ID_LABEL.match(lb) and not _sequence(data, lb) and not VERSION_LABEL.search(lb)
         ]
         self.ids = [lb for lb, st in sorted(data.stats.items()) if st.covers_all and st.main_type == "text" and st.distinct >= 0.3 * size and st.longest <= 40 and not ID_LABEL.match(lb)]
 
@@ -143,6 +144,10 @@ _PERSON_LABEL = re.compile(r"owner|reporter|author|assign|creator|user|editor|\b
 #: Place nouns that follow a name ("Dream island", "Kent county"); other place nouns read "from France".
 _NAME_THEN_PLACE = frozenset("island county valley river lake street road avenue bay park beach mountain district".split())
 _PLACES = frozenset("country city town region state province location site place continent village area port".split())
+
+
+#: A field naming a version or release ("Mandatory in", "Added in", "Version"): "3.10" is later than "3.9", and 3.7 − 2.2 means nothing.
+VERSION_LABEL = re.compile(r"\b(?:version|release|since)\b|^\w+ in$", re.IGNORECASE)
 
 
 def _sequence(data: ListingData, label: str) -> bool:
