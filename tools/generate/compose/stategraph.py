@@ -52,7 +52,11 @@ async def compose_state_graphs(kg: KnowledgeGraph, tasks: list[Task], episodes: 
         if made is None:
             result.dropped.append((f"state-graph-{create.id}", "the new record's number and page could not be read from the export after the create goal"))
             continue
-        task = _graph(kg, create, edit, comment, made, seed)
+        changed = _changed(edit)
+        if changed is None:
+            result.dropped.append((f"state-graph-{create.id}", f"no check of the edit goal {edit.id} shows the fields it changes"))
+            continue
+        task = _graph(kg, create, edit, comment, made, changed, seed)
         if leaked := leaks(task.instruction, task.quality["flow"]["hidden"]):
             result.dropped.append((task.id, f"the instruction states intermediate values {leaked}"))
             continue
@@ -66,7 +70,7 @@ async def compose_state_graphs(kg: KnowledgeGraph, tasks: list[Task], episodes: 
     return result
 
 
-def _graph(kg: KnowledgeGraph, create: Task, edit: Task, comment: Task, made: tuple[str, str, dict[str, str]], seed: int) -> Task:
+def _graph(kg: KnowledgeGraph, create: Task, edit: Task, comment: Task, made: tuple[str, str, dict[str, str]], changed: list[SuccessCriterion], seed: int) -> Task:
     url, number, _ = made
     change = edit.quality["change"]
     target, title = str(change["record"]), next(iter(change["key"].values()))
@@ -76,7 +80,7 @@ def _graph(kg: KnowledgeGraph, create: Task, edit: Task, comment: Task, made: tu
     number_out, edited = Resource(kind="field_value", name=f"number of the new {noun}"), Resource(kind="record", name=f"{noun} {title} changed")
     subtasks = [
         Subtask(id="s1", instruction=create.instruction, category="application", gold_steps=list(create.gold_steps), checks=list(create.success), outputs=[number_out]),
-        Subtask(id="s2", instruction=edit.instruction, category="application", gold_steps=list(edit.gold_steps), checks=_changed(edit), outputs=[edited]),
+        Subtask(id="s2", instruction=edit.instruction, category="application", gold_steps=list(edit.gold_steps), checks=changed, outputs=[edited]),
         Subtask(id="s3", instruction=join, category="application", gold_steps=_on_page(comment, target, sentence),
                 checks=[_criterion({"source": target, "text": sentence, "count": 1})], inputs=[number_out, edited]),
     ]  # fmt: skip
@@ -102,11 +106,18 @@ def _graph(kg: KnowledgeGraph, create: Task, edit: Task, comment: Task, made: tu
     return task
 
 
-def _changed(edit: Task) -> list[SuccessCriterion]:
-    """The edit's change as checks on its record alone: its own checks also say the rest of the listing is unchanged, which ``s1``'s new record breaks."""
-    change = edit.quality["change"]
-    source = json.loads(edit.success[-1].value)["source"]
-    return [_criterion({"source": source, "key": change["key"], "fields": change["values"], "count": 1})]
+def _changed(edit: Task) -> list[SuccessCriterion] | None:
+    """The edit's change as a check on its record alone (None when no check of the edit shows the changed fields).
+
+    The edit's own checks also say the rest of the listing is unchanged, which ``s1``'s new record breaks; the
+    check kept reads the first export that shows every changed field (the record's own export, which shows all).
+    """
+    values = edit.quality["change"]["values"]
+    for criterion in edit.success:
+        check = json.loads(criterion.value)
+        if check.get("key") and all(check.get("fields", {}).get(k) == v for k, v in values.items()):
+            return [_criterion({"source": check["source"], "key": check["key"], "fields": values, "count": 1})]
+    return None
 
 
 async def _verify_orders(task: Task, episodes: EpisodeManager) -> str | None:
