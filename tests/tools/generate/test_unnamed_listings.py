@@ -43,6 +43,8 @@ def test_a_lookup_on_a_docs_table_names_the_page_it_is_on() -> None:
 def test_comparisons_and_extremes_on_a_docs_table_name_the_page() -> None:
     groups = ListingGroups(listing_data(_docs_page())[0])
     assert groups.group([]).endswith(f"records on the page “{TITLE}”")
+    # the place follows the noun, before the conditions ("records on the page … with …", not "… and on the page …")
+    assert groups.group([("Minimum size in bytes", "eq", "8")]).startswith(f"records on the page “{TITLE}” with ")
     made = [g for seed in range(20) if (g := _extreme(np.random.default_rng(seed), groups)) is not None]
     assert made and all(f"on the page “{TITLE}”" in g["instruction"] for g in made)
 

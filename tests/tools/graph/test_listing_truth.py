@@ -20,6 +20,7 @@ from taskloom.tools.graph.model import GraphMeta, KnowledgeGraph
 from taskloom.tools.graph.web.build import build_web_graph, page_id
 from taskloom.tools.graph.web.crawl import CrawlResult, PageCapture, normalize_url
 from taskloom.tools.graph.web.records import RecordBlock, add_records, read_records
+from taskloom.tools.generate.web.lookup import listing_data
 from taskloom.tools.runtime import Runtime
 from taskloom.tools.settings import Settings
 
@@ -66,6 +67,14 @@ PAGES = {
     "list.html": "<html><head><link rel='next' href='page-2.html'></head><body>" + _table(20).split("<body>", 1)[1],
     # A short note saying the list is cut, with no number.
     "short.html": _table(25, "<p>(truncated)</p>"),
+    # A manual page with three tables: two of one shape under two headings, one of another shape. Each is its own listing.
+    "manual.html": "<html><head><meta charset='utf-8'></head><body><main><h1>codecs — Codec registry¶</h1><section><h2>Error Handlers¶</h2><table><thead><tr><th>Value</th><th>Meaning</th></tr></thead><tbody>"
+    + "".join(f"<tr><td>'h{i}'</td><td>handler {i}</td></tr>" for i in range(5))
+    + "</tbody></table></section><section><h2>Standard Encodings¶</h2><table><thead><tr><th>Codec</th><th>Aliases</th><th>Languages</th></tr></thead><tbody>"
+    + "".join(f"<tr><td>cp{i}</td><td>ibm{i}</td><td>{_SPECIES[i % 3]}</td></tr>" for i in range(9))
+    + "</tbody></table></section><section><h2>Text Transforms¶</h2><table><thead><tr><th>Value</th><th>Meaning</th></tr></thead><tbody>"
+    + "".join(f"<tr><td>'t{i}'</td><td>transform {i}</td></tr>" for i in range(3))
+    + "</tbody></table></section></main></body></html>",
     "item3.html": "<html><body><h1>Item 3</h1><table><tr><th>Title</th><td>Item 3</td></tr><tr><th>Views</th><td>104</td></tr><tr><th>Author</th><td>Ann</td></tr></table></body></html>",
 }
 
@@ -173,3 +182,15 @@ def test_values_relative_to_now_and_values_pages_disagree_on_are_not_fields(read
     assert facts.note is not None and facts.note.startswith("partial:")
     whole = graph_facts(kg, where={"Title": "Item 5"})
     assert whole.total == 1 and whole.complete is True, whole.completeness
+
+
+def test_each_table_of_a_manual_page_is_its_own_listing_named_by_its_heading(reads: dict[str, list[RecordBlock]]) -> None:
+    tables = [b for b in _read(reads, "manual.html") if b.kind == "table"]
+    assert [(b.title, len(b.rows)) for b in tables] == [("Error Handlers", 5), ("Standard Encodings", 9), ("Text Transforms", 3)]
+    kg = _graph(reads, ["manual.html"])
+    listings = sorted((n.attrs for n in kg.nodes("listing")), key=lambda a: str(a["table"]))
+    assert [(a["table"], a["records"], a["complete"]) for a in listings] == [("Error Handlers", 5, True), ("Standard Encodings", 9, True), ("Text Transforms", 3, True)]
+    assert {str(a["url"]) for a in listings} == {next(u for u in reads if u.endswith("/manual.html"))}  # each still lives at the page's URL
+    assert len({str(a["key"]) for a in listings}) == 3
+    where = {str(d.node.attrs["table"]): d.where for d in listing_data(kg)}
+    assert where["Text Transforms"].startswith("in the table “Text Transforms” on the page ") and "manual.html" in where["Text Transforms"]

@@ -134,9 +134,8 @@ class ListingGroups:
                 posts.append(f"with a {field_noun(label)} {'above' if op == 'gt' else 'below'} {shown}")
         if self.scope is not None:
             posts.append(f"with {field_noun(self.scope.label)} {quoted(self.scope.value)}")
-        if self.data.where:
-            posts.append(self.data.where)
-        return " ".join(pres + [head]), posts
+        place = f" {self.data.where}" if self.data.where else ""  # right after the noun: "records in the table “Format Characters” with …"
+        return " ".join(pres + [head]) + place, posts
 
 
 #: Fields naming a person ("bruno" is an owner, not a kind of ticket): their values never stand before the noun.

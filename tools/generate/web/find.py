@@ -157,7 +157,7 @@ def subject_noun(kg: KnowledgeGraph, listing_url: str | None) -> str | None:
         return None
     key = listing_key(listing_url)
     listing = next((n for n in kg.nodes("listing") if n.attrs.get("url") == listing_url), None) or next(
-        (n for n in kg.nodes("listing") if n.attrs.get("key") == key), None
+        (n for n in kg.nodes("listing") if n.attrs.get("url") == key), None
     )
     noun = listing_noun(kg, listing) if listing is not None else path_noun(listing_url)
     return plural(noun) if noun else None

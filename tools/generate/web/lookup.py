@@ -148,6 +148,7 @@ def listing_data(kg: KnowledgeGraph) -> list[ListingData]:
         for lid in record.attrs.get("listings") or []:
             members.setdefault(str(lid), []).append(record)
     titles = {str(p.attrs.get("url")): str(p.attrs.get("title") or "").strip() for p in kg.nodes("page")}
+    tables = Counter((n.attrs.get("url"), n.attrs.get("table")) for n in kg.nodes("listing") if n.attrs.get("table"))  # a heading over two tables names neither
     for node in sorted(kg.nodes("listing"), key=lambda n: n.id):
         records = sorted(members.get(node.id, []), key=lambda n: n.id)
         if not records:
@@ -155,8 +156,10 @@ def listing_data(kg: KnowledgeGraph) -> list[ListingData]:
         stats = _stats(records)
         details = [str(r.attrs["detail_url"]) for r in records if r.attrs.get("detail_url")]
         noun = _first_column_noun(node, stats, len(records)) or path_noun(str(node.attrs.get("url") or "")) or detail_noun(details)
-        title = titles.get(str(node.attrs.get("url") or ""), "")
-        out.append(ListingData(node, records, stats, noun or "record", "" if noun or not title else f"on the page {quoted(title)}"))
+        title, table = titles.get(str(node.attrs.get("url") or ""), ""), str(node.attrs.get("table") or "")
+        where = f"on the page {quoted(title)}" if title else ""
+        where = f"in the table {quoted(table)} {where}".strip() if table and table != title and tables[(node.attrs.get("url"), table)] == 1 else where
+        out.append(ListingData(node, records, stats, noun or "record", "" if noun else where))
     by_noun: dict[str, list[ListingData]] = {}
     for data in out:
         by_noun.setdefault(data.noun, []).append(data)

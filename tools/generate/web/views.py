@@ -264,7 +264,7 @@ def _field_of(records: list[Node], param: str) -> str | None:
 
 def _listing_of(kg: KnowledgeGraph, url: str) -> Node | None:
     key = listing_key(url)
-    return next((n for n in kg.nodes("listing") if n.attrs.get("key") == key), None)
+    return next((n for n in sorted(kg.nodes("listing"), key=lambda n: -int(n.attrs.get("records") or 0)) if n.attrs.get("url") == key), None)
 
 
 def _restriction(kg: KnowledgeGraph, param: str, value: str, label: str, page: Node) -> tuple[str | None, str | None]:

@@ -128,6 +128,8 @@ class _View:
 class _Listing:
     key: str
     order: int
+    url: str = ""
+    title: str = ""
     views: list[_View] = field(default_factory=list)
     columns: list[str] = field(default_factory=list)
     records: list[str] = field(default_factory=list)
@@ -166,6 +168,27 @@ def completeness(listing: _Listing, total: int | None, pages_seen: int, all_page
         return True, f"the site states {stated} records and all {seen} were seen"
     stated_text = f" of {stated} stated" if stated is not None else ""
     return False, f"{pages_seen} of {total or 'an unknown number of'} pages visited, {seen} records seen{stated_text}"
+
+
+def table_keys(url: str, blocks: list[RecordBlock], part_labels: dict[str, str]) -> dict[str, list[RecordBlock]]:
+    """The listing key of each record block a page shows: ``url`` for them all when the blocks share their columns (a page of
+    cards, one table), else one key per table (its columns, and the how-manieth table of those columns), so that the
+    tables of a manual page are separate listings, not one listing holding the union of their rows and columns.
+
+    >>> from .records import RecordBlock
+    >>> a, b = RecordBlock(kind="table", columns=["Codec", "Languages"]), RecordBlock(kind="table", columns=["Value", "Meaning"])
+    >>> list(table_keys("http://h/codecs.html", [a], {})), len(table_keys("http://h/codecs.html", [a, b, a], {}))
+    (['http://h/codecs.html'], 3)
+    """
+    shapes = [tuple(named_columns(b, part_labels)) for b in blocks]
+    if len(set(shapes)) == 1 and (len(blocks) == 1 or blocks[0].kind == "cards"):
+        return {url: blocks}
+    keys: dict[str, list[RecordBlock]] = {}
+    for shape, block in zip(shapes, blocks):
+        digest = _digest("|".join(shape))[:8]
+        nth = sum(1 for k in keys if k.startswith(f"{url}#table-{digest}-"))
+        keys[f"{url}#table-{digest}-{nth}"] = [block]
+    return keys
 
 
 class RecordGraph:
@@ -224,9 +247,14 @@ class RecordGraph:
         many = [b for b in page.records if b.kind in ("table", "cards") and b.rows]
         if not many:
             return
-        key = listing_key(page.url)
-        listing = self.listings.setdefault(key, _Listing(key=key, order=len(self.listings)))
+        url = listing_key(page.url)
         pager = next((b.pager for b in many if b.pager is not None), None)
+        for key, blocks in table_keys(url, many, self.part_labels).items():
+            self.read_blocks(page, url, key, blocks, pager)
+
+    def read_blocks(self, page: PageCapture, url: str, key: str, many: list[RecordBlock], pager: Pager | None) -> None:
+        """One listing's blocks on ``page`` (its table, or the cards): a view of the listing, and its rows as records."""
+        listing = self.listings.setdefault(key, _Listing(key=key, order=len(self.listings), url=url, title=many[0].title if key != url else ""))
         size = max(len(b.rows) for b in many)
         view = _View(url=page.url, ordering=_ordering(page.url), number=page_number(page.url, size), pager=pager, blocks=many)
         listing.views.append(view)
@@ -285,7 +313,7 @@ class RecordGraph:
         complete, proof = completeness(listing, total, pages_seen, all_pages, stated)
         attrs = {
             "key": listing.key,
-            "url": listing.key,
+            "url": listing.url or listing.key,
             "columns": listing.columns,
             "pages_seen": pages_seen,
             "pages_total": total,
@@ -296,6 +324,8 @@ class RecordGraph:
             "sorts": self.sorts(listing),
             "pages": [v.url for v in listing.views],
         }
+        if listing.title:
+            attrs["table"] = listing.title
         text = f"listing {listing.key}: {len(listing.records)} records" + (f" of {stated}" if stated is not None else "")
         self.kg.add_node(Node(id=lid, type=NodeType.LISTING, text=text, attrs=attrs, source=Source(url=listing.key)))
         for view in listing.views:
@@ -313,7 +343,7 @@ class RecordGraph:
             if view.pager is None:
                 continue
             for link in [*view.pager.links, view.pager.next, view.pager.last]:
-                if link and listing_key(self.resolve(link)) == listing.key and (n := page_number(link, size)) is not None:
+                if link and listing_key(self.resolve(link)) == (listing.url or listing.key) and (n := page_number(link, size)) is not None:
                     numbers.add(n)
         last_seen = [v.number for v in listing.views if v.number is not None and not _continues(v)]
         if last_seen and max(last_seen) == max(numbers):

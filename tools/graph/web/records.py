@@ -66,7 +66,7 @@ class RecordBlock(BaseModel):
 
     kind: Literal["table", "key_value", "cards", "definitions"] = Field(description="'table', 'key_value', 'cards' or 'definitions'.")
     selector: str = ""
-    title: str = Field("", description="The block's caption or label, if any.")
+    title: str = Field("", description="The block's caption or label, else the nearest heading before a table, if any.")
     columns: list[str] = Field(default_factory=list)
     column_links: dict[str, str] = Field(default_factory=dict, description="Column label → URL its header links to (sort orders).")
     rows: list[RecordRow] = Field(default_factory=list)
@@ -129,6 +129,13 @@ RECORDS_JS = (
   // Tables: a header row → one record per body row; no header but label/value rows → one record.
   // A table holding tables is read only with a header row; its rows that hold a table (a pager, a layout cell) are no records.
   const tables = Array.from(document.querySelectorAll('table')).slice(0, MAX_TABLES);
+  // A table without a caption is named by the nearest heading before it (a section's title, its permalink mark dropped).
+  const headings = Array.from(document.querySelectorAll('h1, h2, h3, h4, h5, h6'));
+  const headingBefore = (el) => {
+    let last = null;
+    for (const h of headings) { if (h.compareDocumentPosition(el) & Node.DOCUMENT_POSITION_FOLLOWING) last = h; else break; }
+    return last ? textOf(last).replace(/[\u00B6#]\s*$/, '').trim() : '';
+  };
   for (const t of tables) {
     const nested = !!t.querySelector('table');
     const rows = Array.from(t.rows).filter(r => !r.querySelector('table'));
@@ -139,7 +146,7 @@ RECORDS_JS = (
     if (nested && !header) continue;
     const inHead = (r) => (t.tHead && t.tHead.contains(r)) || (t.tFoot && t.tFoot.contains(r)) || r === header;
     const body = rows.filter(r => !inHead(r));
-    const caption = t.caption ? textOf(t.caption) : (t.getAttribute('aria-label') || '');
+    const caption = t.caption ? textOf(t.caption) : (t.getAttribute('aria-label') || headingBefore(t));
     if (!header) {
       const kv = body.length >= 2 && body.every(r => r.cells.length === 2 && (r.cells[0].tagName === 'TH' || /:\s*$/.test(textOf(r.cells[0]))));
       if (!kv) continue;
