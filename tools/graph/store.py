@@ -15,6 +15,7 @@ import re
 import threading
 import unicodedata
 from collections import OrderedDict
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -106,13 +107,34 @@ def _parse(path: Path, raw: bytes) -> KnowledgeGraph:
         raise _corrupt(path, err) from err
 
 
-def _write_json(path: Path, data: Any) -> None:
-    """Atomically write ``data`` as ``atomic_write_json`` does (same bytes), encoding it into the file piece by piece.
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    """Atomically write the node-link dict ``data`` as JSON, one line per node and per edge, encoded piece by piece.
 
-    ``json.dumps`` with an indent joins millions of small strings into one; a graph of
-    2,400 pages took 300 MB more that way, at the end of an ingestion, when memory peaks.
+    One ``json.dumps`` of the whole graph joins millions of small strings into one (a graph of
+    2,400 pages took 300 MB more that way, at the end of an ingestion, when memory peaks), and an
+    indented or streamed encoding runs in pure Python (5 s of a 40-page crawl's 33). Each list
+    item is encoded on its own by the C encoder; the file reads back as the same JSON.
     """
-    atomic_write_chunks(path, json.JSONEncoder(ensure_ascii=False, indent=1, sort_keys=False).iterencode(data))
+    atomic_write_chunks(path, _json_pieces(data))
+
+
+def _json_pieces(data: dict[str, Any]) -> Iterator[str]:
+    r"""``data`` as JSON text in pieces: top-level keys in order, each list one item per line.
+
+    >>> "".join(_json_pieces({"graph": {"id": "g"}, "nodes": [{"id": "a"}, {"id": "b"}], "edges": []}))
+    '{"graph": {"id": "g"},\n"nodes": [\n{"id": "a"},\n{"id": "b"}\n],\n"edges": [\n\n]}\n'
+    """
+    yield "{"
+    for index, (key, value) in enumerate(data.items()):
+        yield ("" if index == 0 else ",\n") + json.dumps(key) + ": "
+        if isinstance(value, list):
+            yield "[\n"
+            for position, item in enumerate(value):
+                yield ("" if position == 0 else ",\n") + json.dumps(item, ensure_ascii=False)
+            yield "\n]"
+        else:
+            yield json.dumps(value, ensure_ascii=False)
+    yield "}\n"
 
 
 def _probe_meta(path: Path) -> tuple[_FileKey, GraphMeta]:

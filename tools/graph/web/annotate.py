@@ -104,7 +104,7 @@ def annotate(elements: Iterable[ElementInfo], page_url: str, opened: Iterable[st
 
     ``opened``: selectors a click was seen revealing on this page (a live region among them is a toast).
     """
-    out = [e.model_copy(deep=True) for e in elements]
+    out = [e.model_copy() for e in elements]  # shallow: only whole fields are set below, never changed in place
     revealed = set(opened)
     listing = any(e.role == "result_list" or e.tag == "table" for e in out)  # only a page showing a listing can narrow one
     forms = {e.selector: listing and _filter_form(e, page_url) for e in out if e.tag == "form"}
