@@ -11,7 +11,8 @@ The material is the one of :mod:`.statechain` (a graph's verified ``web-change``
 and the join, never the new number or page. Every valid order is replayed in a fresh state
 (:func:`.dag.verify_composite` on the gold steps in that order) and the graph is kept only when
 every check holds after each of them: an application that undoes one change when another is made
-(Roundup moves a commented issue to "chatting") drops the graph, with the order and the failed check.
+(Roundup moves a commented issue to "chatting") drops the graph, with the order and the failed check,
+and the next pair of goals is tried.
 Numbers are order-independent here because only ``s1`` creates a record.
 """
 
@@ -33,6 +34,9 @@ from .statechain import LINK_TEXT, _criterion, _kind, _new_record, _on_page, _ow
 
 __all__ = ["compose_state_graphs"]
 
+#: Pairs tried beyond ``count``: a graph an application's own rules break (a comment that resets a status) is replaced by another pair.
+EXTRA_ATTEMPTS = 4
+
 
 def _verified(tasks: list[Task], kind: str) -> list[Task]:
     return [t for t in tasks if _kind(t) == kind and t.quality.get("replay", {}).get("ok")]
@@ -46,8 +50,13 @@ async def compose_state_graphs(kg: KnowledgeGraph, tasks: list[Task], episodes: 
         missing = [name for name, found in (("create", creates), ("comment", comments), ("edit", edits)) if not found]
         result.reason = f"no verified {' or '.join(missing)} goal on this graph (generate with web-change first): no two independent changes to join"
         return result
-    for index in range(min(count, len(creates))):
-        create, edit, comment = creates[index], edits[index % len(edits)], comments[index % len(comments)]
+    used: set[str] = set()  # a goal in a kept graph is not used again
+    for index, (create, edit) in enumerate(_pairs(creates, edits, count + EXTRA_ATTEMPTS)):
+        if len(result.tasks) >= count:
+            break
+        if create.id in used or edit.id in used:
+            continue
+        comment = comments[index % len(comments)]
         made = await _new_record(create, str(edit.quality["change"]["record"]), episodes, _own_export(edits))
         if made is None:
             result.dropped.append((f"state-graph-{create.id}", "the new record's number and page could not be read from the export after the create goal"))
@@ -65,9 +74,20 @@ async def compose_state_graphs(kg: KnowledgeGraph, tasks: list[Task], episodes: 
             result.dropped.append((task.id, failed))
             continue
         result.tasks.append(task)
+        used |= {create.id, edit.id}
     if not result.tasks and result.reason is None:
         result.reason = "every state task graph failed: " + "; ".join(why for _, why in result.dropped[:3])
     return result
+
+
+def _pairs(creates: list[Task], edits: list[Task], limit: int) -> list[tuple[Task, Task]]:
+    """Up to ``limit`` distinct (create, edit) pairs: each create with the edit of its index first, then with the next edits.
+
+    >>> _pairs(["c0", "c1"], ["e0", "e1", "e2"], 5)  # type: ignore[arg-type]
+    [('c0', 'e0'), ('c1', 'e1'), ('c0', 'e1'), ('c1', 'e2'), ('c0', 'e2')]
+    """
+    pairs = [(creates[i], edits[(i + shift) % len(edits)]) for shift in range(len(edits)) for i in range(len(creates))]
+    return pairs[:limit]
 
 
 def _graph(kg: KnowledgeGraph, create: Task, edit: Task, comment: Task, made: tuple[str, str, dict[str, str]], changed: list[SuccessCriterion], seed: int) -> Task:
