@@ -91,3 +91,22 @@ def test_every_table_of_a_docs_page_is_seen_whole(docs_crawl: tuple) -> None:
     html = (DOCS / "library" / "functions.html").read_text(encoding="utf-8")
     body_rows = [len(re.findall(r"<tr", t)) for t in re.findall(r"<tbody.*?</tbody>", html, re.S)]
     assert functions["records"] == max(body_rows)  # the index of built-in functions, row by row
+
+
+def test_each_table_of_a_docs_page_is_a_listing_of_its_own_rows(docs_crawl: tuple) -> None:
+    """Tables are not merged: per crawled page, the listings' record counts are the body row counts of its headed tables (HTML on disk).
+
+    Rows linking into sections of one page (``math.trunc`` and ``math.floor`` → ``math.html#…``) are records of their own.
+    """
+    base, _, pages, listings = docs_crawl
+    checked = 0
+    for url in sorted({str(a["url"]) for a in listings}):
+        html = _file(base, url).read_text(encoding="utf-8")
+        headed = [t for t in re.findall(r"<table.*?</table>", html, re.S) if len(re.findall(r"<th[ >]", t.split("</thead>")[0])) >= 2]  # a header of 2+ columns
+        want = sorted(len(re.findall(r"<tr", re.search(r"<tbody.*?</tbody>", t, re.S).group(0))) for t in headed)  # type: ignore[union-attr]
+        got = sorted(int(a["records"]) for a in listings if a["url"] == url and a["columns"] != ["title"])
+        assert got == want, url
+        checked += len(want) > 1
+    stdtypes = [a for a in listings if a["url"] == base + "/library/stdtypes.html" and a.get("table")]
+    assert len(stdtypes) >= 10 and "Comparisons" in {a["table"] for a in stdtypes}
+    assert checked >= 2

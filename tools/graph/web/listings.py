@@ -12,6 +12,7 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlparse
 
 from ..model import Edge, EdgeType, Node, NodeType, Source
 from .parts import learn_part_labels, named_columns, named_fields
@@ -170,6 +171,18 @@ def completeness(listing: _Listing, total: int | None, pages_seen: int, all_page
     return False, f"{pages_seen} of {total or 'an unknown number of'} pages visited, {seen} records seen{stated_text}"
 
 
+def own_page(url: str | None) -> bool:
+    """Whether a row's link can be the record's own page: not a link to a section of a page (``math.html#math.trunc``, a
+    manual's cross-reference). Rows of one table linking to the same page are not that page's records either (the caller
+    counts them). A hash route (``#/item/3``, ``#!/item/3``) is a page of an app.
+
+    >>> own_page("http://h/book.html?id=b01"), own_page("http://h/math.html#math.trunc"), own_page("http://h/app#/item/3")
+    (True, False, True)
+    """
+    fragment = urlparse(url or "").fragment
+    return bool(url) and (not fragment or fragment.startswith(("/", "!")))
+
+
 def table_keys(url: str, blocks: list[RecordBlock], part_labels: dict[str, str]) -> dict[str, list[RecordBlock]]:
     """The listing key of each record block a page shows: ``url`` for them all when the blocks share their columns (a page of
     cards, one table), else one key per table (its columns, and the how-manieth table of those columns), so that the
@@ -260,9 +273,10 @@ class RecordGraph:
         listing.views.append(view)
         for block in many:
             listing.columns += [c for c in named_columns(block, self.part_labels) if c not in listing.columns]
-            for row in block.rows:
+            pages = [self.resolve(row.url) if row.url else None for row in block.rows]
+            for row, detail in zip(block.rows, pages):
                 fields = named_fields(block, row.fields, self.part_labels)
-                rec = self.row_record(row.url, fields)
+                rec = self.row_record(row.url if own_page(row.url) and pages.count(detail) == 1 else None, fields)
                 rec.merge(fields)
                 for seen, value in ((rec.pages, page.url), (rec.listings, key), (view.records, rec.key), (listing.records, rec.key)):
                     if value not in seen:
