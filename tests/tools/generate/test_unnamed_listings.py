@@ -52,3 +52,19 @@ def test_comparisons_and_extremes_on_a_docs_table_name_the_page() -> None:
 def test_records_a_noun_names_are_not_placed_by_page() -> None:
     data = listing_data(_docs_page(first="Feature", names=("nested_scopes", "generators", "division", "annotations", "generator_stop")))[0]  # "Feature" names what each row is: "the feature with …"
     assert data.noun == "feature" and data.where == ""
+
+
+def test_a_table_among_several_that_loses_its_noun_is_placed_by_its_table() -> None:
+    """Two tables of one page whose first columns both say "Operation": the larger is "the operation …", the other is placed by its heading."""
+    kg = KnowledgeGraph(GraphMeta(id="g", kind="web"))
+    url = "http://h/library/stdtypes.html"
+    kg.add_node(Node(id="page:t", type=NodeType.PAGE, attrs={"url": url, "title": "Built-in Types"}))
+    for table, ops in (("Comparisons", ["less", "less or equal", "greater", "greater or equal"]), ("Boolean Operations", ["either or", "both and"])):
+        lid = f"listing:{table}"
+        kg.add_node(Node(id=lid, type=NodeType.LISTING, attrs={"url": url, "table": table, "complete": True, "columns": ["Operation", "Meaning"]}))
+        for op in ops:
+            fields = {"Operation": {"raw": op, "value": op, "type": "text"}, "Meaning": {"raw": f"means {op}", "value": f"means {op}", "type": "text"}}
+            kg.add_node(Node(id=f"record:{op}", type=NodeType.RECORD, attrs={"fields": fields, "listing": lid, "listings": [lid]}))
+    by_table = {str(d.node.attrs["table"]): d for d in listing_data(kg)}
+    assert (by_table["Comparisons"].noun, by_table["Comparisons"].where) == ("operation", "")
+    assert (by_table["Boolean Operations"].noun, by_table["Boolean Operations"].where) == ("record", "in the table “Boolean Operations” on the page “Built-in Types”")

@@ -149,23 +149,26 @@ def listing_data(kg: KnowledgeGraph) -> list[ListingData]:
             members.setdefault(str(lid), []).append(record)
     titles = {str(p.attrs.get("url")): str(p.attrs.get("title") or "").strip() for p in kg.nodes("page")}
     tables = Counter((n.attrs.get("url"), n.attrs.get("table")) for n in kg.nodes("listing") if n.attrs.get("table"))  # a heading over two tables names neither
+    places: dict[str, str] = {}
     for node in sorted(kg.nodes("listing"), key=lambda n: n.id):
         records = sorted(members.get(node.id, []), key=lambda n: n.id)
         if not records:
             continue
         stats = _stats(records)
         details = [str(r.attrs["detail_url"]) for r in records if r.attrs.get("detail_url")]
-        noun = _first_column_noun(node, stats, len(records)) or path_noun(str(node.attrs.get("url") or "")) or detail_noun(details)
         title, table = titles.get(str(node.attrs.get("url") or ""), ""), str(node.attrs.get("table") or "")
+        # one table of several on a page: the page's path names the page's subject ("functions"), not this table's rows
+        noun = _first_column_noun(node, stats, len(records)) or (None if table else path_noun(str(node.attrs.get("url") or ""))) or detail_noun(details)
         where = f"on the page {quoted(title)}" if title else ""
         where = f"in the table {quoted(table)} {where}".strip() if table and table != title and tables[(node.attrs.get("url"), table)] == 1 else where
         out.append(ListingData(node, records, stats, noun or "record", "" if noun else where))
+        places[node.id] = where if table else ""
     by_noun: dict[str, list[ListingData]] = {}
     for data in out:
         by_noun.setdefault(data.noun, []).append(data)
     for same in by_noun.values():
         for data in sorted(same, key=lambda d: (-len(d.records), d.node.id))[1:]:
-            data.noun = "record"
+            data.noun, data.where = "record", data.where or places[data.node.id]  # a table among several that lost its noun: placed by its table
     return out
 
 
