@@ -1,7 +1,7 @@
 """Records nothing names (a documentation page's table: no noun in its first column, path or row links) are placed by their page.
 
 "What is the minimum size of the record with C type “unsigned long”?" does not say where to look; the
-instruction names the page whose table lists them ("… on the page “array — Efficient arrays …”").
+instruction names the page whose table lists them ("… in the table of the page “array — Efficient arrays …”").
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ import numpy as np
 
 from taskloom.tools.generate.web.compare import ListingGroups, _extreme
 from taskloom.tools.generate.web.lookup import describe_record, listing_data
+from taskloom.tools.generate.web.style import instruction_style
 from taskloom.tools.graph.model import GraphMeta, KnowledgeGraph, Node, NodeType
 
 TITLE = "array — Efficient arrays of numeric values"
@@ -35,18 +36,20 @@ def _docs_page(title: str = TITLE, first: str = "Type code", names: tuple[str, .
 
 def test_a_lookup_on_a_docs_table_names_the_page_it_is_on() -> None:
     data = listing_data(_docs_page())[0]
-    assert data.noun == "record" and data.where == f"on the page “{TITLE}”"
+    assert data.noun == "record" and data.where == f"in the table of the page “{TITLE}”"
     subject = describe_record(data, data.records[2], ["C Type"])
-    assert subject == f"the record with “C Type” value “signed short” on the page “{TITLE}”"
+    assert subject == f"the record with “C Type” value “signed short” in the table of the page “{TITLE}”"
 
 
 def test_comparisons_and_extremes_on_a_docs_table_name_the_page() -> None:
     groups = ListingGroups(listing_data(_docs_page())[0])
-    assert groups.group([]).endswith(f"records on the page “{TITLE}”")
-    # the place follows the noun, before the conditions ("records on the page … with …", not "… and on the page …")
-    assert groups.group([("Minimum size in bytes", "eq", "8")]).startswith(f"records on the page “{TITLE}” with ")
+    assert groups.group([]).endswith(f"records in the table of the page “{TITLE}”")
+    # the place follows the noun, before the conditions ("records in the table of the page … with …", not "… and in the table …")
+    assert groups.group([("Minimum size in bytes", "eq", "8")]).startswith(f"records in the table of the page “{TITLE}” with ")
     made = [g for seed in range(20) if (g := _extreme(np.random.default_rng(seed), groups)) is not None]
-    assert made and all(f"on the page “{TITLE}”" in g["instruction"] for g in made)
+    assert made and all(f"in the table of the page “{TITLE}”" in g["instruction"] for g in made)
+    # a place, not a start page: the style filter keeps them (it drops "On the page “X”, open …")
+    assert all(instruction_style(g["instruction"]).style == "goal" for g in made), [g["instruction"] for g in made]
 
 
 def test_records_a_noun_names_are_not_placed_by_page() -> None:
@@ -67,4 +70,4 @@ def test_a_table_among_several_that_loses_its_noun_is_placed_by_its_table() -> N
             kg.add_node(Node(id=f"record:{op}", type=NodeType.RECORD, attrs={"fields": fields, "listing": lid, "listings": [lid]}))
     by_table = {str(d.node.attrs["table"]): d for d in listing_data(kg)}
     assert (by_table["Comparisons"].noun, by_table["Comparisons"].where) == ("operation", "")
-    assert (by_table["Boolean Operations"].noun, by_table["Boolean Operations"].where) == ("record", "in the table “Boolean Operations” on the page “Built-in Types”")
+    assert (by_table["Boolean Operations"].noun, by_table["Boolean Operations"].where) == ("record", "in the table “Boolean Operations” of the page “Built-in Types”")

@@ -193,4 +193,4 @@ def test_each_table_of_a_manual_page_is_its_own_listing_named_by_its_heading(rea
     assert {str(a["url"]) for a in listings} == {next(u for u in reads if u.endswith("/manual.html"))}  # each still lives at the page's URL
     assert len({str(a["key"]) for a in listings}) == 3
     where = {str(d.node.attrs["table"]): d.where for d in listing_data(kg)}
-    assert where["Text Transforms"].startswith("in the table “Text Transforms” on the page ") and "manual.html" in where["Text Transforms"]
+    assert where["Text Transforms"].startswith("in the table “Text Transforms” of the page ") and "manual.html" in where["Text Transforms"]

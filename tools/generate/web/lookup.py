@@ -140,6 +140,29 @@ def _first_column_noun(node: Node, stats: dict[str, FieldStats], size: int) -> s
     return column_noun(label, entry.values)
 
 
+_TITLE_PARTS = re.compile(r"\s+[—–|·-]\s+")
+
+
+def site_suffix(titles: list[str]) -> str:
+    """The part after the last separator (" — ", " | ", " - ") that most page titles end with: the site's name, not the page's.
+
+    >>> site_suffix(["array — Arrays — Python 3.11 docs", "Built-in Types — Python 3.11 docs", "Search — Python 3.11 docs"])
+    'Python 3.11 docs'
+    >>> site_suffix(["Mystery books", "Poetry — Books"])
+    ''
+    """
+    ends = Counter(parts[-1] for t in titles if len(parts := _TITLE_PARTS.split(t)) >= 2)
+    end, seen = ends.most_common(1)[0] if ends else ("", 0)
+    return end if seen >= max(3, 0.8 * len(titles)) else ""
+
+
+def short_title(title: str, suffix: str) -> str:
+    """``title`` without the site's ``suffix`` ("array — Efficient arrays of numeric values")."""
+    if not suffix or not title.endswith(suffix):
+        return title
+    return re.sub(r"\s+[—–|·-]\s*$", "", title[: -len(suffix)]).strip() or title
+
+
 def listing_data(kg: KnowledgeGraph) -> list[ListingData]:
     """Every listing with records, with a noun per listing (first column, else URL path, else "record"; a clash keeps it for the larger)."""
     out: list[ListingData] = []
@@ -150,6 +173,7 @@ def listing_data(kg: KnowledgeGraph) -> list[ListingData]:
     titles = {str(p.attrs.get("url")): str(p.attrs.get("title") or "").strip() for p in kg.nodes("page")}
     tables = Counter((n.attrs.get("url"), n.attrs.get("table")) for n in kg.nodes("listing") if n.attrs.get("table"))  # a heading over two tables names neither
     places: dict[str, str] = {}
+    suffix = site_suffix(list(titles.values()))
     for node in sorted(kg.nodes("listing"), key=lambda n: n.id):
         records = sorted(members.get(node.id, []), key=lambda n: n.id)
         if not records:
@@ -159,8 +183,8 @@ def listing_data(kg: KnowledgeGraph) -> list[ListingData]:
         title, table = titles.get(str(node.attrs.get("url") or ""), ""), str(node.attrs.get("table") or "")
         # one table of several on a page: the page's path names the page's subject ("functions"), not this table's rows
         noun = _first_column_noun(node, stats, len(records)) or (None if table else path_noun(str(node.attrs.get("url") or ""))) or detail_noun(details)
-        where = f"on the page {quoted(title)}" if title else ""
-        where = f"in the table {quoted(table)} {where}".strip() if table and table != title and tables[(node.attrs.get("url"), table)] == 1 else where
+        named = table and table != title and tables[(node.attrs.get("url"), table)] == 1
+        where = (f"in the table {quoted(table)}" if named else "in the table" if title else "") + (f" of the page {quoted(short_title(title, suffix))}" if title else "")
         out.append(ListingData(node, records, stats, noun or "record", "" if noun else where))
         places[node.id] = where if table else ""
     by_noun: dict[str, list[ListingData]] = {}
