@@ -75,6 +75,10 @@ PAGES = {
     + "</tbody></table></section><section><h2>Text Transforms¶</h2><table><thead><tr><th>Value</th><th>Meaning</th></tr></thead><tbody>"
     + "".join(f"<tr><td>'t{i}'</td><td>transform {i}</td></tr>" for i in range(3))
     + "</tbody></table></section></main></body></html>",
+    # A manual's sections: each heading links only to its own anchor (Sphinx's "¶" permalink). Sections are no cards.
+    "sections.html": "<html><head><meta charset='utf-8'></head><body><main>"
+    + "".join(f"<section id='s{i}'><h2>Part {i}<a class='headerlink' href='#s{i}'>¶</a></h2><p>See <a href='item3.html'>item {i}</a>.</p></section>" for i in range(4))
+    + "</main></body></html>",
     "item3.html": "<html><body><h1>Item 3</h1><table><tr><th>Title</th><td>Item 3</td></tr><tr><th>Views</th><td>104</td></tr><tr><th>Author</th><td>Ann</td></tr></table></body></html>",
 }
 
@@ -194,3 +198,9 @@ def test_each_table_of_a_manual_page_is_its_own_listing_named_by_its_heading(rea
     assert len({str(a["key"]) for a in listings}) == 3
     where = {str(d.node.attrs["table"]): d.where for d in listing_data(kg)}
     assert where["Text Transforms"].startswith("in the table “Text Transforms” of the page ") and "manual.html" in where["Text Transforms"]
+
+
+def test_sections_whose_headings_link_only_to_themselves_are_no_cards(reads: dict[str, list[RecordBlock]]) -> None:
+    assert [b for b in _read(reads, "sections.html") if b.kind == "cards"] == []
+    cards = next(b for b in _read(reads, "tables.html") if b.kind == "cards")  # headings linking to pages of their own still are
+    assert len(cards.rows) == 4

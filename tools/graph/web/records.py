@@ -131,10 +131,12 @@ RECORDS_JS = (
   const tables = Array.from(document.querySelectorAll('table')).slice(0, MAX_TABLES);
   // A table without a caption is named by the nearest heading before it (a section's title, its permalink mark dropped).
   const headings = Array.from(document.querySelectorAll('h1, h2, h3, h4, h5, h6'));
+  // A heading's text without its permalink mark (Sphinx's "¶", a trailing "#").
+  const headingText = (h) => textOf(h).replace(/\s*[\u00B6#]\s*$/, '').trim();
   const headingBefore = (el) => {
     let last = null;
     for (const h of headings) { if (h.compareDocumentPosition(el) & Node.DOCUMENT_POSITION_FOLLOWING) last = h; else break; }
-    return last ? textOf(last).replace(/[\u00B6#]\s*$/, '').trim() : '';
+    return last ? headingText(last) : '';
   };
   for (const t of tables) {
     const nested = !!t.querySelector('table');
@@ -237,7 +239,7 @@ RECORDS_JS = (
         if (text.length > 2000 || !card.children.length) { rows.length = 0; break; }
         const fields = {};
         const heading = card.querySelector('h1, h2, h3, h4, h5, h6, [role=heading]');
-        if (heading && textOf(heading)) fields['title'] = textOf(heading);
+        if (heading && headingText(heading)) fields['title'] = headingText(heading);
         let pairs = 0;
         for (const line of text.split('\n')) {
           const m = line.trim().match(LABELLED);
@@ -245,7 +247,9 @@ RECORDS_JS = (
         }
         // Unlabelled parts ("Margaret Oyelaran · 2014 · Book"): kept under their place in the card; the graph names them from detail pages.
         for (const [path, value] of partsOf(card, heading)) if (value !== fields['title']) fields[PART + path] = value;
-        const titled = !!(heading && fields['title'] && (heading.querySelector('a[href]') || heading.closest('a[href]')));
+        // A heading linking only to its own anchor (a section's permalink) names no record page: sections are no cards.
+        const titleLink = heading && (heading.querySelector('a[href]:not([href^="#"]), a[href^="#/"], a[href^="#!"]') || heading.closest('a[href]'));
+        const titled = !!(heading && fields['title'] && titleLink);
         const url = detailLink(card, titled ? heading : null);
         if (!(pairs >= 2 || (titled && url))) { rows.length = 0; break; }
         rows.push({fields, url});
