@@ -67,7 +67,7 @@ class Settings(BaseSettings):
     chunk_overlap: int = Field(150, ge=0, le=5000, description="Characters shared by consecutive chunks.")
     dedup_threshold: float = Field(0.92, ge=0.0, le=1.0, description="Tasks whose instruction+answer embeddings reach this cosine are duplicates.")
     max_pages: int = Field(2000, ge=1, description="Documents with more pages are refused.")
-    chromium: str | None = Field(None, description="Chromium binary; default: `chromium` on PATH (Debian's package).")
+    chromium: str | None = Field(None, description="Chromium binary; default: `chromium-headless-shell` on PATH when installed, else `chromium` (Debian's packages).")
     record_screenshots: bool = Field(False, description="Save a screenshot after every recorded browser or desktop action (opt-in: they cost about one action each).")
     snapshot_mode: Literal["full", "none"] = Field(
         "full",

@@ -165,6 +165,6 @@ def test_ray_crawls_several_sites_as_a_local_crawl_does_and_reports_the_one_that
     assert _graphs(there) == _graphs(here) and len(_graphs(here)) == 2  # the same graphs (ids, pages, nodes); none for the failed site
     for site in on_ray["sites"][:2]:
         assets = f"graphs/{site['graph_id']}.assets/pages"
-        shots = sorted(p.name for p in (there.workspace / assets).glob("*.png"))
-        assert shots and shots == sorted(p.name for p in (here.workspace / assets).glob("*.png"))  # written by the worker, in the workspace
+        shots = sorted(p.name for p in (there.workspace / assets).glob("*.jpg"))
+        assert shots and shots == sorted(p.name for p in (here.workspace / assets).glob("*.jpg"))  # written by the worker, in the workspace
     assert not (there.workspace / "graphs" / f"{on_ray['sites'][2]['graph_id']}.assets").exists()

@@ -174,7 +174,7 @@ def test_kill_mid_crawl_then_gc_leaves_no_orphan_screenshots(tmp_path: Path, sit
     graphs = ws / "graphs"
     proc = subprocess.Popen(_cmd(ws, "crawl", site, "--max-pages", "30"), env=_env(TASKLOOM_CRAWL_DELAY="0.3"), cwd=ROOT,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, text=True)
-    _kill_when(proc, lambda: any(graphs.glob("*.assets/pages/*.png")), 0.3)
+    _kill_when(proc, lambda: any(graphs.glob("*.assets/pages/*.jpg")), 0.3)
     assert _graph_ids(ws) == []
     listed = _gc(ws, dry_run=True)
     assert [d["kind"] for d in listed["debris"] if d["kind"] == "screenshots"] == ["screenshots"], listed  # type: ignore[union-attr]

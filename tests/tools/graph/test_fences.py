@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import doctest
+import shutil
 import socket
 import threading
 import time
@@ -289,14 +290,21 @@ RTC_JS = """async ([udp, tcp, frame]) => {
 
 
 @pytest.mark.integration
-def test_webrtc_and_preconnect_reach_no_other_port(tmp_path: Path) -> None:
-    """Fenced pages (an episode's routing, a crawl's DevTools) have no WebRTC; the browser flag keeps even unfenced WebRTC off UDP."""
+@pytest.mark.parametrize("binary", ["chromium", "chromium-headless-shell"])
+def test_webrtc_and_preconnect_reach_no_other_port(tmp_path: Path, binary: str) -> None:
+    """Fenced pages (an episode's routing, a crawl's DevTools) have no WebRTC; the browser flags keep even unfenced WebRTC off UDP.
+
+    Both of Debian's binaries: the headless shell (the default headless browser) ignores the flag ``chromium`` reads.
+    """
+    executable = shutil.which(binary)
+    if executable is None:
+        pytest.skip(f"{binary} is not installed (make setup installs it)")
     udp, turn, early = _Listener(socket.SOCK_DGRAM), _Listener(socket.SOCK_STREAM), _Listener(socket.SOCK_STREAM)
     hints = f'<link rel="preconnect" href="http://127.0.0.1:{early.port}"><link rel="dns-prefetch" href="http://127.0.0.1:{early.port}">'
     server = Server({"/": page("Call board", "<p>Calls.</p>", head=hints)}).start()
 
     async def probe() -> tuple[dict[str, str], str]:
-        pool = BrowserPool()
+        pool = BrowserPool(executable)
         try:
             said: dict[str, str] = {}
             for mode in ("route", "devtools"):

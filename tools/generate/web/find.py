@@ -28,7 +28,8 @@ import hashlib
 import itertools
 import re
 from dataclasses import dataclass
-from collections.abc import Iterable, Sequence, Set as AbstractSet
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence, Set as AbstractSet
 from typing import Any
 from urllib.parse import urlparse
 
@@ -51,6 +52,7 @@ __all__ = [
     "ordinary_pages",
     "record_identity",
     "page_sentences",
+    "own_content",
     "word_overlap",
     "link_texts_to",
     "start_page",
@@ -315,12 +317,25 @@ def _sentences(text: str) -> list[str]:
     return [" ".join(s.split()) for line in text.splitlines() for s in _SENTENCE_END.split(line) if s.strip()]
 
 
-def page_sentences(kg: KnowledgeGraph, page: Node) -> list[str]:
-    """Plain sentences (8–30 words, capitalised prose, no code) of the page's text and of content items only it shows, in page order."""
+def own_content(kg: KnowledgeGraph) -> dict[str, list[str]]:
+    """The texts of content items shown on one page only, by that page's URL (read once for a loop over pages)."""
+    by_url: dict[str, list[str]] = {}
+    for _, data in kg.g.nodes(data=True):
+        pages = data.get("attrs", {}).get("pages") if data["type"] == "business_data" else None
+        if isinstance(pages, list) and len(pages) == 1:
+            by_url.setdefault(str(pages[0]), []).append(str(data.get("text") or ""))
+    return by_url
+
+
+def page_sentences(kg: KnowledgeGraph, page: Node, own: Mapping[str, list[str]] | None = None) -> list[str]:
+    """Plain sentences (8–30 words, capitalised prose, no code) of the page's text and of content items only it shows, in page order.
+
+    ``own``: :func:`own_content` of ``kg``, when the caller reads many pages.
+    """
     url = str(page.attrs["url"])
     found: list[str] = []
-    own = [node.text for node in kg.nodes("business_data") if node.attrs.get("pages") == [url]]
-    for text in [page.text.partition("\n")[2], *own]:  # the page's text (after its title line), then its own content items
+    items = (own_content(kg) if own is None else own).get(url, [])
+    for text in [page.text.partition("\n")[2], *items]:  # the page's text (after its title line), then its own content items
         for sentence in _sentences(text):
             words = sentence.split()
             if (
@@ -338,11 +353,11 @@ def page_sentences(kg: KnowledgeGraph, page: Node) -> list[str]:
     return found
 
 
-def _title_words(kg: KnowledgeGraph, page: Node) -> set[str]:
-    """Content words of the page's title that are not in most pages' titles (a site name is not the page's)."""
+def _common_title_words(kg: KnowledgeGraph) -> set[str]:
+    """Content words in most pages' titles (a site's name is no page's own)."""
     titles = [_content_words(str(p.attrs.get("title") or "")) for p in kg.nodes("page")]
-    common = {w for w in set().union(*titles) if sum(w in t for t in titles) > max(2, len(titles) // 2)} if titles else set()
-    return _content_words(str(page.attrs.get("title") or "")) - common
+    counts = Counter(w for t in titles for w in t)
+    return {w for w, n in counts.items() if n > max(2, len(titles) // 2)}
 
 
 def _shares_stem(words: set[str], others: set[str]) -> bool:
@@ -378,8 +393,9 @@ def sentence_opener(sentence: str) -> str:
 def common_openers(kg: KnowledgeGraph, pages: Sequence[Node], min_pages: int = 3) -> set[str]:
     """Sentence openings (first three words) found on ``min_pages`` or more pages: boilerplate ("Changed in version …"), not a page's own content."""
     counts: dict[str, int] = {}
+    own = own_content(kg)
     for page in pages:
-        for opener in {sentence_opener(s) for s in page_sentences(kg, page)}:
+        for opener in {sentence_opener(s) for s in page_sentences(kg, page, own)}:
             counts[opener] = counts.get(opener, 0) + 1
     return {o for o, n in counts.items() if n >= min_pages}
 
@@ -389,11 +405,14 @@ class SiteText:
     """Everything the crawl saw written, by the page it belongs to (an app state belongs to its page's URL).
 
     ``pages``: (owner URL, normalised start of the text, hashes of the whole text's sentence pieces);
-    ``items``: (owner URLs showing it, normalised text) for content items, regions and dialogs.
+    ``items``: (owner URLs showing it, normalised text) for content items, regions and dialogs;
+    ``own``: :func:`own_content`; ``title_common``: :func:`_common_title_words`.
     """
 
     pages: tuple[tuple[str, str, frozenset[str]], ...]
     items: tuple[tuple[frozenset[str], str], ...]
+    own: Mapping[str, list[str]]
+    title_common: frozenset[str]
 
     @classmethod
     def of(cls, kg: KnowledgeGraph) -> SiteText:
@@ -405,7 +424,7 @@ class SiteText:
             for n in kg.nodes(kind)
             if n.text
         )
-        return cls(pages, items)
+        return cls(pages, items, own_content(kg), frozenset(_common_title_words(kg)))
 
 
 def _owner(page: Node) -> str:
@@ -429,9 +448,9 @@ def _content_instruction(
     """(instruction, sentence) for a content page, or None when no sentence is distinctive enough."""
     title = str(page.attrs.get("title") or "")
     links = link_texts_to(kg, page)
-    distinctive = _title_words(kg, page)
+    distinctive = _content_words(title) - site.title_common  # a site's name in every title is not the page's
     url = str(page.attrs["url"])
-    for sentence in page_sentences(kg, page):
+    for sentence in page_sentences(kg, page, site.own):
         if sentence_opener(sentence) in boilerplate or '"' in sentence:
             continue  # a sentence many pages open alike, or one quoting others
         if shown_elsewhere(site, url, sentence):

@@ -20,7 +20,7 @@ from ...graph.model import KnowledgeGraph, Node
 from ...graph.web.capture import normalize_url
 from ...graph.web.fulltext import appears_in
 from ...tasks.model import GoldStep, Provenance, SuccessCriterion, Task
-from .find import norm_text, page_sentences, sentence_opener, task_rng, word_overlap
+from .find import norm_text, own_content, page_sentences, sentence_opener, task_rng, word_overlap
 
 __all__ = ["state_find_tasks", "STATE_TEMPLATES"]
 
@@ -60,6 +60,7 @@ def state_find_tasks(kg: KnowledgeGraph, seed: int, boilerplate: set[str], skipp
     """Find tasks whose target is an app state's own passage (see the module docstring), one per state at most."""
     pages = {normalize_url(str(p.attrs["url"])): p for p in kg.nodes("page") if not p.attrs.get("state")}
     tasks: list[Task] = []
+    own = own_content(kg)
     for state in sorted((p for p in kg.nodes("page") if p.attrs.get("state")), key=lambda p: str(p.attrs["url"])):
         base = pages.get(normalize_url(str(state.attrs.get("base_url") or "")))
         via = list(state.attrs.get("via") or [])
@@ -71,7 +72,7 @@ def state_find_tasks(kg: KnowledgeGraph, seed: int, boilerplate: set[str], skipp
         sentence = next(
             (
                 s
-                for s in page_sentences(kg, state)
+                for s in page_sentences(kg, state, own)
                 if sentence_opener(s) not in boilerplate and not _elsewhere(kg, state, s) and word_overlap(s, controls) <= 1 / 3
             ),
             None,
