@@ -98,7 +98,7 @@ def _trac(folder: Path, port: int) -> tuple[list[str], Any, str]:
     from taskloom.tools.environment.appstate import StateFolder
 
     state = StateFolder.copy_of(_CACHE / "trac-env", folder / "live")
-    return [str(_CACHE / "trac-venv" / "bin" / "tracd"), "-s", "-b", "127.0.0.1", "-p", str(port), str(state.live)], state, f"http://127.0.0.1:{port}/"
+    return [str(_CACHE / "trac-venv" / "bin" / "python"), str(_CACHE.parent / "tracd.py"), "-s", "-b", "127.0.0.1", "-p", str(port), str(state.live)], state, f"http://127.0.0.1:{port}/"
 
 
 def _roundup(folder: Path, port: int) -> tuple[list[str], Any, str]:

@@ -294,7 +294,7 @@ class TracSite:
 
 @pytest.fixture(scope="session")
 def trac_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TracSite]:
-    """Trac 1.6 (PyPI ``trac``, in tests/data/cache/trac-venv) over a fresh copy of the seeded environment, for the session; anonymous users may file and edit tickets."""
+    """Trac 1.6 (PyPI ``trac``, in tests/data/cache/trac-venv, started by tests/data/tracd.py) over a fresh copy of the seeded environment, for the session; anonymous users may file and edit tickets."""
     import socket
     import time
     import urllib.request
@@ -306,7 +306,7 @@ def trac_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TracSite]:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     log = state.live.parent / "tracd.log"
-    command = [str(TRAC_VENV / "bin" / "tracd"), "-s", "-b", "127.0.0.1", "-p", str(port), str(state.live)]
+    command = [str(TRAC_VENV / "bin" / "python"), str(ROOT / "tests" / "data" / "tracd.py"), "-s", "-b", "127.0.0.1", "-p", str(port), str(state.live)]
     with log.open("wb") as out:
         server = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"

@@ -32,7 +32,7 @@ def _die_with_parent() -> None:  # runs in the server between fork and exec
 def _command(app: str, port: int, state: Path, folder: Path) -> list[str]:
     """The command that serves the tracker over ``state`` (Roundup's home copied into ``folder``)."""
     if app == "trac":
-        return [str(CACHE / "trac-venv" / "bin" / "tracd"), "-s", "-b", "127.0.0.1", "-p", str(port), str(state)]
+        return [str(CACHE / "trac-venv" / "bin" / "python"), str(CACHE.parent / "tracd.py"), "-s", "-b", "127.0.0.1", "-p", str(port), str(state)]
     home = shutil.copytree(CACHE / "roundup-env", folder / "tracker", ignore=shutil.ignore_patterns("db"))
     config = home / "config.ini"
     url = f"http://127.0.0.1:{port}/tracker/"
