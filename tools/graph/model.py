@@ -153,6 +153,7 @@ class KnowledgeGraph:
     def __init__(self, meta: GraphMeta, graph: nx.MultiDiGraph | None = None) -> None:
         self.meta = meta
         self.g: nx.MultiDiGraph = graph if graph is not None else nx.MultiDiGraph()
+        self._positions: dict[str, int] | None = None  # node id -> insertion rank, for edges_into
 
     @property
     def id(self) -> str:
@@ -165,6 +166,8 @@ class KnowledgeGraph:
         return node_id in self.g
 
     def add_node(self, node: Node) -> None:
+        if node.id not in self.g:
+            self._positions = None
         self.g.add_node(node.id, **node.model_dump(exclude={"id"}, mode="json"))
 
     def add_edge(self, edge: Edge) -> None:
@@ -190,6 +193,20 @@ class KnowledgeGraph:
         for u, v, data in self.g.edges(data=True):
             if not wanted or data["type"] in wanted:
                 yield Edge(source=u, target=v, **data)
+
+    def edges_into(self, node_id: str, *types: EdgeType | str) -> list[Edge]:
+        """The edges into ``node_id`` (optionally of the given types), in the order :meth:`edges` lists them; without a scan of every edge."""
+        wanted = {str(t) for t in types}
+        found = [(u, data) for u, _, data in self.g.in_edges(node_id, data=True) if not wanted or data["type"] in wanted]
+        if self._positions is None or any(u not in self._positions for u, _ in found):
+            self._positions = {n: i for i, n in enumerate(self.g)}
+        ranks = self._positions
+        return [Edge(source=u, target=node_id, **data) for u, data in sorted(found, key=lambda pair: ranks[pair[0]])]
+
+    def edges_from(self, node_id: str, *types: EdgeType | str) -> list[Edge]:
+        """The edges out of ``node_id`` (optionally of the given types), in the order :meth:`edges` lists them."""
+        wanted = {str(t) for t in types}
+        return [Edge(source=node_id, target=v, **data) for _, v, data in self.g.out_edges(node_id, data=True) if not wanted or data["type"] in wanted]
 
     def node_type(self, node_id: str) -> str:
         return str(self.g.nodes[node_id]["type"])

@@ -193,3 +193,32 @@ def test_make_graph_id() -> None:
     assert store_mod.GRAPH_ID_RE.fullmatch(make_graph_id("---a--" * 20, sha))
     with pytest.raises(InputError):
         make_graph_id("a", "not-hex")
+
+
+def test_edges_into_and_from_list_what_a_scan_of_every_edge_lists_in_its_order() -> None:
+    """``edges_into``/``edges_from`` read a node's own edges; the order is :meth:`edges`' (by source node), also after
+    edges arrive in another order than their sources, and after a node is added and another removed."""
+    kg = build("g1", n=0)
+    for nid in ("form", "a", "b", "c"):
+        kg.add_node(Node(id=nid, type=NodeType.PARAGRAPH, text=nid))
+    for source in ("c", "a", "b"):  # edges into "form" arrive in another order than their source nodes
+        kg.add_edge(Edge(source=source, target="form", type=EdgeType.REFERS_TO))
+    kg.add_edge(Edge(source="b", target="form", type=EdgeType.CONTAINS))
+    kg.add_edge(Edge(source="form", target="c", type=EdgeType.CONTAINS))
+    kg.add_edge(Edge(source="form", target="a", type=EdgeType.CONTAINS))
+
+    def scanned(target: str, *types: EdgeType) -> list[tuple[str, str, str]]:
+        return [(e.source, e.target, e.type.value) for e in kg.edges(*types) if e.target == target]
+
+    def read(edges: list[Edge]) -> list[tuple[str, str, str]]:
+        return [(e.source, e.target, e.type.value) for e in edges]
+
+    assert read(kg.edges_into("form", EdgeType.REFERS_TO)) == scanned("form", EdgeType.REFERS_TO) == [
+        ("a", "form", "refers_to"), ("b", "form", "refers_to"), ("c", "form", "refers_to")]
+    assert read(kg.edges_into("form")) == scanned("form")
+    assert read(kg.edges_from("form", EdgeType.CONTAINS)) == [(e.source, e.target, e.type.value) for e in kg.edges(EdgeType.CONTAINS) if e.source == "form"]
+    kg.add_node(Node(id="d", type=NodeType.PARAGRAPH, text="d"))
+    kg.add_edge(Edge(source="d", target="form", type=EdgeType.REFERS_TO))
+    kg.g.remove_node("b")
+    assert read(kg.edges_into("form", EdgeType.REFERS_TO)) == scanned("form", EdgeType.REFERS_TO) == [
+        ("a", "form", "refers_to"), ("c", "form", "refers_to"), ("d", "form", "refers_to")]

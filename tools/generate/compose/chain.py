@@ -117,7 +117,7 @@ class FollowUps:
         for edge in kg.edges("navigates_to", "opens", "filters", "fills"):
             kind = edge.type.value
             if kind == "fills":
-                submits = [e for e in kg.edges("submits") if e.source == edge.target]
+                submits = kg.edges_from(edge.target, "submits")
                 if not submits:
                     continue
                 self.paths.append(("single_search", "search", _SINGLE_TIER, ((edge.source, kind, edge.target), (edge.target, "submits", submits[0].target))))

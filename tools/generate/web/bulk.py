@@ -298,7 +298,7 @@ def _instruction(noun: str, bulk: Bulk, phrase: int) -> str:
 async def bulk_tasks(kg: KnowledgeGraph, plan: EditForm, seed: int, count: int, home: str, make: Any, report: dict[str, Any]) -> list[Task]:
     """Up to ``count`` bulk goals on ``plan``'s records (see the module notes), starting at ``home``; ``make`` builds the task."""
     rng = np.random.default_rng([seed, int(hashlib.sha1(f"{kg.id}|{urlparse(plan.page_template).path}|bulk".encode()).hexdigest()[:8], 16)])
-    fillers = [kg.node(e.source) for e in kg.edges("fills") if e.target == plan.form.id]
+    fillers = [kg.node(e.source) for e in kg.edges_into(plan.form.id, "fills")]
     named = {_field_label(f): f for f in fillers if f.type.value in ("select", "input") and _WORD.match(_field_label(f))}
     choices = {_field_label(c): c for c in plan.choices}
     async with httpx.AsyncClient(timeout=15.0, follow_redirects=False) as client:

@@ -136,7 +136,7 @@ def list_apps(kg: KnowledgeGraph) -> list[ListApp]:
     """The list apps the graph's app states reveal (see the module notes), in page order."""
     apps: list[ListApp] = []
     for base in kg.nodes("page"):
-        edges = [e for e in kg.edges("transitions") if e.source == base.id]
+        edges = kg.edges_from(base.id, "transitions")
         if not edges:
             continue
         base_url = str(base.attrs["url"])
@@ -300,11 +300,11 @@ def form_plans(kg: KnowledgeGraph) -> list[FormPlan]:
     plans: list[FormPlan] = []
     seen: set[tuple[Any, ...]] = set()
     for form in kg.nodes("form"):
-        fillers = [kg.node(e.source) for e in kg.edges("fills") if e.target == form.id]
+        fillers = [kg.node(e.source) for e in kg.edges_into(form.id, "fills")]
         if not fillers or any(f.type.value in _SKIP_FORM_INPUTS for f in fillers) or not any(f.type.value == "input" for f in fillers):
             continue
         fields = [_field(f, form.text) for f in fillers]
-        buttons = [kg.node(e.source) for e in kg.edges("controls") if e.target == form.id]
+        buttons = [kg.node(e.source) for e in kg.edges_into(form.id, "controls")]
         submit = next((b for b in buttons if b.attrs.get("input_type") == "submit" and b.attrs.get("selector")), None)
         if any(f is None for f in fields) or submit is None:
             continue

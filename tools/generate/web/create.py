@@ -136,12 +136,12 @@ def create_forms(kg: KnowledgeGraph) -> list[CreateForm]:
     for form in kg.nodes("form"):
         if form.attrs.get("method") != "post":
             continue
-        fillers = [kg.node(e.source) for e in kg.edges("fills") if e.target == form.id]
+        fillers = [kg.node(e.source) for e in kg.edges_into(form.id, "fills")]
         page_url = _blank_page(form, fillers)
         if page_url is None or page_url in seen:
             continue
         fillers = [f for f in fillers if page_url in _pages(f)]  # as the blank form shows them (a pre-filled copy may offer other options)
-        buttons = [kg.node(e.source) for e in kg.edges("controls") if e.target == form.id and page_url in _pages(kg.node(e.source))]
+        buttons = [kg.node(e.source) for e in kg.edges_into(form.id, "controls") if page_url in _pages(kg.node(e.source))]
         submits = [b for b in buttons if b.attrs.get("input_type") in (None, "submit") and b.attrs.get("selector") and not _NOT_COMMIT.search(str(b.attrs.get("name") or ""))]
         submit = next((b for b in submits if _CREATE_VERB.match(str(b.attrs.get("name") or "").strip())), None)
         key = next((f for f in fillers if f.type.value == "input" and f.attrs.get("input_type") in (None, "text") and _KEY_LABEL.match(_field_label(f)) and f.attrs.get("selector")), None)

@@ -129,8 +129,8 @@ def edit_forms(kg: KnowledgeGraph, exports: list[Export]) -> list[EditForm]:
         page_url = str(form.attrs.get("page_url") or "")
         if form.attrs.get("method") != "post" or not page_url or urlparse(page_url).query:
             continue
-        fillers = [kg.node(e.source) for e in kg.edges("fills") if e.target == form.id]
-        buttons = [kg.node(e.source) for e in kg.edges("controls") if e.target == form.id]
+        fillers = [kg.node(e.source) for e in kg.edges_into(form.id, "fills")]
+        buttons = [kg.node(e.source) for e in kg.edges_into(form.id, "controls")]
         submit = next((b for b in buttons if b.attrs.get("input_type") in (None, "submit") and b.attrs.get("selector")
                        and _COMMIT.match(str(b.attrs.get("name") or "").strip()) and not _NOT_COMMIT.search(str(b.attrs.get("name") or ""))), None)
         choices = [f for f in fillers if f.type.value == "select" and f.attrs.get("selector") and len(_options(f)) >= 2 and _field_label(f)]

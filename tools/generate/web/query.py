@@ -85,9 +85,9 @@ def query_consoles(kg: KnowledgeGraph, skipped: list[dict[str, str]] | None = No
         page_url = str(form.attrs.get("page_url") or "")
         if not page_url or "#" in page_url or form.attrs.get("visible") is False:
             continue
-        boxes = [kg.node(e.source) for e in kg.edges("fills") if e.target == form.id]
+        boxes = [kg.node(e.source) for e in kg.edges_into(form.id, "fills")]
         box = next((b for b in boxes if b.type.value == "input" and _table_of(b.text) and b.attrs.get("selector")), None)
-        buttons = [kg.node(e.source) for e in kg.edges("controls") if e.target == form.id]
+        buttons = [kg.node(e.source) for e in kg.edges_into(form.id, "controls")]
         # The form's own action: a submit button that sends no name of its own (named ones export, explain, ...).
         submit = next((b for b in buttons if b.attrs.get("input_type") == "submit" and not b.attrs.get("field_name") and b.attrs.get("selector")), None)
         if box is None or submit is None:

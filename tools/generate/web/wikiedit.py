@@ -104,7 +104,7 @@ def _opener(kg: KnowledgeGraph, forms: list[Node], links: list[Node], url: str) 
         action = urlparse(str(form.attrs.get("action") or ""))
         if form.attrs.get("method") != "get" or action.path != path or not any("edit" in f"{k}={v}".lower() for k, v in parse_qsl(action.query)):
             continue
-        button = next((kg.node(e.source) for e in kg.edges("controls") if e.target == form.id and kg.node(e.source).attrs.get("selector")), None)
+        button = next((kg.node(e.source) for e in kg.edges_into(form.id, "controls") if kg.node(e.source).attrs.get("selector")), None)
         if button is not None:
             return button, action.geturl()
     for link in links:
@@ -127,10 +127,10 @@ def _editor(kg: KnowledgeGraph, editor_url: str) -> tuple[Node, Node] | None:
         for form in kg.nodes("form"):
             if form.attrs.get("page_url") != url or form.attrs.get("method") != "post":
                 continue
-            fillers = [kg.node(e.source) for e in kg.edges("fills") if e.target == form.id]
+            fillers = [kg.node(e.source) for e in kg.edges_into(form.id, "fills")]
             boxes = [f for f in fillers if f.type.value == "input" and f.attrs.get("input_type") in (None, "textarea") and f.attrs.get("selector") and len(f.attrs.get("bbox") or []) == 4]
             box = max(boxes, key=lambda f: float(f.attrs["bbox"][3]) - float(f.attrs["bbox"][1]), default=None)
-            buttons = [kg.node(e.source) for e in kg.edges("controls") if e.target == form.id]
+            buttons = [kg.node(e.source) for e in kg.edges_into(form.id, "controls")]
             commit = next((b for b in buttons if b.attrs.get("input_type") in (None, "submit") and b.attrs.get("selector")
                            and _COMMIT.match(str(b.attrs.get("name") or "").strip()) and not _NOT_COMMIT.search(str(b.attrs.get("name") or ""))), None)
             if box is not None and commit is not None and float(box.attrs["bbox"][3]) - float(box.attrs["bbox"][1]) >= _MIN_BOX:
