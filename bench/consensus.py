@@ -19,8 +19,11 @@ Levenshtein (no duplicate collapse, blocking or bound), union–find — on a se
 occurrence count n (× n(n−1) / m(m−1)) and summed over tasks. Its analyses are not counted, so the
 ratio total_naive / total_ours understates the gap.
 
-Scale: ``--scale`` (default 100,000) more trajectories of the same kind built in fields mode
-(the default merge), wall and CPU time of ``build_consensus`` over the tasks (target ≤ 10 s).
+Fields mode (the default merge) on the same data: wall and CPU time (target ≤ 1 s). Scale:
+``--scale`` (default 100,000) more trajectories of the same kind, built in both modes, wall and CPU
+time of ``build_consensus`` over the tasks (target ≤ 10 s in fields mode). Each figure is printed
+beside a floor measured in the same run: one Python pass reading the fields every merge reads of
+every action, and the ratio to it (machines here differ about 2× in speed).
 
 Usage: python bench/consensus.py [--trajectories 5000] [--tasks 10] [--naive-sample 150] [--seed 0] [--repeat 3] [--scale 100000]
 """
@@ -32,6 +35,7 @@ import random
 import time
 
 from taskloom.tools.evaluate.consensus import AgentTrajectory, CanonicalAction, build_consensus, group_by_task, make_action, merge_actions, naive_merge
+from taskloom.tools.evaluate.consensus.analyze import MergeMode
 
 TITLES = [
     ("Dune", "Frank Herbert"), ("Foundation", "Isaac Asimov"), ("The Left Hand of Darkness", "Ursula K. Le Guin"),
@@ -123,6 +127,25 @@ def synthesize(n: int, tasks: int, seed: int) -> list[AgentTrajectory]:
     return out
 
 
+def _timed_builds(groups: dict[str, list[AgentTrajectory]], mode: MergeMode) -> tuple[dict[str, object], float, float]:
+    """One ``build_consensus`` per task in ``mode``: the graphs, wall seconds and process CPU seconds."""
+    start, cpu = time.perf_counter(), time.process_time()
+    graphs = {task: build_consensus(ts, mode=mode) for task, ts in groups.items()}
+    return graphs, time.perf_counter() - start, time.process_time() - cpu
+
+
+def _floor(groups: dict[str, list[AgentTrajectory]]) -> float:
+    """CPU seconds of one pass that reads the fields every merge reads (kind, text, target, value, url) of every action."""
+    cpu = time.process_time()
+    seen = 0
+    for ts in groups.values():
+        for t in ts:
+            for a in t.actions:
+                seen += (a.kind, a.text, a.target, a.value, a.url) is not None
+    assert seen >= 0
+    return time.process_time() - cpu
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trajectories", type=int, default=5000)
@@ -173,18 +196,25 @@ def main() -> int:
     print(f"ours: build_consensus {ours:.3f} s wall / {ours_cpu:.3f} s CPU total, best of {args.repeat} ({ours / len(groups) * 1000:.1f} ms/task), merge alone {merge_only:.3f} s")
     print(f"naive: {naive_sample:.3f} s on {m} occurrences ({m * (m - 1) // 2} pairs) -> {naive:.1f} s estimated for all tasks")
     print(f"speed-up: {naive / ours:.0f}x total (target >= 50x), {naive / merge_only:.0f}x merge vs merge; total {ours:.2f} s wall, {ours_cpu:.2f} s CPU (target <= 3 s)")
-    start = time.perf_counter()
-    fields = {task: build_consensus(ts, mode="fields") for task, ts in groups.items()}
-    print(f"fields mode on the same data: {time.perf_counter() - start:.3f} s, {sum(g.summary.action_nodes for g in fields.values())} action nodes")
+    fields, fields_wall, fields_cpu = _timed_builds(groups, "fields")
+    floor = _floor(groups)
+    print(
+        f"fields mode (the default) on the same data: {fields_wall:.3f} s wall / {fields_cpu:.3f} s CPU (target <= 1 s), "
+        f"{sum(g.summary.action_nodes for g in fields.values())} action nodes; floor (one pass reading every action's fields) "
+        f"{floor:.3f} s, ratio {fields_cpu / floor:.1f}"
+    )
     if args.scale:
-        big = synthesize(args.scale, args.tasks, args.seed)
-        big_groups = group_by_task(big)
-        start, cpu = time.perf_counter(), time.process_time()
-        for ts in big_groups.values():
-            build_consensus(ts, mode="fields")
-        wall, used = time.perf_counter() - start, time.process_time() - cpu
-        n = sum(len(t.actions) for t in big)
-        print(f"scale: {len(big)} trajectories ({n} actions, {len(big_groups)} tasks) built in {wall:.2f} s wall / {used:.2f} s CPU, fields mode (target <= 10 s)")
+        big_groups = group_by_task(synthesize(args.scale, args.tasks, args.seed))
+        n = sum(len(t.actions) for ts in big_groups.values() for t in ts)
+        floor = _floor(big_groups)
+        modes: tuple[MergeMode, ...] = ("fields", "string")
+        for mode in modes:
+            _, wall, used = _timed_builds(big_groups, mode)
+            target = " (target <= 10 s)" if mode == "fields" else ""
+            print(
+                f"scale: {args.scale} trajectories ({n} actions, {len(big_groups)} tasks), {mode} mode: {wall:.2f} s wall / {used:.2f} s CPU{target}; "
+                f"floor {floor:.2f} s, ratio {used / floor:.1f}"
+            )
     return 0
 
 

@@ -39,8 +39,8 @@ from typing import Literal
 
 from ...errors import InputError
 from .fields import DEFAULT_PIXEL_TOLERANCE
-from .merge import MergeResult, merge_actions, merge_fields
-from .stats import fisher_exact, pass_at_k, pass_hat_k
+from .merge import MergeResult, count_texts, merge_actions, merge_fields
+from .stats import fisher_exact, pass_at_k, pass_hat_k, pass_ks
 from .model import (
     FAILURE,
     START,
@@ -110,7 +110,8 @@ def propagate_values(
     """
     value = {SUCCESS: 1.0, FAILURE: -1.0}
     value.update({n: 0.0 for n in order})
-    probs = {n: [(m, c / sum(c2 for _, c2 in successors[n])) for m, c in successors[n]] for n in order}
+    totals = {n: sum(c for _, c in successors[n]) for n in order}
+    probs = {n: [(m, c / totals[n]) for m, c in successors[n]] for n in order}
     sweeps = 0
     while sweeps < max_iterations:
         sweeps += 1
@@ -187,31 +188,36 @@ def _assemble(trajs: Sequence[AgentTrajectory], merge: MergeResult) -> tuple[dic
     repeats: the path holds the node once, so a repeat never makes a self-loop edge.
     """
     acc: dict[object, _NodeAcc] = defaultdict(_NodeAcc)
-    names: dict[str, str] = {}
-    texts: dict[object, Counter[str]] = defaultdict(Counter)
     hints: dict[object, Counter[str]] = defaultdict(Counter)
     clusters: list[list[object]] = []
-    for traj, raw in zip(trajs, merge.paths_of(trajs)):
+    raw_paths = merge.paths_of(trajs)
+    for traj, raw in zip(trajs, raw_paths):
+        actions = traj.actions
         path: list[object] = []
-        for step, (act, c) in enumerate(zip(traj.actions, raw)):
+        for step, c in enumerate(raw):
             a = acc[c]
-            texts[c][act.text] += 1
-            if act.hint:
-                hints[c][act.hint] += 1
-            names.setdefault(act.text, act.name)
-            a.agents.add(traj.agent)
-            if act.necessary is not None:
-                a.labels.append(act.necessary)
             if path and path[-1] == c:
                 a.repeats += 1
                 continue
             path.append(c)
             a.visits += 1
             a.steps[step] += 1
+        for act, c in zip(actions, raw):
+            if act.hint:
+                hints[c][act.hint] += 1
+            if act.necessary is not None:
+                acc[c].labels.append(act.necessary)
         clusters.append(path)
         for c in set(path):
-            acc[c].trajectories += 1
-            acc[c].successes += traj.success
+            a = acc[c]
+            a.trajectories += 1
+            a.successes += traj.success
+            a.agents.add(traj.agent)
+    texts: dict[object, Counter[str]] = defaultdict(Counter)
+    names: dict[str, str] = {}
+    for (c, text, name), n in (merge.texts or count_texts(trajs, raw_paths)).items():
+        texts[c][text] += n
+        names.setdefault(text, name)
     labels = {c: min(texts[c], key=lambda t: (-texts[c][t], t)) for c in acc}
     ordered = sorted(acc, key=lambda c: (min(acc[c].steps), -acc[c].visits, labels[c], repr(c)))
     ids = {c: f"n{i + 1}" for i, c in enumerate(ordered)}
@@ -255,28 +261,28 @@ def _virtual(trajs: Sequence[AgentTrajectory]) -> list[ConsensusNode]:
 def _edges(trajs: Sequence[AgentTrajectory], paths: list[Path]) -> dict[tuple[str, str], ConsensusEdge]:
     count: Counter[tuple[str, str]] = Counter()
     succ: Counter[tuple[str, str]] = Counter()
-    cover: Counter[tuple[str, str]] = Counter()
-    cover_ok: Counter[tuple[str, str]] = Counter()
-    agents: dict[tuple[str, str], set[str]] = defaultdict(set)
-    attribution: dict[tuple[str, str], dict[str, list[int]]] = defaultdict(dict)
+    attribution: dict[tuple[str, str], dict[str, list[int]]] = defaultdict(dict)  # pair -> agent -> [runs, successful runs]
     for traj, path in zip(trajs, paths):
         pairs = list(zip(path, path[1:]))
-        for pair in pairs:
-            agents[pair].add(traj.agent)
-        for pair in set(pairs):
-            mine = attribution[pair].setdefault(traj.agent, [0, 0])
-            mine[0] += 1
-            mine[1] += traj.success
         count.update(pairs)
-        if traj.success:
+        agent, ok = traj.agent, int(traj.success)
+        if ok:
             succ.update(pairs)
-            cover_ok.update(set(pairs))
-        cover.update(set(pairs))
+        for pair in set(pairs):
+            mine = attribution[pair].get(agent)
+            if mine is None:
+                attribution[pair][agent] = [1, ok]
+            else:
+                mine[0] += 1
+                mine[1] += ok
+    cover = {pair: sum(r for r, _ in by.values()) for pair, by in attribution.items()}
+    cover_ok = {pair: sum(ok for _, ok in by.values()) for pair, by in attribution.items()}
+    agents = {pair: sorted(by) for pair, by in attribution.items()}
     total, n, n_ok = sum(count.values()), len(trajs), sum(t.success for t in trajs)
     return {
         (s, d): ConsensusEdge.model_construct(  # built from counts: nothing to validate, and graphs hold many edges
             source=s, target=d, count=c, successes=succ[(s, d)], failures=c - succ[(s, d)], success_rate=succ[(s, d)] / c,
-            weight=c / total, coverage=cover[(s, d)] / n, success_coverage=_ratio(cover_ok[(s, d)], n_ok), agents=sorted(agents[(s, d)]),
+            weight=c / total, coverage=cover[(s, d)] / n, success_coverage=_ratio(cover_ok[(s, d)], n_ok), agents=agents[(s, d)],
             runs=cover[(s, d)], run_successes=cover_ok[(s, d)], success_without=None, p_value=None, support=None, value=0.0, edge_class="normal",
             attribution={a: (r, ok) for a, (r, ok) in sorted(attribution[(s, d)].items())}, same_runs_as=None,
         )  # fmt: skip
@@ -329,8 +335,8 @@ def _strategies(trajs: Sequence[AgentTrajectory], paths: list[Path], nodes: dict
 
 
 def _pass(runs: int, wins: int) -> tuple[dict[int, float], dict[int, float]]:
-    """pass@k and pass^k for k = 1 … runs (rounded to 4 places)."""
-    ks = range(1, runs + 1)
+    """pass@k and pass^k for k = 1 … runs, at most 16 (rounded to 4 places)."""
+    ks = pass_ks(runs)
     return {k: round(pass_at_k(runs, wins, k), 4) for k in ks}, {k: round(pass_hat_k(runs, wins, k), 4) for k in ks}
 
 
@@ -378,8 +384,9 @@ def _reference(trajectories: Sequence[AgentTrajectory], t: Thresholds) -> tuple[
 
 
 def _first(values: Sequence[str | None]) -> str | None:
-    present = sorted(v for v in values if v)
-    return Counter(present).most_common(1)[0][0] if present else None
+    """The most common present value; the smallest of the most common on a tie."""
+    counts = Counter(v for v in values if v)
+    return min(counts, key=lambda v: (-counts[v], v)) if counts else None
 
 
 @contextmanager

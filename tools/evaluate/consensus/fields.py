@@ -85,6 +85,7 @@ def element_name(name: str, role: str = "") -> str:
     return " ".join(text.split()).casefold().strip(" -–|·,")
 
 
+@lru_cache(maxsize=65_536)
 def _norm(text: str | None) -> str:
     return " ".join((text or "").split()).casefold()
 
@@ -102,15 +103,25 @@ def page_contexts(actions: Sequence[CanonicalAction]) -> list[str]:
     return out
 
 
+_BARE_NUMBER = re.compile(r"[\d\s.,:/-]+")
+
+
 def _identity(target: ActionTarget | None, page: str) -> tuple[str, ...] | None:
     """What says which element this is (:meth:`ActionTarget.identity`), names cleaned; a bare number is tied to its page."""
-    identity = target.identity() if target is not None else None
-    if target is None or identity is None or identity[0] != "name":
-        return identity
-    name = element_name(target.name or "", target.role or "") or identity[2]
-    if re.fullmatch(r"[\d\s.,:/-]+", name):
-        return ("name", identity[1], name, page)
-    return ("name", identity[1], name)
+    if target is None:
+        return None
+    identity, bare_number = _target_identity(target.element_id, target.selector, target.role, target.name)
+    return (*identity, page) if bare_number and identity is not None else identity
+
+
+@lru_cache(maxsize=65_536)
+def _target_identity(element_id: str | None, selector: str | None, role: str | None, name: str | None) -> tuple[tuple[str, ...] | None, bool]:
+    """The identity of a target with these fields, and whether its cleaned name is a bare number (cached: logs repeat targets)."""
+    identity = ActionTarget(element_id=element_id, selector=selector, role=role, name=name).identity()
+    if identity is None or identity[0] != "name":
+        return identity, False
+    cleaned = element_name(name or "", role or "") or identity[2]
+    return ("name", identity[1], cleaned), bool(_BARE_NUMBER.fullmatch(cleaned))
 
 
 def field_key(act: CanonicalAction, page: str, previous: tuple[Any, ...] | None = None) -> tuple[Any, ...] | None:
@@ -119,17 +130,17 @@ def field_key(act: CanonicalAction, page: str, previous: tuple[Any, ...] | None 
     ``previous`` is the key of the action before (where an unnamed control is, when the page is unknown).
     """
     kind, target = act.kind, act.target
-    identity = _identity(target, page)
     if kind == "navigate":
         return ("navigate", normalize_url(act.value or ""))
-    if kind in ("type", "select"):
-        return (kind, act.name, identity, _norm(act.value))
     if kind in ("scroll", "key"):
         return (kind, _norm(act.value))
     if kind in ("back", "wait"):
         return (kind,)
     if kind == "answer":
         return ("answer", act.name)
+    identity = _identity(target, page)
+    if kind in ("type", "select"):
+        return (kind, act.name, identity, _norm(act.value))
     if act.name in ("click", "dblclick", "hover"):
         if identity is not None:
             return (kind, act.name, identity)

@@ -118,6 +118,8 @@ class MergeResult:
     stats: MergeStats
     labels: dict[Any, str] = field(default_factory=dict)
     paths: list[list[Any]] | None = None
+    texts: Counter[tuple[Any, str, str]] | None = None  # (cluster, text, action name) -> occurrences, when the merge counted them
+
 
     def cluster_of(self, step: int, text: str) -> Any:
         return self.root[text if self.cross_step else (step, text)]
@@ -217,10 +219,10 @@ def merge_actions(trajectories: Sequence[AgentTrajectory], theta: float = 0.9, *
 def merge_fields(trajectories: Sequence[AgentTrajectory], pixel_tolerance: float = DEFAULT_PIXEL_TOLERANCE) -> MergeResult:
     """Cluster the actions of ``trajectories`` by their typed fields (see :mod:`.fields`); independent of their order."""
     paths, occurrences = field_paths(trajectories, pixel_tolerance)
+    counted = count_texts(trajectories, paths)
     texts: dict[Any, Counter[str]] = defaultdict(Counter)
-    for traj, path in zip(trajectories, paths):
-        for act, key in zip(traj.actions, path):
-            texts[key][act.text] += 1
+    for (key, text, _), n in counted.items():
+        texts[key][text] += n
     members = {key: sorted(texts[key]) for key in sorted(occurrences, key=repr)}
     labels = {key: min(c, key=lambda t: (-c[t], t)) for key, c in texts.items()}
     stats = MergeStats(
@@ -228,7 +230,15 @@ def merge_fields(trajectories: Sequence[AgentTrajectory], pixel_tolerance: float
         distinct=sum(len(c) for c in texts.values()), blocks=len({k[0] for k in occurrences}), comparisons=0, step_merges=0,
         cross_step_merges=0, nodes=len(occurrences),
     )  # fmt: skip
-    return MergeResult(True, {k: k for k in occurrences}, members, occurrences, stats, labels, paths)
+    return MergeResult(True, {k: k for k in occurrences}, members, occurrences, stats, labels, paths, counted)
+
+
+def count_texts(trajectories: Sequence[AgentTrajectory], paths: Sequence[Sequence[Any]]) -> Counter[tuple[Any, str, str]]:
+    """How often each (cluster, action text, action name) occurs; ``paths`` holds every action's cluster."""
+    counted: Counter[tuple[Any, str, str]] = Counter()
+    for traj, path in zip(trajectories, paths):
+        counted.update((key, act.text, act.name) for act, key in zip(traj.actions, path))
+    return counted
 
 
 def naive_merge(texts: Sequence[str], theta: float = 0.9) -> dict[int, int]:

@@ -255,7 +255,7 @@ class AgentProfile(BaseModel):
     necessity_rate: float | None = Field(None, description="Fraction of the agent's actions mapped to necessary nodes.")
     strategies: int = Field(0, description="Distinct strategies among its successful trajectories.")
     strategy_entropy: float = Field(0.0, description="Shannon entropy (bits) of its own strategy distribution.")
-    pass_at_k: dict[int, float] = Field(default_factory=dict, description="k → chance that at least one of k of its runs succeeds (k = 1 … its runs).")
+    pass_at_k: dict[int, float] = Field(default_factory=dict, description="k → chance that at least one of k of its runs succeeds (k = 1 … its runs, at most 16).")
     pass_hat_k: dict[int, float] = Field(default_factory=dict, description="k → chance that all k of k of its runs succeed (τ-bench's pass^k).")
 
 

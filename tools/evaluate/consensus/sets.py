@@ -28,7 +28,7 @@ from ...errors import InputError, NotFoundError
 from ...workspace import atomic_write_json, atomic_write_text
 from .model import AgentTrajectory, ConsensusGraph
 from .reports import ImportReport
-from .stats import fisher_exact, pass_at_k, pass_hat_k
+from .stats import fisher_exact, pass_at_k, pass_hat_k, pass_ks
 
 __all__ = [
     "SetSummary", "AgentRow", "AgentTaskRow", "TaskRow", "Distribution", "Finding", "SharedTrap", "SeparatingStep", "number_runs", "save_set", "load_set",
@@ -259,8 +259,8 @@ def _agent_tasks(trajectories: Sequence[AgentTrajectory]) -> list[AgentTaskRow]:
     for (agent, task), outcomes in sorted(groups.items()):
         n, c = len(outcomes), sum(outcomes)
         rows.append(AgentTaskRow(
-            agent=agent, task_id=task, runs=n, successes=c, pass_at_k={k: round(pass_at_k(n, c, k), 4) for k in range(1, n + 1)},
-            pass_hat_k={k: round(pass_hat_k(n, c, k), 4) for k in range(1, n + 1)},
+            agent=agent, task_id=task, runs=n, successes=c, pass_at_k={k: round(pass_at_k(n, c, k), 4) for k in pass_ks(n)},
+            pass_hat_k={k: round(pass_hat_k(n, c, k), 4) for k in pass_ks(n)},
         ))  # fmt: skip
     return rows
 
@@ -287,7 +287,7 @@ def summarize_set(set_id: str, graphs: Sequence[ConsensusGraph], trajectories: S
         mine = [t for t in trajectories if t.agent == agent]
         wins = sum(t.success for t in mine)
         theirs = [r for r in pairs if r.agent == agent]
-        ks = range(1, min((r.runs for r in theirs), default=0) + 1)
+        ks = pass_ks(min((r.runs for r in theirs), default=0))
         rows.append(AgentRow(
             agent=agent, tasks=len(agent_tasks[agent]), trajectories=len(mine), successes=wins, success_rate=round(wins / len(mine), 4) if mine else 0.0,
             inflation=_distribution(per_agent[agent]), runs_per_task=round(len(mine) / len(theirs), 4) if theirs else 0.0,
