@@ -7,6 +7,7 @@ repeated runs of several agents); the layouts and outcomes on real logs are test
 from __future__ import annotations
 
 import json
+import math
 import random
 from pathlib import Path
 
@@ -127,6 +128,17 @@ def test_fisher_exact_matches_scipy_and_pass_k_by_hand() -> None:
         a, b, c, d = (rng.randint(0, 15) for _ in range(4))
         assert fisher_exact(a, b, c, d) == pytest.approx(scipy_fisher([[a, b], [c, d]]).pvalue, rel=1e-9, abs=1e-12)
     assert pass_at_k(5, 2, 2) == pytest.approx(1 - 3 / 10) and pass_hat_k(5, 2, 2) == pytest.approx(1 / 10)
+    assert pass_at_k(2000, 3, 16) == pytest.approx(1 - math.comb(1997, 16) / math.comb(2000, 16))
+
+
+def test_fisher_exact_holds_on_tables_of_thousands_of_runs() -> None:
+    """A task with 10,000 runs: the big-int form overflowed a float; the walk from the mode matches SciPy."""
+    rng = random.Random(11)
+    for _ in range(40):
+        a, b, c, d = (rng.randint(0, 5000) for _ in range(4))
+        assert fisher_exact(a, b, c, d) == pytest.approx(scipy_fisher([[a, b], [c, d]]).pvalue, rel=1e-9, abs=1e-12)
+    assert fisher_exact(1400, 3600, 1500, 3500) == pytest.approx(scipy_fisher([[1400, 3600], [1500, 3500]]).pvalue, rel=1e-9)
+    assert fisher_exact(30, 4970, 3000, 2000) == 0.0  # far below 1e-300
 
 
 def test_real_abp_folder_layout_is_detected(service: EvaluationService) -> None:
