@@ -173,3 +173,28 @@ def test_field_merging_by_what_the_element_is() -> None:
     assert node["click(text='Creamy Pasta (1,234)', element='link')"].visits == 2  # rating counts are not the link's name
     assert node["click(element='image')"].visits == 1 and len([n for n in graph.nodes if "click(element='image')" in n.variants]) == 2  # unnamed: per page
     assert len([n for n in graph.nodes if "click(text='25', element='gridcell')" in n.variants]) == 2  # day 25 of July is not of October
+
+
+def test_calendar_days_merge_by_their_date() -> None:
+    """A day named by its date merges by the date in any spelling; a bare day number on one page
+    merges only after as many "Next month" steps (25 July is not 25 October on the same calendar page)."""
+
+    def click(text: str) -> CanonicalAction:
+        return make_action("click", {"text": text, "element": "gridcell"}, confidence=1.0, source="t", url="https://trips.example/book")
+
+    runs = [
+        [click("Choose Saturday, July 25th, 2026"), click("25")],
+        [click("Sat Jul 25 2026"), click("Next month"), click("25")],
+        [click("25 July 2026"), click("Next month"), click("25")],
+        [click("25 October 2026"), click("Next month"), click("Next month"), click("Next month"), click("25")],
+    ]
+    graph = build_consensus([AgentTrajectory(id=str(i), agent="a", success=True, actions=a) for i, a in enumerate(runs)])
+    visits = {v: n.visits for n in graph.nodes for v in n.variants}
+    july = [n for n in graph.nodes if "click(text='Sat Jul 25 2026', element='gridcell')" in n.variants][0]
+    assert set(july.variants) == {
+        "click(text='Choose Saturday, July 25th, 2026', element='gridcell')", "click(text='Sat Jul 25 2026', element='gridcell')",
+        "click(text='25 July 2026', element='gridcell')",
+    } and july.visits == 3
+    days = sorted(n.visits for n in graph.nodes if "click(text='25', element='gridcell')" in n.variants)
+    assert days == [1, 1, 2]  # no step, one step (two runs), three steps
+    assert visits["click(text='25 October 2026', element='gridcell')"] == 1

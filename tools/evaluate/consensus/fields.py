@@ -12,7 +12,8 @@ trajectory navigated to, else unknown):
   selector, or role + name): by identity, the name without counts and current values
   (:func:`element_name`: "Pasta (1,234 ratings)" is "pasta", "Sort by: Price" is "sort by"); a
   name that is only a number (a calendar day, a page number) says nothing across pages: it
-  merges on the same page only;
+  merges on the same page only, and only after as many "next/previous month" steps on it; dates
+  in names merge by the date (:func:`.dates.iso_dates`: "Sat Jul 25 2026" is "25 July 2026");
 * **click** / **hover** at coordinates only: on the same page, within ``pixel_tolerance``
   pixels on both axes (single linkage over the points sorted by x, so the partition does not
   depend on input order);
@@ -34,6 +35,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from networkx.utils import UnionFind
 
+from .dates import iso_dates, month_moves
 from .model import ActionTarget, AgentTrajectory, CanonicalAction
 
 __all__ = ["normalize_url", "element_name", "page_contexts", "field_key", "cluster_points", "field_paths", "DEFAULT_PIXEL_TOLERANCE"]
@@ -78,8 +80,10 @@ def element_name(name: str, role: str = "") -> str:
 
     >>> element_name("Creamy Pasta (1,234)"), element_name("Creamy pasta 1,234 ratings"), element_name("Sort by: Price", "combobox")
     ('creamy pasta', 'creamy pasta', 'sort by')
+    >>> element_name("Choose Saturday, July 25th, 2026"), element_name("Sat Jul 25 2026", "gridcell")
+    ('2026-07-25', '2026-07-25')
     """
-    text = _COUNT.sub(" ", name)
+    text = _COUNT.sub(" ", iso_dates(name))
     if role.lower() in _FORM_ROLES and ":" in text:
         text = text.split(":", 1)[0]
     return " ".join(text.split()).casefold().strip(" -–|·,")
@@ -104,14 +108,20 @@ def page_contexts(actions: Sequence[CanonicalAction]) -> list[str]:
 
 
 _BARE_NUMBER = re.compile(r"[\d\s.,:/-]+")
+_ISO_DATE = re.compile(r"(?:\d{4}|-)-\d\d-\d\d")
 
 
-def _identity(target: ActionTarget | None, page: str) -> tuple[str, ...] | None:
-    """What says which element this is (:meth:`ActionTarget.identity`), names cleaned; a bare number is tied to its page."""
+def _identity(target: ActionTarget | None, page: str, months: int = 0) -> tuple[Any, ...] | None:
+    """What says which element this is (:meth:`ActionTarget.identity`), names cleaned.
+
+    A bare number is tied to its page, and to the calendar months stepped through on it (``months``).
+    """
     if target is None:
         return None
     identity, bare_number = _target_identity(target.element_id, target.selector, target.role, target.name)
-    return (*identity, page) if bare_number and identity is not None else identity
+    if not bare_number or identity is None:
+        return identity
+    return (*identity, page, months) if months else (*identity, page)
 
 
 @lru_cache(maxsize=65_536)
@@ -121,13 +131,14 @@ def _target_identity(element_id: str | None, selector: str | None, role: str | N
     if identity is None or identity[0] != "name":
         return identity, False
     cleaned = element_name(name or "", role or "") or identity[2]
-    return ("name", identity[1], cleaned), bool(_BARE_NUMBER.fullmatch(cleaned))
+    return ("name", identity[1], cleaned), bool(_BARE_NUMBER.fullmatch(cleaned)) and not _ISO_DATE.fullmatch(cleaned)
 
 
-def field_key(act: CanonicalAction, page: str, previous: tuple[Any, ...] | None = None) -> tuple[Any, ...] | None:
+def field_key(act: CanonicalAction, page: str, previous: tuple[Any, ...] | None = None, months: int = 0) -> tuple[Any, ...] | None:
     """The merge key of an action, or None for a coordinate-only click or hover (clustered by :func:`cluster_points`).
 
-    ``previous`` is the key of the action before (where an unnamed control is, when the page is unknown).
+    ``previous`` is the key of the action before (where an unnamed control is, when the page is
+    unknown); ``months`` the calendar months stepped through on this page before it (:func:`.dates.month_moves`).
     """
     kind, target = act.kind, act.target
     if kind == "navigate":
@@ -138,7 +149,7 @@ def field_key(act: CanonicalAction, page: str, previous: tuple[Any, ...] | None 
         return (kind,)
     if kind == "answer":
         return ("answer", act.name)
-    identity = _identity(target, page)
+    identity = _identity(target, page, months)
     if kind in ("type", "select"):
         return (kind, act.name, identity, _norm(act.value))
     if act.name in ("click", "dblclick", "hover"):
@@ -184,8 +195,10 @@ def field_paths(trajectories: Sequence[AgentTrajectory], tolerance: float) -> tu
     pending: dict[tuple[str, str], list[tuple[int, int, tuple[float, float]]]] = defaultdict(list)
     for t, traj in enumerate(trajectories):
         path: list[tuple[Any, ...] | None] = []
-        for s, (act, page) in enumerate(zip(traj.actions, page_contexts(traj.actions))):
-            key = field_key(act, page, path[-1] if path else None)
+        pages = page_contexts(traj.actions)
+        months = month_moves([a.target.name if a.target else None for a in traj.actions], pages)
+        for s, (act, page) in enumerate(zip(traj.actions, pages)):
+            key = field_key(act, page, path[-1] if path else None, months[s])
             if key is None:
                 assert act.target is not None and act.target.x is not None and act.target.y is not None
                 pending[(act.name, page)].append((t, s, (act.target.x, act.target.y)))
