@@ -42,7 +42,7 @@ def import_lines(report: ImportReport) -> list[str]:
         + ", ".join(f"{k} {v}" for k, v in report.statuses.items()),
         f"actions: {report.actions} ("
         + ", ".join(f"{k} {_pct(v, report.actions)}" for k, v in sorted(report.kinds.items(), key=lambda kv: -kv[1]))
-        + f"); low confidence {report.low_confidence} (re-read by the LLM: {report.llm_refined}); no-action markers {report.no_action_markers}; with reference length {report.with_reference}",
+        + f"); low confidence {report.low_confidence} (re-read by the LLM: {report.llm_refined}); no-action markers {report.no_action_markers}; observations {report.observations}; with reference length {report.with_reference}",
     ]
     lines.insert(1, f"runs per agent: {', '.join(f'{a} {n}' for a, n in report.runs_per_agent.items()) or '-'}; agent-task pairs with repeated runs: "
                  f"{report.repeated}; verdicts from: {', '.join(f'{k} {v}' for k, v in report.verdict_sources.items()) or '-'}")
@@ -80,7 +80,7 @@ def summary_lines(summary: SetSummary) -> list[str]:
 
 @app.command("import")
 def import_set(
-    source: str = typer.Argument(..., help="Log format: ours, abp, mind2web, browsergym, code, jsonl (or a plugin's; `taskloom plugins`)."),
+    source: str = typer.Argument(..., help="Log format: ours, abp, mind2web, browsergym, code, jsonl, playwright-mcp (or a plugin's; `taskloom plugins`)."),
     paths: list[Path] = typer.Argument(..., help="Files or folders to import."),
     set_id: str = SET,
     unknown: Unknown = typer.Option("error", "--unknown", help="An outcome that is neither a known success nor failure: error, skip, fail or success."),

@@ -32,9 +32,9 @@ def installed() -> Path:
     return cli
 
 
-def reference_client(cwd: Path) -> Client[Any]:
-    """An MCP client to the real package over stdio: headless Debian chromium, an in-memory profile, its files under ``cwd``."""
-    args = [str(installed()), "--executable-path", shutil.which("chromium") or "/usr/bin/chromium", "--headless", "--isolated"]
+def reference_client(cwd: Path, *extra: str) -> Client[Any]:
+    """An MCP client to the real package over stdio: headless Debian chromium, an in-memory profile, its files under ``cwd``; ``extra`` options appended."""
+    args = [str(installed()), "--executable-path", shutil.which("chromium") or "/usr/bin/chromium", "--headless", "--isolated", *extra]
     if os.geteuid() == 0:
         args.append("--no-sandbox")  # Chromium refuses its sandbox to root
     return Client(StdioTransport("node", args, cwd=str(cwd)))

@@ -50,18 +50,20 @@ _GENERIC = {"runs", "results", "result", "output", "outputs", "logs", "data"}  #
 ParseAll = Callable[[Any, str, ImportLog], list[CanonicalAction]]
 
 
-def find_results(root: Path, log: ImportLog) -> list[Path]:
-    """Every ``result.json`` at most three folders below ``root`` (sorted); a clear error when there is none."""
+def find_results(root: Path, log: ImportLog, name: str = "result.json", extra_depth: int = 0) -> list[Path]:
+    """Every file ``name`` at most three folders (plus ``extra_depth``) below ``root`` (sorted); a clear error when there is none."""
+    depth = _MAX_DEPTH + 1 + extra_depth
     if log.options.roots is not None:
-        found = list(log.options.roots.walk(root, "result.json", depth=_MAX_DEPTH + 1))
+        found = list(log.options.roots.walk(root, name, depth=depth))
     else:
-        found = sorted(p for p in root.rglob("result.json") if len(p.relative_to(root).parts) <= _MAX_DEPTH + 1)
-    found = [p for p in found if len(p.relative_to(root).parts) <= _MAX_DEPTH + 1]
+        found = sorted(p for p in root.rglob(name) if len(p.relative_to(root).parts) <= depth)
+    found = [p for p in found if len(p.relative_to(root).parts) <= depth]
     if found:
         return sorted(found)
     others = sorted(p.relative_to(root).as_posix() for p in root.rglob("*.json"))[:3] if root.is_dir() else []
     seen = f"; it holds {', '.join(others)} (a BrowserGym or JSON Lines log? try those formats)" if others else "; it holds no .json file"
-    raise NotFoundError(f"0 runs found in {root}: expected " + " or ".join(LAYOUTS) + seen)
+    layouts = [layout.replace("result.json", name) for layout in LAYOUTS]
+    raise NotFoundError(f"0 runs found in {root}: expected " + " or ".join(layouts) + seen)
 
 
 def _run_number(value: Any) -> int | None:
@@ -74,7 +76,7 @@ def _run_number(value: Any) -> int | None:
 
 
 def place(root: Path, result: Path, data: dict[str, Any]) -> tuple[str | None, str, int | None, str]:
-    """``(agent folder, task id, run, layout)`` of one ``result.json`` (see the module notes)."""
+    """``(agent folder, task id, run, layout)`` of one run file ``result`` (see the module notes)."""
     parts = result.parent.relative_to(root).parts
     task_id = str(data["task_id"]) if data.get("task_id") not in (None, "") else None
     if task_id is not None and task_id in parts:
@@ -88,7 +90,7 @@ def place(root: Path, result: Path, data: dict[str, Any]) -> tuple[str | None, s
     run = next((n for k in _RUN_KEYS if (n := _run_number(data.get(k))) is not None), None)
     if run is None and after:
         run = _run_number(after[-1])
-    layout = "/".join(["<root>", *["<agent>"] * len(before), *(["<task>"] if parts else []), *["<run>"] * len(after), "result.json"])
+    layout = "/".join(["<root>", *["<agent>"] * len(before), *(["<task>"] if parts else []), *["<run>"] * len(after), result.name])
     return ("/".join(before) or None), task, run, layout
 
 
@@ -134,24 +136,43 @@ def _number_runs(rows: list[dict[str, Any]]) -> None:
                 row["run"] = n
 
 
-def read_result_folders(root: Path, parse_all: ParseAll, agent: str | None, labels: Path | None, log: ImportLog) -> list[AgentTrajectory]:
-    """The runs under ``root`` (see the module notes); ``parse_all(items, where, log)`` reads an action list."""
+def _read_json_run(path: Path, log: ImportLog) -> tuple[Path, dict[str, Any]] | None:
+    """A ``result.json``: where it sits in the layout (itself) and its object; None (skipped with the reason) when unreadable."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        log.skip(str(path), f"invalid JSON: {exc}")
+        return None
+    if not isinstance(data, dict):
+        log.skip(str(path), "not a run: the JSON is not an object")
+        return None
+    return path, data
+
+
+#: Reads one run file: ``(path, log) -> (the path as placed in the layout, the run's object)``, or None when skipped.
+ReadRun = Callable[[Path, ImportLog], tuple[Path, dict[str, Any]] | None]
+
+
+def read_result_folders(
+    root: Path, parse_all: ParseAll, agent: str | None, labels: Path | None, log: ImportLog, *, name: str = "result.json",
+    read: ReadRun = _read_json_run, extra_depth: int = 0,
+) -> list[AgentTrajectory]:  # fmt: skip
+    """The runs under ``root`` (see the module notes); ``parse_all(items, where, log)`` reads an action list.
+
+    Other run files than ``result.json`` (``name``) are read by ``read``, which says where each sits in the layout.
+    """
     if not root.is_dir():
-        raise NotFoundError(f"{root} is not a folder; pass the results folder: " + " or ".join(LAYOUTS))
+        raise NotFoundError(f"{root} is not a folder; pass the results folder: " + " or ".join(x.replace("result.json", name) for x in LAYOUTS))
     overrides = load_labels(labels) if labels is not None else {}
     default = agent or log.options.agent or (root.resolve().parent.name if root.name in _GENERIC else root.name)
     rows: list[dict[str, Any]] = []
-    for result in find_results(root, log):
+    for result in find_results(root, log, name, extra_depth):
         where = str(result)
-        try:
-            data = json.loads(result.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            log.skip(where, f"invalid JSON: {exc}")
+        got = read(result, log)
+        if got is None:
             continue
-        if not isinstance(data, dict):
-            log.skip(where, "not a run: the JSON is not an object")
-            continue
-        folder, task, run, layout = place(root, result, data)
+        placed, data = got
+        folder, task, run, layout = place(root, placed, data)
         log.layouts[layout] += 1
         name = agent or log.options.agent or (str(data["agent"]) if data.get("agent") else None) or folder or default
         rows.append({"agent": name, "task": task, "run": run, "where": where, "data": data})

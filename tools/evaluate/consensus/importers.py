@@ -3,7 +3,8 @@
 Formats: ``ours`` (our recorder), ``abp`` (Agent Browser Protocol free text in Online-Mind2Web
 result folders), ``mind2web`` (``[tag] text -> OP`` in the same folders), ``browsergym``
 (BrowserGym action calls: AgentRewardBench / AgentLab JSON), ``code`` (Playwright calls, JSON
-Lines), ``jsonl`` (free text or action objects, JSON Lines). Every importer returns
+Lines), ``jsonl`` (free text or action objects, JSON Lines), ``playwright-mcp`` (the session logs
+of the real ``@playwright/mcp``: :mod:`.sessions`). Every importer returns
 :class:`AgentTrajectory` objects in a stable order (sorted paths / file order) and records each
 item it skips in an :class:`~.reports.ImportLog`. A trajectory whose outcome is not a known
 success or failure is handled by ``unknown`` (:class:`~.reports.ImportLog.outcome`): ``"error"``
@@ -69,6 +70,7 @@ from .model import AgentTrajectory, CanonicalAction
 from .folders import load_labels, read_result_folders
 from .parsers import browsergym_steps, name_hint, parse_abp, parse_browsergym, parse_code
 from .reports import ImportLog, ImportOptions, Unknown
+from .sessions import load_sessions
 
 __all__ = [
     "Unknown", "load_ours", "run_outcome", "load_online_mind2web", "load_result_folders", "load_browsergym", "load_labels", "load_jsonl",
@@ -357,3 +359,9 @@ def import_code(path: Path, log: ImportLog) -> list[AgentTrajectory]:
 def import_jsonl(path: Path, log: ImportLog) -> list[AgentTrajectory]:
     """JSON Lines action sequences, one trajectory per line (AgentSynth, InSTA): free text or action objects."""
     return load_jsonl(path, log=log)
+
+
+@importer("playwright-mcp")
+def import_playwright_mcp(path: Path, log: ImportLog) -> list[AgentTrajectory]:
+    """Playwright MCP session logs (``@playwright/mcp --save-session``: ``session-<ms>/session.md``), one run per session."""
+    return load_sessions(path, labels=log.options.labels, log=log)

@@ -93,6 +93,7 @@ class ImportReport(BaseModel):
     low_confidence: int = Field(0, description=f"Actions parsed with confidence below {LOW_CONFIDENCE}.")
     llm_refined: int = Field(0, description="Low-confidence actions an LLM re-read with more confidence (import with the LLM option).")
     no_action_markers: int = Field(0, description="Entries that said 'no action' (e.g. BrowserGym's final None), not counted as actions.")
+    observations: int = Field(0, description="Tool calls that only looked at the page (snapshots, screenshots, logs, waits), not counted as actions.")
     with_reference: int = Field(0, description="Imported trajectories with an external reference length.")
     tasks: int = 0
     agents: list[str] = Field(default_factory=list)
@@ -121,6 +122,7 @@ class ImportLog:
     options: ImportOptions
     skipped: list[Skipped] = field(default_factory=list)
     markers: int = 0
+    observations: int = 0
     layouts: Counter[str] = field(default_factory=Counter)
     no_action_list: int = 0
     notes: list[str] = field(default_factory=list)
@@ -167,6 +169,7 @@ class ImportLog:
             outcomes={"success": sum(t.success for t in trajectories), "failure": sum(not t.success for t in trajectories)},
             actions=sum(kinds.values()), kinds={k: kinds[k] for k in ACTION_KINDS if kinds[k]},
             low_confidence=sum(a.confidence < LOW_CONFIDENCE for t in trajectories for a in t.actions), no_action_markers=self.markers,
+            observations=self.observations,
             with_reference=sum(t.reference_steps is not None for t in trajectories), tasks=len({t.task_id for t in trajectories}),
             agents=sorted({t.agent for t in trajectories}), runs_per_agent=dict(sorted(Counter(t.agent for t in trajectories).items())),
             repeated=sum(n > 1 for n in pairs.values()), verdict_sources=dict(sorted(Counter(t.verdict_source or "unknown" for t in trajectories).items())),
