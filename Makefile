@@ -43,6 +43,7 @@ test-data: venv
 	@bash tests/data/fetch-pdfs.sh
 	@bash tests/data/fetch-todomvc.sh
 	@bash tests/data/fetch-playwright-mcp.sh
+	@PYTHON=$(PYTHON) bash tests/data/build-browser-use-logs.sh
 	@$(BIN)/python tests/data/build-penguins.py
 	@PYTHON=$(PYTHON) bash tests/data/build-trac.sh
 	@PYTHON=$(PYTHON) bash tests/data/build-roundup.sh

@@ -80,7 +80,7 @@ def summary_lines(summary: SetSummary) -> list[str]:
 
 @app.command("import")
 def import_set(
-    source: str = typer.Argument(..., help="Log format: ours, abp, mind2web, browsergym, code, jsonl, playwright-mcp (or a plugin's; `taskloom plugins`)."),
+    source: str = typer.Argument(..., help="Log format: ours, abp, mind2web, browsergym, code, jsonl, playwright-mcp, browser-use (or a plugin's; `taskloom plugins`)."),
     paths: list[Path] = typer.Argument(..., help="Files or folders to import."),
     set_id: str = SET,
     unknown: Unknown = typer.Option("error", "--unknown", help="An outcome that is neither a known success nor failure: error, skip, fail or success."),

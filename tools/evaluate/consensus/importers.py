@@ -4,7 +4,7 @@ Formats: ``ours`` (our recorder), ``abp`` (Agent Browser Protocol free text in O
 result folders), ``mind2web`` (``[tag] text -> OP`` in the same folders), ``browsergym``
 (BrowserGym action calls: AgentRewardBench / AgentLab JSON), ``code`` (Playwright calls, JSON
 Lines), ``jsonl`` (free text or action objects, JSON Lines), ``playwright-mcp`` (the session logs
-of the real ``@playwright/mcp``: :mod:`.sessions`). Every importer returns
+of the real ``@playwright/mcp``: :mod:`.sessions`), ``browser-use`` (browser-use's run histories: :mod:`.browseruse`). Every importer returns
 :class:`AgentTrajectory` objects in a stable order (sorted paths / file order) and records each
 item it skips in an :class:`~.reports.ImportLog`. A trajectory whose outcome is not a known
 success or failure is handled by ``unknown`` (:class:`~.reports.ImportLog.outcome`): ``"error"``
@@ -70,6 +70,7 @@ from .model import AgentTrajectory, CanonicalAction
 from .folders import load_labels, read_result_folders
 from .parsers import browsergym_steps, name_hint, parse_abp, parse_browsergym, parse_code
 from .reports import ImportLog, ImportOptions, Unknown
+from .browseruse import load_histories
 from .sessions import load_sessions
 
 __all__ = [
@@ -365,3 +366,9 @@ def import_jsonl(path: Path, log: ImportLog) -> list[AgentTrajectory]:
 def import_playwright_mcp(path: Path, log: ImportLog) -> list[AgentTrajectory]:
     """Playwright MCP session logs (``@playwright/mcp --save-session``: ``session-<ms>/session.md``), one run per session."""
     return load_sessions(path, labels=log.options.labels, log=log)
+
+
+@importer("browser-use")
+def import_browser_use(path: Path, log: ImportLog) -> list[AgentTrajectory]:
+    """browser-use run histories (``AgentHistoryList.save_to_file``: ``history.json``), one run per file."""
+    return load_histories(path, labels=log.options.labels, log=log)
