@@ -3,7 +3,7 @@
 The page opens on the cross-task summary (:class:`~.consensus.sets.SetSummary`: agents, step
 inflation, recurring traps and critical steps, shared traps, separating steps), then a task index
 sorted by instruction whose rows link to one section per task: its instruction, per-agent
-outcomes, the interactive drawing of its consensus graph and its trap / critical / bottleneck edges, each
+outcomes, its runs (each with its outcome, steps and trap hits), the interactive drawing of its consensus graph and its trap / critical / bottleneck edges, each
 with its Fisher p-value (success with vs without the step), its support and each agent's successes over runs.
 
 Everything the run report does is reused from :mod:`.report`: the layout (:func:`layout_drawing`),

@@ -204,3 +204,11 @@ def test_every_graph_draws_offline_in_chromium(data: tuple[SetSummary, list[Cons
             browser.close()
     assert errors == []
     assert requested and all(url.startswith("file://") for url in requested)
+
+
+def test_each_task_lists_its_runs_with_their_outcomes(page: str, data: tuple[SetSummary, list[ConsensusGraph]]) -> None:
+    for g in data[1]:
+        section = between(page, f'data-task-id="{g.task_id}"', "</section>")
+        runs = re.findall(r'<tr><td class="text">([^<]+)</td><td>([^<]+)</td><td class="(ok|ko)">(success|failure)</td>', between(section, '<table class="runs">', "</table>"))
+        assert sorted(runs) == sorted((r.id, r.agent, "ok" if r.success else "ko", "success" if r.success else "failure") for r in g.trajectories)
+        assert len(runs) == g.summary.trajectories
