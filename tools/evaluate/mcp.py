@@ -64,7 +64,8 @@ def register_consensus(mcp: FastMCP, service: EvaluationService, roots: Roots) -
         source: Annotated[
             SourceFormat,
             Field(description="ours (Taskloom), abp (Agent Browser Protocol result folders), mind2web (Online-Mind2Web result folders), "
-                  "browsergym (BrowserGym/AgentRewardBench JSON), code (Playwright calls, JSON Lines) or jsonl (free text or action objects)."),
+                  "browsergym (BrowserGym/AgentRewardBench JSON), code (Playwright calls, JSON Lines), jsonl (free text or action objects), "
+                  "playwright-mcp (@playwright/mcp session.md logs) or browser-use (history.json files)."),
         ] = "ours",
         run_id: Annotated[str | None, Field(description="Store the trajectories and graphs as this set (then report_render shows it); default: runs/adhoc.")] = None,
         mode: Annotated[MergeMode, Field(description="fields: compare typed actions (kind, target, value, URL); string: the paper's Levenshtein on canonical strings.")] = "fields",

@@ -32,7 +32,7 @@ RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
 
 __all__ = ["AnswerVerdict", "TrajectoryVerdict", "ConsensusBuilt", "ConsensusBuildResult", "ConsensusAnalysis", "SetBuilt", "EvaluationService"]
 
-SourceFormat = Literal["ours", "abp", "mind2web", "browsergym", "code", "jsonl"]
+SourceFormat = Literal["ours", "abp", "mind2web", "browsergym", "code", "jsonl", "playwright-mcp", "browser-use"]
 
 
 class AnswerVerdict(BaseModel):
@@ -144,7 +144,7 @@ class EvaluationService:
         """
         if not paths:
             raise InputError("pass at least one trajectory file or folder")
-        load = importers.get(source).factory  # registered importers: ours, abp, mind2web, browsergym, code, jsonl, and plugins'
+        load = importers.get(source).factory  # registered importers: ours, abp, mind2web, browsergym, code, jsonl, playwright-mcp, browser-use, and plugins'
         options = (options or ImportOptions()).model_copy()
         options.roots = options.roots or Roots(paths)
         log = ImportLog(options)

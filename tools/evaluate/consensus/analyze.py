@@ -292,6 +292,7 @@ def _edges(trajs: Sequence[AgentTrajectory], paths: list[Path]) -> dict[tuple[st
 
 def _reports(trajs: Sequence[AgentTrajectory], paths: list[Path], nodes: dict[str, ConsensusNode], traps: set[tuple[str, str]], reference: int | None) -> list[TrajectoryReport]:
     out = []
+    necessary = {n for n, node in nodes.items() if node.necessary}
     for t, path in zip(trajs, paths):
         steps = len(t.actions)
         out.append(
@@ -299,8 +300,8 @@ def _reports(trajs: Sequence[AgentTrajectory], paths: list[Path], nodes: dict[st
                 id=t.id, agent=t.agent, success=t.success, steps=steps, reference_steps=reference,
                 step_inflation=steps / reference if reference else None,
                 optimality=min(1.0, reference / steps) if reference and steps else None,
-                trap_hits=sum(1 for e in zip(path, path[1:]) if e in traps),
-                necessary_fraction=_ratio(sum(nodes[n].necessary for n in path[1:-1]), len(path) - 2) if steps else None,
+                trap_hits=sum(1 for e in zip(path, path[1:]) if e in traps) if traps else 0,
+                necessary_fraction=_ratio(sum(n in necessary for n in path[1:-1]), len(path) - 2) if steps else None,
             )
         )  # fmt: skip
     return out

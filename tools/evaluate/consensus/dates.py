@@ -5,17 +5,17 @@ without a year) and drops the weekday and a picker's leading "Choose" / "Select"
 "25 July 2026" and "2026-07-25" all read ``2026-07-25``. Numeric forms other than ISO
 (``07/25/2026``) are left alone: whether the day or the month comes first is not written.
 
-:func:`month_moves` counts a trajectory's steps through a calendar's months ("Next month",
-"Previous month") since it last changed page, so a bare day number ("25") is told apart from the
-same number one month later on the same page.
+:func:`month_step` says whether a control steps a calendar's months ("Next month", "Previous
+month"): field merging counts those steps since a trajectory last changed page, so a bare day
+number ("25") is told apart from the same number one month later on the same page.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from functools import lru_cache
 
-__all__ = ["iso_dates", "month_moves", "month_step"]
+__all__ = ["iso_dates", "month_step"]
 
 _MONTHS = {
     m: i + 1
@@ -65,6 +65,7 @@ def iso_dates(name: str) -> str:
     return " ".join(_VERB.sub("", _WEEKDAY.sub("", out)).split())
 
 
+@lru_cache(maxsize=65_536)
 def month_step(name: str) -> int:
     """+1 for a "next month" control, −1 for "previous month", else 0.
 
@@ -72,21 +73,3 @@ def month_step(name: str) -> int:
     (1, -1, 0)
     """
     return 1 if _NEXT_MONTH.search(name) else -1 if _PREVIOUS_MONTH.search(name) else 0
-
-
-def month_moves(names: Sequence[str | None], pages: Sequence[str]) -> list[int]:
-    """For each action, the months stepped through before it since its page was entered.
-
-    ``names`` are the actions' element names (None when they have none), ``pages`` their pages.
-
-    >>> month_moves(["25", "Next month", "25", None, "25"], ["p", "p", "p", "q", "q"])
-    [0, 0, 1, 0, 0]
-    """
-    out: list[int] = []
-    moves, page = 0, None
-    for name, here in zip(names, pages):
-        if here != page:
-            moves, page = 0, here
-        out.append(moves)
-        moves += month_step(name) if name else 0
-    return out

@@ -35,7 +35,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from networkx.utils import UnionFind
 
-from .dates import iso_dates, month_moves
+from .dates import iso_dates, month_step
 from .model import ActionTarget, AgentTrajectory, CanonicalAction
 
 __all__ = ["normalize_url", "element_name", "page_contexts", "field_key", "cluster_points", "field_paths", "DEFAULT_PIXEL_TOLERANCE"]
@@ -138,7 +138,7 @@ def field_key(act: CanonicalAction, page: str, previous: tuple[Any, ...] | None 
     """The merge key of an action, or None for a coordinate-only click or hover (clustered by :func:`cluster_points`).
 
     ``previous`` is the key of the action before (where an unnamed control is, when the page is
-    unknown); ``months`` the calendar months stepped through on this page before it (:func:`.dates.month_moves`).
+    unknown); ``months`` the calendar months stepped through on this page before it (:func:`.dates.month_step`).
     """
     kind, target = act.kind, act.target
     if kind == "navigate":
@@ -195,10 +195,13 @@ def field_paths(trajectories: Sequence[AgentTrajectory], tolerance: float) -> tu
     pending: dict[tuple[str, str], list[tuple[int, int, tuple[float, float]]]] = defaultdict(list)
     for t, traj in enumerate(trajectories):
         path: list[tuple[Any, ...] | None] = []
-        pages = page_contexts(traj.actions)
-        months = month_moves([a.target.name if a.target else None for a in traj.actions], pages)
-        for s, (act, page) in enumerate(zip(traj.actions, pages)):
-            key = field_key(act, page, path[-1] if path else None, months[s])
+        months, last_page = 0, None  # "next/previous month" steps since the trajectory entered this page
+        for s, (act, page) in enumerate(zip(traj.actions, page_contexts(traj.actions))):
+            if page != last_page:
+                months, last_page = 0, page
+            key = field_key(act, page, path[-1] if path else None, months)
+            if act.target is not None and act.target.name:
+                months += month_step(act.target.name)
             if key is None:
                 assert act.target is not None and act.target.x is not None and act.target.y is not None
                 pending[(act.name, page)].append((t, s, (act.target.x, act.target.y)))
