@@ -193,15 +193,24 @@ def field_paths(trajectories: Sequence[AgentTrajectory], tolerance: float) -> tu
     """Every trajectory's actions as merge keys (coordinate clicks clustered per page and name), and how often each key occurs."""
     paths: list[list[tuple[Any, ...] | None]] = []
     pending: dict[tuple[str, str], list[tuple[int, int, tuple[float, float]]]] = defaultdict(list)
+    # An action's key depends only on its canonical text (which fixes its kind, name, target and value),
+    # its page, the month steps before it there, and (on an unknown page) the key before it: logs repeat
+    # these far more than they vary, so each combination is keyed once.
+    known: dict[tuple[Any, ...], tuple[tuple[Any, ...] | None, int]] = {}
     for t, traj in enumerate(trajectories):
         path: list[tuple[Any, ...] | None] = []
         months, last_page = 0, None  # "next/previous month" steps since the trajectory entered this page
         for s, (act, page) in enumerate(zip(traj.actions, page_contexts(traj.actions))):
             if page != last_page:
                 months, last_page = 0, page
-            key = field_key(act, page, path[-1] if path else None, months)
-            if act.target is not None and act.target.name:
-                months += month_step(act.target.name)
+            previous = path[-1] if path else None
+            memo = (act.text, act.kind, act.value, page, months, None if page else previous)
+            found = known.get(memo)
+            if found is None:
+                name = act.target.name if act.target is not None else None
+                found = known[memo] = (field_key(act, page, previous, months), month_step(name) if name else 0)
+            key, step = found
+            months += step
             if key is None:
                 assert act.target is not None and act.target.x is not None and act.target.y is not None
                 pending[(act.name, page)].append((t, s, (act.target.x, act.target.y)))

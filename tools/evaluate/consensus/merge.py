@@ -237,7 +237,8 @@ def count_texts(trajectories: Sequence[AgentTrajectory], paths: Sequence[Sequenc
     """How often each (cluster, action text, action name) occurs; ``paths`` holds every action's cluster."""
     counted: Counter[tuple[Any, str, str]] = Counter()
     for traj, path in zip(trajectories, paths):
-        counted.update((key, act.text, act.name) for act, key in zip(traj.actions, path))
+        acts = traj.actions
+        counted.update(zip(path, [a.text for a in acts], [a.name for a in acts]))
     return counted
 
 
