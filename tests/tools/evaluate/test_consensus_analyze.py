@@ -7,6 +7,7 @@ import math
 import pytest
 
 from taskloom.tools.errors import InputError
+from taskloom.tools.evaluate.consensus.model import TrajectoryReport, from_counts
 from taskloom.tools.evaluate.consensus import (
     AgentTrajectory,
     CanonicalAction,
@@ -253,3 +254,12 @@ def test_bad_input_is_explained() -> None:
         build_consensus([*library(), other])
     groups = group_by_task([*library(), other])
     assert list(groups) == ["another", "find-dune"] and len(groups["find-dune"]) == 10
+
+
+def test_edges_and_reports_built_from_counts_equal_validated_models(graph: ConsensusGraph) -> None:
+    """from_counts skips validation for speed; what it builds must be what validation would build."""
+    for built in [*graph.edges, *graph.trajectories]:
+        again = type(built).model_validate(built.model_dump())
+        assert again == built and again.model_fields_set == built.model_fields_set and built.model_dump_json() == again.model_dump_json()
+    with pytest.raises(TypeError, match="missing .*'agent'"):
+        from_counts(TrajectoryReport, id="x")

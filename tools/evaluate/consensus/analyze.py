@@ -56,6 +56,7 @@ from .model import (
     StrategyStats,
     Thresholds,
     TrajectoryReport,
+    from_counts,
 )
 
 __all__ = ["build_consensus", "propagate_values", "classify_edge", "compare_runs", "entropy", "group_by_task", "MergeMode"]
@@ -280,7 +281,8 @@ def _edges(trajs: Sequence[AgentTrajectory], paths: list[Path]) -> dict[tuple[st
     agents = {pair: sorted(by) for pair, by in attribution.items()}
     total, n, n_ok = sum(count.values()), len(trajs), sum(t.success for t in trajs)
     return {
-        (s, d): ConsensusEdge.model_construct(  # built from counts: nothing to validate, and graphs hold many edges
+        (s, d): from_counts(  # built from counts: nothing to validate, and graphs hold many edges
+            ConsensusEdge,
             source=s, target=d, count=c, successes=succ[(s, d)], failures=c - succ[(s, d)], success_rate=succ[(s, d)] / c,
             weight=c / total, coverage=cover[(s, d)] / n, success_coverage=_ratio(cover_ok[(s, d)], n_ok), agents=agents[(s, d)],
             runs=cover[(s, d)], run_successes=cover_ok[(s, d)], success_without=None, p_value=None, support=None, value=0.0, edge_class="normal",
@@ -296,7 +298,8 @@ def _reports(trajs: Sequence[AgentTrajectory], paths: list[Path], nodes: dict[st
     for t, path in zip(trajs, paths):
         steps = len(t.actions)
         out.append(
-            TrajectoryReport.model_construct(  # one per trajectory, built from counts
+            from_counts(  # one per trajectory, built from counts
+                TrajectoryReport,
                 id=t.id, agent=t.agent, success=t.success, steps=steps, reference_steps=reference,
                 step_inflation=steps / reference if reference else None,
                 optimality=min(1.0, reference / steps) if reference and steps else None,

@@ -16,11 +16,12 @@ pydantic, so ``model_dump_json`` / ``model_validate_json`` round-trip a graph ex
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, Field
 
 __all__ = [
+    "from_counts",
     "CONSENSUS_VERSION",
     "START",
     "SUCCESS",
@@ -43,6 +44,27 @@ __all__ = [
     "GraphSummary",
     "ConsensusGraph",
 ]
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def from_counts(cls: type[M], **values: Any) -> M:
+    """An instance of ``cls`` from values computed by the analysis itself: every field given, nothing validated.
+
+    ``model_construct`` without its per-call bookkeeping (defaults, aliases, the fields-set
+    computation), for the models a graph holds by the hundred thousand (one report per run, one
+    edge per transition). Every field must be given; the result equals ``cls.model_validate(values)``
+    for well-typed values (tests/tools/evaluate/test_consensus_analyze.py checks both models).
+    """
+    if values.keys() != cls.model_fields.keys():
+        raise TypeError(f"{cls.__name__} needs exactly its fields; missing {sorted(cls.model_fields.keys() - values.keys())}, unknown {sorted(values.keys() - cls.model_fields.keys())}")
+    obj = cls.__new__(cls)
+    object.__setattr__(obj, "__dict__", {name: values[name] for name in cls.model_fields})  # field order: dumps list fields in it
+    object.__setattr__(obj, "__pydantic_fields_set__", set(values))
+    object.__setattr__(obj, "__pydantic_extra__", None)
+    object.__setattr__(obj, "__pydantic_private__", None)
+    return obj
+
 
 CONSENSUS_VERSION = 1
 START, SUCCESS, FAILURE = "start", "success", "failure"
