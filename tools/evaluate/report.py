@@ -18,7 +18,7 @@ Choices made here:
   even when only back edges reach them), with every terminal on one last layer. Within a layer, nodes are ordered by four down/up barycentre
   sweeps weighted by edge counts (ties: previous position, then id). Edges not going to a later
   layer are drawn as arcs below (``back``) or as self loops (``loop``). Node radius grows with
-  √visits, edge width with count.
+  √visits, edge width with the runs taking the edge (the count when runs are not given).
 - **Escaping.** All text reaches the page either through Jinja autoescaping or as JSON inside
   ``<script type="application/json">`` with ``<``, ``>`` and ``&`` written as ``\\u003c``… so no
   label can close the script; the JS builds the DOM with ``textContent`` only.
@@ -94,6 +94,7 @@ class DrawingEdge(BaseModel):
     success_rate: float
     class_: EdgeClass = Field(alias="class")
     p_value: float | None = Field(None, description="Fisher's exact test of success with vs without the edge (consensus graphs); None when not tested.")
+    runs: int | None = Field(None, ge=0, description="Runs taking the edge (a looping run counts once); the stroke width follows it when given, else the count.")
 
 
 class Drawing(BaseModel):
@@ -164,6 +165,11 @@ def _sweep(layer: list[str], nbrs: dict[str, list[tuple[str, int]]], pos: dict[s
     return sorted(layer, key=key)
 
 
+def _weight(e: DrawingEdge) -> int:
+    """What an edge's stroke width follows: the runs taking it, else its traversals."""
+    return e.runs if e.runs is not None else e.count
+
+
 def layout_drawing(drawing: Drawing | Mapping[str, Any]) -> Layout:
     """Place a consensus graph's nodes in layers, left to right (see the module notes).
 
@@ -218,7 +224,7 @@ def layout_drawing(drawing: Drawing | Mapping[str, Any]) -> Layout:
             place(i)
     tallest = max((len(lay) for lay in layers), default=1)
     top_visits = max((n.visits for n in d.nodes), default=0) or 1
-    top_count = max((e.count for e in edges), default=0) or 1
+    top_count = max((_weight(e) for e in edges), default=0) or 1
     top_importance = max((n.importance for n in d.nodes), default=0.0)
     placed: list[PlacedNode] = []
     for i, lay in enumerate(layers):
@@ -238,7 +244,7 @@ def layout_drawing(drawing: Drawing | Mapping[str, Any]) -> Layout:
     routed = [
         PlacedEdge(
             **e.model_dump(by_alias=True),
-            width=round(W_MIN + (W_MAX - W_MIN) * e.count / top_count, 2),
+            width=round(W_MIN + (W_MAX - W_MIN) * _weight(e) / top_count, 2),
             route="loop" if e.source == e.target else "forward" if layer[e.source] < layer[e.target] else "back",
         )
         for e in edges

@@ -237,7 +237,7 @@ def test_json_round_trip_and_drawing(graph: ConsensusGraph) -> None:
     d = graph.to_drawing()
     assert set(d) == {"nodes", "edges"}
     assert all(set(n) == {"id", "label", "visits", "importance", "necessary", "mean_step", "kind"} for n in d["nodes"])
-    assert all(set(e) == {"source", "target", "count", "successes", "failures", "success_rate", "class", "p_value"} for e in d["edges"])
+    assert all(set(e) == {"source", "target", "count", "successes", "failures", "success_rate", "class", "p_value", "runs"} for e in d["edges"])
     assert [n["kind"] for n in d["nodes"][:3]] == ["start", "success", "failure"] and {n["kind"] for n in d["nodes"][3:]} == {"action"}
     assert sorted(e["class"] for e in d["edges"]) == sorted(e.edge_class for e in graph.edges)
     assert {n["id"] for n in d["nodes"]} >= {e["source"] for e in d["edges"]} | {e["target"] for e in d["edges"]}

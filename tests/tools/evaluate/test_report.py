@@ -449,3 +449,20 @@ def test_report_draws_and_explains_graphs_offline_in_chromium(tmp_path: Path) ->
     assert errors == []
     assert requested and all(url.startswith("file://") for url in requested)
     assert "<b>x</b>" not in html
+
+
+def test_edge_width_follows_runs_so_one_looping_run_is_a_thin_edge() -> None:
+    node = {"importance": 0, "necessary": True, "kind": "action"}
+    d = {
+        "nodes": [{"id": "s", "label": "START", "visits": 3, "mean_step": 0, **node, "kind": "start"},
+                  {"id": "a", "label": "click(text='More')", "visits": 6, "mean_step": 1, **node},
+                  {"id": "b", "label": "click(text='Go')", "visits": 2, "mean_step": 1, **node}],
+        "edges": [{"source": "s", "target": "a", "count": 6, "successes": 0, "failures": 6, "success_rate": 0, "class": "normal", "runs": 1},
+                  {"source": "s", "target": "b", "count": 2, "successes": 2, "failures": 0, "success_rate": 1, "class": "normal", "runs": 2}],
+    }  # fmt: skip
+    width = {e.target: e.width for e in layout_drawing(d).edges}
+    assert width["b"] > width["a"]  # two runs beat one run that looped six times
+    for e in d["edges"]:
+        del e["runs"]
+    width = {e.target: e.width for e in layout_drawing(d).edges}
+    assert width["a"] > width["b"]  # without runs (a run's own trajectories), traversals decide

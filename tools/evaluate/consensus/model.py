@@ -387,6 +387,7 @@ class ConsensusGraph(BaseModel):
                     "success_rate": e.success_rate,
                     "class": e.edge_class,
                     "p_value": e.p_value,
+                    "runs": e.runs,
                 }
                 for e in self.edges
             ],

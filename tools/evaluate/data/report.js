@@ -101,8 +101,8 @@
       group.appendChild(line);
       group.appendChild(hit);
       group.addEventListener("mouseenter", function (ev) {
-        showTip(ev, a.label + "  \u2192  " + b.label, [["class", e["class"]], ["count", e.count], ["successes", e.successes],
-          ["failures", e.failures], ["success rate", e.success_rate]].concat(e.p_value === null || e.p_value === undefined ? [] : [["p (Fisher)", e.p_value]]));
+        showTip(ev, a.label + "  \u2192  " + b.label, [["class", e["class"]], ["count", e.count]].concat(e.runs === null || e.runs === undefined ? [] : [["runs", e.runs]]).concat([["successes", e.successes],
+          ["failures", e.failures], ["success rate", e.success_rate]]).concat(e.p_value === null || e.p_value === undefined ? [] : [["p (Fisher)", e.p_value]]));
       });
       group.addEventListener("mousemove", moveTip);
       group.addEventListener("mouseleave", hideTip);
