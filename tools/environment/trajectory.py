@@ -3,6 +3,11 @@
 A trajectory file is JSON Lines: one ``episode`` header, then ``action`` records
 (each fsynced before the action's result returns to the agent), an optional
 ``answer`` and a final ``close``. A crash loses at most the action in flight.
+
+Over MCP, each action also records the tool the agent called (``tool``), and once the tool has
+answered, an ``observation`` record holds the text the agent received for it (:class:`ToolCall`,
+set around every tool call by :class:`~taskloom.tools.environment.observe.RecordObservations`);
+:func:`load_trajectory` joins it to its action.
 """
 
 from __future__ import annotations
@@ -10,6 +15,8 @@ from __future__ import annotations
 import json
 import threading
 import time
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -31,12 +38,28 @@ __all__ = [
     "Recorder",
     "StepLimitReached",
     "load_trajectory",
+    "ToolCall",
+    "CALL",
+    "OBSERVATION_LIMIT",
 ]
 
 TRAJECTORY_VERSION = 1
 
 
 CloseStatus = Literal["closed", "timeout", "error"]
+OBSERVATION_LIMIT = 200_000  #: characters of a tool's answer kept in an observation record
+
+
+@dataclass
+class ToolCall:
+    """The MCP tool call in progress: its name, and the actions recorded while it ran (recorder, index)."""
+
+    tool: str
+    recorded: list[tuple[Recorder, int]] = field(default_factory=list)
+
+
+#: The tool call the current task (or a thread started from it) is serving; None outside MCP tool calls.
+CALL: ContextVar[ToolCall | None] = ContextVar("taskloom_tool_call", default=None)
 
 class Target(BaseModel):
     """The element an action acted on, as the page described it at the time."""
@@ -83,6 +106,8 @@ class ActionRecord(BaseModel):
     holds: list[str] | None = Field(
         None, description="Composite tasks: keys (criterion_key) of the watched state checks that held after this action."
     )
+    tool: str | None = Field(None, description="The MCP tool the agent called for it (browser_click, env_act …); None outside MCP.")
+    observation: str | None = Field(None, description="The text the tool answered the agent (from the observation record written after it).")
 
 
 class AnswerRecord(BaseModel):
@@ -154,11 +179,20 @@ class Recorder:
 
     def action(self, **fields: Any) -> ActionRecord:
         """Record one action (index assigned here) and return the record; safe to call from a worker thread."""
+        call = CALL.get()
         with self._lock:
-            record = ActionRecord(index=self.count, **fields)
-            append_jsonl(self.path, record.model_dump(mode="json"))
+            record = ActionRecord(index=self.count, **({"tool": call.tool} if call is not None else {}), **fields)
+            append_jsonl(self.path, record.model_dump(mode="json", exclude={"observation"}))
             self.count += 1
+        if call is not None:
+            call.recorded.append((self, record.index))
         return record
+
+    def observation(self, index: int, tool: str, text: str) -> None:
+        """Record what tool ``tool`` answered the agent for action ``index`` (cut to :data:`OBSERVATION_LIMIT` characters)."""
+        cut = text if len(text) <= OBSERVATION_LIMIT else text[:OBSERVATION_LIMIT] + f"\n[… {len(text) - OBSERVATION_LIMIT} more characters]"
+        with self._lock:
+            append_jsonl(self.path, {"kind": "observation", "action": index, "tool": tool, "text": cut})
 
     def answer(self, text: str) -> AnswerRecord:
         record = AnswerRecord(answer=text, source="tool")
@@ -193,6 +227,7 @@ def load_trajectory(path: Path) -> Trajectory:
     actions: list[ActionRecord] = []
     answer: str | None = None
     closed: CloseRecord | None = None
+    observed: dict[int, str] = {}
     try:
         text = Path(path).read_bytes().decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -215,6 +250,9 @@ def load_trajectory(path: Path) -> Trajectory:
             answer = AnswerRecord.model_validate(data).answer
         elif kind == "close":
             closed = CloseRecord.model_validate(data)
+        elif kind == "observation" and isinstance(data.get("action"), int) and isinstance(data.get("text"), str):
+            observed[data["action"]] = data["text"]
     if episode is None:
         raise InputError(f"{path} is not a trajectory file (no episode header line); give a trajectory.jsonl that Taskloom recorded")
+    actions = [a.model_copy(update={"observation": observed[a.index]}) if a.index in observed else a for a in actions]
     return Trajectory(episode=episode, actions=actions, answer=answer, closed=closed)

@@ -1,8 +1,9 @@
 """Episodes as ATIF trajectories (Harbor's Agent Trajectory Interchange Format, ``ATIF-v1.4``).
 
 One JSON document per episode: the task's instruction as the ``user`` step, then one
-``agent`` step per recorded action (a tool call with its arguments, and an observation
-holding where the browser went or the error the agent was told), then the answer as a
+``agent`` step per recorded action (the MCP tool the agent called with its arguments, and an
+observation holding the text that tool answered; for actions recorded outside MCP, Taskloom's
+action name and where the browser went or the error the agent was told), then the answer as a
 final ``agent`` message, and a ``system`` step with how the episode closed. Taskloom's own
 fields (canonical action, target element, URLs, screenshot, per-action criterion holds,
 the verdict and scores) ride in the ``extra`` objects ATIF provides, so nothing recorded
@@ -139,9 +140,12 @@ def _iso(t: float) -> str:
 
 
 def _action_step(step_id: int, action: ActionRecord, model: str | None) -> AtifStep:
-    call = AtifToolCall(tool_call_id=f"call-{action.index}", function_name=action.name, arguments=action.args)
-    content = f"error: {action.error}" if action.error else (f"now at {action.url_after}" if action.url_after else "ok")
-    extra: dict[str, Any] = {"canonical": action.canonical, "duration_s": round(action.t_end - action.t_start, 3)}
+    call = AtifToolCall(tool_call_id=f"call-{action.index}", function_name=action.tool or action.name, arguments=action.args)
+    if action.observation is not None:  # what the MCP tool answered the agent
+        content = action.observation
+    else:  # recorded outside MCP (or before observations were recorded): what the record says
+        content = f"error: {action.error}" if action.error else (f"now at {action.url_after}" if action.url_after else "ok")
+    extra: dict[str, Any] = {"canonical": action.canonical, "action": action.name, "duration_s": round(action.t_end - action.t_start, 3)}
     for key in ("url_before", "url_after", "screenshot"):
         value = getattr(action, key)
         if value is not None:

@@ -19,6 +19,8 @@ from fastmcp import Client
 from mcp.types import ImageContent
 
 from taskloom.server.app import build_server
+from taskloom.tools.evaluate.atif import to_atif
+from taskloom.tools.evaluate.model import EpisodeResult
 from taskloom.tools.settings import Settings
 
 from .browser_site import CHROMIUM, PNG_SIGNATURE, Site, act, pixels, ref_of, refused, text_of, trajectory_of, trajectory_path
@@ -305,3 +307,24 @@ async def test_malformed_ref_names_the_expected_form(server: Any, site: Site) ->
         still = await act(client, "browser_snapshot")
         assert still["url"] == site.base + "index.html"
         await act(client, "env_close")
+
+
+@pytest.mark.anyio
+async def test_each_action_records_the_mcp_tool_and_what_it_answered_the_agent(site: Site, settings: Settings) -> None:
+    """The trajectory (and so the ATIF export) names the MCP tool the agent called and keeps the text it was answered, errors included."""
+    settings = settings.model_copy(update={"record_screenshots": False})
+    async with Client(build_server(settings, profile="agent")) as client:
+        started = await act(client, "env_start", url=site.base + "index.html")
+        box = ref_of(started["snapshot"], "searchbox", "Search the catalogue")
+        typed = await client.call_tool("browser_type", {"element": "Search box", "target": box, "text": "sea", "submit": True}, raise_on_error=False)
+        missed = await client.call_tool("browser_click", {"element": "Nothing", "target": "e999"}, raise_on_error=False)
+        closed = await act(client, "env_close")
+    assert not typed.is_error and missed.is_error
+    trajectory = trajectory_of(settings, closed["episode_id"])
+    assert [(a.tool, a.name) for a in trajectory.actions] == [("env_start", "navigate"), ("browser_type", "type"), ("browser_click", "click")]
+    assert trajectory.actions[1].observation == text_of(typed) and "12 results for “sea”" in (trajectory.actions[1].observation or "")
+    assert trajectory.actions[2].observation == f"error: {text_of(missed)}" and "e999" in text_of(missed)
+    result = EpisodeResult(task_id="t", task_kind="web", task_type="search", difficulty="easy", agent="probe", success=False)
+    steps = [s for s in to_atif(result, trajectory, "Search the catalogue for sea.", "0.1.0").steps if s.source == "agent" and s.tool_calls]
+    assert [s.tool_calls[0].function_name for s in steps if s.tool_calls] == ["env_start", "browser_type", "browser_click"]
+    assert steps[1].observation is not None and steps[1].observation.results[0].content == text_of(typed)
