@@ -34,6 +34,7 @@ from urllib.parse import urlparse
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..security.private import DIR_MODE, FILE_MODE, private_dirs
+from .harbor_check import URL_KINDS
 from .model import SuccessCriterion, Task
 
 __all__ = [
@@ -264,7 +265,9 @@ def write_harbor_tasks(
     """Write ``OUT/<task id>/`` for every task; each folder appears whole (built aside, then renamed).
 
     ``documents`` maps a document graph's id to its source file, copied into the task's
-    environment; a document task whose source is unknown, and a desktop task, are skipped with the reason.
+    environment; a document task whose source is unknown, a web or composite task with a check the
+    shipped verifier cannot make from files (:data:`.harbor_check.URL_KINDS` are the ones it can),
+    and a desktop task, are skipped with the reason.
     An existing task folder is replaced only with ``overwrite``.
     """
     private_dirs(out)
@@ -277,6 +280,13 @@ def write_harbor_tasks(
             report.skipped[task.id] = (
                 f"the source document of graph {task.provenance.graph_id!r} is not on this machine; "
                 "ingest it again from a local file (taskloom ingest PATH), then export"
+            )
+            continue
+        unjudged = sorted({c.kind for c in task.success if c.kind not in URL_KINDS}) if task.kind in ("web", "composite") else []
+        if unjudged:
+            report.skipped[task.id] = (
+                f"its checks {', '.join(unjudged)} read the live page or the agent's actions, which the files of a Harbor container do not hold: "
+                "no run of it could earn reward 1 there; run it with taskloom run"
             )
             continue
         if task.kind == "desktop":
