@@ -106,7 +106,7 @@ class Roots:
             shown = raw if str(real) == raw else f"{raw} (really {real})"
             raise OutsideRoots(
                 f"{argument} {shown} is outside the allowed roots ({self.describe()}); use a path inside one of them, "
-                "or allow its folder with --allow-root DIR (TASKLOOM_ALLOW_ROOTS)"
+                "or allow its folder with --allow-root DIR (or TASKLOOM_ALLOW_ROOTS='[\"DIR\"]', a JSON list)"
             )
         return real
 
