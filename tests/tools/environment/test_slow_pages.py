@@ -47,8 +47,12 @@ TABLE = (
     + "".join(f'<tr><td>{i}</td><td>Specimen {i}</td><td>{3000 + i * 7} g</td><td><a href="/page/{i}">open {i}</a></td></tr>' for i in range(1, ROWS + 1))
     + "</tbody></table></body></html>"
 )
-#: A page whose script, once loaded, holds the page's only thread for good: nothing in it ever answers again.
-SPIN = "<!doctype html><title>Spinning</title><p>Loading…</p><a id='next' href='/page/2'>next</a><script>setTimeout(() => { for (;;) {} }, 200)</script>"
+#: A page whose script, once the page has loaded, holds the page's only thread for good: nothing in it ever answers again.
+#: The loop starts the moment the load event is handled (a delay would let a quick click through first).
+SPIN = (
+    "<!doctype html><title>Spinning</title><p>Loading…</p><a id='next' href='/page/2'>next</a>"
+    "<script>addEventListener('load', () => setTimeout(() => { for (;;) {} }, 0))</script>"
+)
 
 
 def _page(n: int) -> str:

@@ -24,11 +24,11 @@ from ...llm.client import LLM
 from ...tasks.dag import Dag
 from ...tasks.model import Task
 from ..web.compare import ListingGroups
-from ..web.lookup import is_meta_listing, listing_data, start_page
+from ..web.lookup import is_meta_listing, listing_data, site_order, start_page
 from .complexity import capabilities_of, complexities
 from .consistency import synthesize, validate
 from .dag import resource_edges, verify_composite
-from .flow import MAX_SET, MIN_SET, chain_plan, pair_key, two_branch_plan
+from .flow import MAX_SET, MIN_SET, Plan, chain_plan, pair_key, two_branch_plan
 from .flowtasks import graph_task, leaks, level_task, nouns
 
 __all__ = ["ChainStop", "FlowResult", "usable_listings", "why_none", "verify_levels", "compose_value_chains", "compose_value_graphs"]
@@ -60,7 +60,12 @@ def usable_listings(kg: KnowledgeGraph) -> list[ListingGroups]:
             groups = ListingGroups(data)
             if groups.measures and len(groups.categories) >= 2:
                 out.append(groups)
-    return sorted(out, key=lambda g: (-len(g.data.records), g.data.node.id))
+    return sorted(out, key=lambda g: (-len(g.data.records), site_order(g.data.node), g.data.node.id))
+
+
+def _listing_seed(groups: ListingGroups) -> int:
+    """A listing's share of a plan's seed, from its place in the site (the same whatever port serves it)."""
+    return int(hashlib.sha1("|".join(site_order(groups.data.node)).encode()).hexdigest()[:8], 16)
 
 
 _NONE = "no listing the crawl saw completely has a number field and two category fields, so no value can flow from one subtask to the next"
@@ -109,6 +114,19 @@ async def verify_levels(made: Iterable[tuple[Task | None, str]], episodes: Episo
     return reached, budget
 
 
+def chain_plans(listings: list[ListingGroups], count: int, levels: int, seed: int) -> list[Plan]:
+    """The plans of ``count`` chains over ``listings`` in turn, each from its own first record, seeded by ``seed`` and the listing's place in the site."""
+    plans: list[Plan] = []
+    firsts: set[str] = set()
+    for index in range(count):
+        groups = listings[index % len(listings)]
+        plan = chain_plan(groups, np.random.default_rng([seed, index, _listing_seed(groups)]), levels, avoid=firsts)
+        if plan.steps:
+            firsts.add(plan.steps[0].record.id)  # type: ignore[union-attr]
+        plans.append(plan)
+    return plans
+
+
 async def compose_value_chains(kg: KnowledgeGraph, episodes: EpisodeManager, count: int, levels: int, seed: int) -> FlowResult:
     """``count`` chains (seeded plans over the usable listings in turn), each giving its verified levels 1..k."""
     result = FlowResult()
@@ -116,13 +134,8 @@ async def compose_value_chains(kg: KnowledgeGraph, episodes: EpisodeManager, cou
     if not listings or start is None:
         result.reason = why_none(kg) if start is not None else "the graph has no start page"
         return result
-    firsts: set[str] = set()  # each chain starts from its own record
-    for index in range(count):
-        groups = listings[index % len(listings)]
-        rng = np.random.default_rng([seed, index, int(hashlib.sha1(groups.data.node.id.encode()).hexdigest()[:8], 16)])
-        plan = chain_plan(groups, rng, levels, avoid=firsts)
-        if plan.steps:
-            firsts.add(plan.steps[0].record.id)  # type: ignore[union-attr]
+    for index, plan in enumerate(chain_plans(listings, count, levels, seed)):
+        groups = plan.groups
         chain_id = hashlib.sha1(f"{kg.id}|{groups.data.node.id}|{seed}|{index}".encode()).hexdigest()[:10]
         made = (level_task(kg, plan, level, start, seed, chain_id) for level in range(1, len(plan.steps) + 1))
         reached, stopped = await verify_levels(made, episodes, result, plan.stopped or f"the step budget ran out at level {levels}")
@@ -142,7 +155,7 @@ async def compose_value_graphs(kg: KnowledgeGraph, episodes: EpisodeManager, cou
         if len(result.tasks) >= count:
             break
         groups = listings[attempt % len(listings)]
-        rng = np.random.default_rng([seed, attempt, int(hashlib.sha1(groups.data.node.id.encode()).hexdigest()[:8], 16)])
+        rng = np.random.default_rng([seed, attempt, _listing_seed(groups)])
         branches = two_branch_plan(groups, rng, avoid=seen)  # a graph per pair of picks: the other shape would ask the same twice
         if branches is None:
             continue

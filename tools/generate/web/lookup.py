@@ -23,13 +23,13 @@ from urllib.parse import urlparse
 import numpy as np
 
 from ...graph.model import KnowledgeGraph, Node
-from ...graph.web.urls import bare_key, query_of, query_role
+from ...graph.web.urls import bare_key, query_of, query_role, site_path
 from ...tasks.model import GoldStep, Provenance, Task
 from ..registry import Candidates, GenerationRequest, generator
 from .scope import LAYOUT_KEYS, Scope, listing_scope, scoped_noun
 from .phrasing import ID_LABEL, answer_metrics, column_noun, detail_noun, field_noun, field_phrase, path_noun, plural, quoted, short_value, singular, value_text
 
-__all__ = ["FieldStats", "ListingData", "listing_data", "start_page", "describe_record", "web_lookup", "LOOKUP_TEMPLATE", "is_meta_listing", "listing_quotas", "unique_key", "wider_listing", "filtered_on", "gives_away"]
+__all__ = ["FieldStats", "ListingData", "listing_data", "start_page", "describe_record", "web_lookup", "LOOKUP_TEMPLATE", "is_meta_listing", "listing_quotas", "unique_key", "wider_listing", "filtered_on", "gives_away", "site_order"]
 
 LOOKUP_TEMPLATE = "web-lookup"
 #: Hops from the start page to the answer page the reachability filter allows.
@@ -163,6 +163,12 @@ def short_title(title: str, suffix: str) -> str:
     return re.sub(r"\s+[—–|·-]\s*$", "", title[: -len(suffix)]).strip() or title
 
 
+def site_order(node: Node) -> tuple[str, str, str]:
+    """A listing's or record's place in a stable order: its URL within the site, table and fields (node ids hash the origin, port included)."""
+    url = str(node.attrs.get("key") or node.attrs.get("detail_url") or "")
+    return site_path(url), str(node.attrs.get("table") or ""), node.text if node.type == "record" else ""
+
+
 def listing_data(kg: KnowledgeGraph) -> list[ListingData]:
     """Every listing with records, with a noun per listing (first column, else URL path, else "record"; a clash keeps it for the larger)."""
     out: list[ListingData] = []
@@ -174,8 +180,8 @@ def listing_data(kg: KnowledgeGraph) -> list[ListingData]:
     tables = Counter((n.attrs.get("url"), n.attrs.get("table")) for n in kg.nodes("listing") if n.attrs.get("table"))  # a heading over two tables names neither
     places: dict[str, str] = {}
     suffix = site_suffix(list(titles.values()))
-    for node in sorted(kg.nodes("listing"), key=lambda n: n.id):
-        records = sorted(members.get(node.id, []), key=lambda n: n.id)
+    for node in sorted(kg.nodes("listing"), key=lambda n: (site_order(n), n.id)):
+        records = sorted(members.get(node.id, []), key=lambda n: (site_order(n), n.id))
         if not records:
             continue
         stats = _stats(records)
@@ -191,7 +197,7 @@ def listing_data(kg: KnowledgeGraph) -> list[ListingData]:
     for data in out:
         by_noun.setdefault(data.noun, []).append(data)
     for same in by_noun.values():
-        for data in sorted(same, key=lambda d: (-len(d.records), d.node.id))[1:]:
+        for data in sorted(same, key=lambda d: (-len(d.records), site_order(d.node), d.node.id))[1:]:
             data.noun, data.where = "record", data.where or places[data.node.id]  # a table among several that lost its noun: placed by its table
     return out
 

@@ -34,7 +34,7 @@ from typing import Literal
 from urllib.parse import parse_qsl, urlencode, urlparse, urlunparse
 
 __all__ = [
-    "PAGE_KEYS", "SORT_KEYS", "FORMAT_KEYS", "SEARCH_KEYS", "QueryRole", "query_role", "bare_key", "url_template", "listing_key", "query_of", "with_query", "route_of",
+    "PAGE_KEYS", "SORT_KEYS", "FORMAT_KEYS", "SEARCH_KEYS", "QueryRole", "query_role", "bare_key", "url_template", "listing_key", "query_of", "with_query", "route_of", "site_path",
 ]
 
 QueryRole = Literal["page", "sort", "format", "filter"]
@@ -141,6 +141,18 @@ def listing_key(url: str) -> str:
     'http://h/genres.html?genre=poetry'
     """
     return with_query(url, {k: v for k, v in query_of(url).items() if query_role(k) == "filter"})
+
+
+def site_path(url: str) -> str:
+    """``url`` without its scheme and host: what names a page within its site, whatever port a local server took.
+
+    Orders and seeds that follow it give the same tasks for the same site served on another port.
+
+    >>> site_path("http://127.0.0.1:41234/books/3.html?x=1#top"), site_path("fields:a=1")
+    ('/books/3.html?x=1#top', 'fields:a=1')
+    """
+    parts = urlparse(url)
+    return urlunparse(parts._replace(scheme="", netloc="")) if parts.netloc else url
 
 
 def route_of(url: str) -> str | None:
