@@ -14,6 +14,7 @@ from ..harness import mcp as harness_mcp
 from ..harness.service import Harness
 from ..prompts import register_evaluation_prompts, register_prompts
 from ..resources import register_resources, register_run_resources
+from ..tools.environment.markdown_answers import MarkdownAnswers
 from ..tools.environment.observe import RecordObservations
 from ..tools.environment import desktop_mcp
 from ..tools.environment import mcp as env_mcp
@@ -109,6 +110,7 @@ def build_server(
         lifespan=lifespan,
     )
     server.add_middleware(RecordObservations())  # outermost: records what the agent is answered, errors as translated below
+    server.add_middleware(MarkdownAnswers(settings.inline_snapshots))  # browser observations as Playwright MCP's Markdown sections
     server.add_middleware(TaskloomErrors())
     server.add_middleware(GoldNeedsToken())  # over HTTP, gold, runs and files need a bearer token
     if enable_desktop:

@@ -105,6 +105,11 @@ class Settings(BaseSettings):
         description="Snapshots an action answers with are cut at this many characters, with a marker saying how much was cut and how to see "
         "the rest (0: never cut, else at least 200; an agent's own browser_snapshot maxChars wins).",
     )
+    inline_snapshots: bool = Field(
+        False,
+        description="Browser tools show the snapshot after an action inline in their Markdown answer; by default it is saved to the episode's "
+        "files/page-<n>.yml and linked, as Playwright MCP does (browser_snapshot always shows it, the structured content always carries it).",
+    )
     replay_timeout: float = Field(
         180.0, ge=0.1, le=3600.0, description="Most time one candidate web task's replay (verification at generation) may take, seconds; a slower one is dropped with that reason."
     )

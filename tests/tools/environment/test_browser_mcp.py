@@ -322,9 +322,35 @@ async def test_each_action_records_the_mcp_tool_and_what_it_answered_the_agent(s
     assert not typed.is_error and missed.is_error
     trajectory = trajectory_of(settings, closed["episode_id"])
     assert [(a.tool, a.name) for a in trajectory.actions] == [("env_start", "navigate"), ("browser_type", "type"), ("browser_click", "click")]
-    assert trajectory.actions[1].observation == text_of(typed) and "12 results for “sea”" in (trajectory.actions[1].observation or "")
+    assert trajectory.actions[1].observation == text_of(typed) and "- [Snapshot](files/page-1.yml)" in (trajectory.actions[1].observation or "")
+    assert "12 results for “sea”" in (trajectory_path(settings, closed["episode_id"]).parent / "files" / "page-1.yml").read_text(encoding="utf-8")
     assert trajectory.actions[2].observation == f"error: {text_of(missed)}" and "e999" in text_of(missed)
     result = EpisodeResult(task_id="t", task_kind="web", task_type="search", difficulty="easy", agent="probe", success=False)
     steps = [s for s in to_atif(result, trajectory, "Search the catalogue for sea.", "0.1.0").steps if s.source == "agent" and s.tool_calls]
     assert [s.tool_calls[0].function_name for s in steps if s.tool_calls] == ["env_start", "browser_type", "browser_click"]
     assert steps[1].observation is not None and steps[1].observation.results[0].content == text_of(typed)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("inline", [False, True])
+async def test_actions_answer_in_markdown_sections_with_the_snapshot_saved_or_inline(site: Site, settings: Settings, inline: bool) -> None:
+    """As Playwright MCP: an action's text is a few lines (the snapshot saved and linked) unless inline_snapshots; browser_snapshot shows it."""
+    settings = settings.model_copy(update={"record_screenshots": False, "inline_snapshots": inline})
+    async with Client(build_server(settings, profile="agent")) as client:
+        started = await act(client, "env_start", url=site.base + "index.html")
+        box = ref_of(started["snapshot"], "searchbox", "Search the catalogue")
+        typed = await client.call_tool("browser_type", {"element": "Search box", "target": box, "text": "sea", "submit": True})
+        looked = await client.call_tool("browser_snapshot", {})
+        closed = await act(client, "env_close")
+    snapshot = typed.structured_content["snapshot"]  # the structured content keeps everything
+    assert "12 results for “sea”" in snapshot and len(snapshot) > 2_000
+    text = text_of(typed)
+    assert text.startswith("### Action\n- type(") and f"### Page\n- Page URL: {site.base}search.html?q=sea\n- Page Title: “sea” – Search" in text
+    saved = trajectory_path(settings, closed["episode_id"]).parent / "files" / "page-1.yml"
+    if inline:
+        assert text.endswith(f"### Snapshot\n```yaml\n{snapshot}\n```") and not saved.exists()
+    else:
+        assert text.endswith("### Snapshot\n- [Snapshot](files/page-1.yml)") and len(text) < 300
+        assert saved.read_text(encoding="utf-8") == snapshot
+    shown = text_of(looked)
+    assert shown.startswith("### Page\n") and "### Action" not in shown and "12 results for “sea”" in shown

@@ -72,17 +72,21 @@ async def test_one_session_on_both_servers_gives_the_same_refs_and_the_same_unkn
             ("browser_click", {"target": "e2"}),  # a ref of the first page, gone after the navigation
         ]
         outputs: dict[str, list[tuple[bool, str]]] = {"real": [], "ours": []}
+        texts: dict[str, list[str]] = {"real": [], "ours": []}
         async with reference_client(tmp_path) as real:
             for tool, args in steps:
                 result = await real.call_tool(tool, args, raise_on_error=False)
                 outputs["real"].append((result.is_error, _text(result)))
+                texts["real"].append(_text(result))
         async with Client(build_server(settings, profile="agent")) as client:
             started = await client.call_tool("env_start", {"url": served.url + "/a.html"})  # the package's first navigate, from about:blank
             outputs["ours"].append((started.is_error, started.structured_content["snapshot"]))
+            texts["ours"].append("")
             for tool, args in steps[1:]:
                 result = await client.call_tool(tool, args, raise_on_error=False)
                 shown = str((result.structured_content or {}).get("snapshot") or "") if not result.is_error else _text(result)
                 outputs["ours"].append((result.is_error, shown))
+                texts["ours"].append(_text(result))
     assert [error for error, _ in outputs["real"]] == [error for error, _ in outputs["ours"]] == [False, False, True, False, False, True], outputs
     for n in (1, 4):  # whole-page snapshots of a.html, then of b.html after the click navigated
         assert _refs(outputs["ours"][n][1]) == _refs(outputs["real"][n][1]), (outputs["real"][n][1], outputs["ours"][n][1])
@@ -90,3 +94,21 @@ async def test_one_session_on_both_servers_gives_the_same_refs_and_the_same_unkn
     for n, ref in ((2, "e99"), (5, "e2")):
         wording = f"Ref {ref} not found in the current page snapshot. Try capturing new snapshot."
         assert wording in outputs["real"][n][1] and outputs["ours"][n][1] == wording
+    # the answers themselves, section by section (the package's code section is our action section: we run no generated code)
+    for n in (1, 3, 4):
+        real_sections, our_sections = _sections(texts["real"][n]), _sections(texts["ours"][n])
+        assert [_SAME.get(h, h) for h in real_sections] == list(our_sections), (texts["real"][n], texts["ours"][n])
+        assert real_sections["Page"].splitlines()[:2] == our_sections["Page"].splitlines()  # the same URL and title lines (the package adds console counts)
+    assert _refs(texts["ours"][4]) == _refs(texts["real"][4])  # browser_snapshot shows the snapshot inline, as the package does
+    for n in (3,):  # an action links the snapshot it saved instead of showing it
+        assert re.fullmatch(r"- \[Snapshot\]\([^)]+\.yml\)", _sections(texts["real"][n])["Snapshot"]) and re.fullmatch(r"- \[Snapshot\]\(files/page-\d+\.yml\)", _sections(texts["ours"][n])["Snapshot"])
+
+
+#: The package's section names that are ours under another name.
+_SAME = {"Ran Playwright code": "Action"}
+
+
+def _sections(text: str) -> dict[str, str]:
+    """A Markdown answer's ``### `` sections, in order: heading → body."""
+    parts = re.split(r"^### (.+)$", text, flags=re.M)
+    return {parts[i].strip(): parts[i + 1].strip() for i in range(1, len(parts) - 1, 2)}
