@@ -81,7 +81,7 @@ class MarkdownAnswers(Middleware):
         result = await call_next(context)
         tool = str(getattr(context.message, "name", "") or "")
         data = getattr(result, "structured_content", None)
-        if not tool.startswith("browser_") or not is_observation(data) or getattr(result, "is_error", False):
+        if not tool.startswith("browser_") or not isinstance(data, dict) or not is_observation(data) or getattr(result, "is_error", False):
             return result
         link = None
         call = CALL.get()
