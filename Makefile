@@ -10,7 +10,7 @@ export FASTMCP_CHECK_FOR_UPDATES := off
 export ORT_DISABLE_TELEMETRY := 1
 export ANONYMIZED_TELEMETRY := False
 
-.PHONY: all setup system venv test-data test test-fast demo bench clean
+.PHONY: all setup system venv test-data bench-data test test-fast demo bench clean
 
 all: test
 
@@ -24,6 +24,16 @@ APT_FILES := /usr/share/doc/python3.11/html/library/stdtypes.html:python3.11-doc
 system:
 	@missing=""; for pair in $(APT_NEEDS); do command -v $${pair%%:*} >/dev/null 2>&1 || missing="$$missing $${pair##*:}"; done; \
 	for pair in $(APT_FILES); do [ -e $${pair%%:*} ] || missing="$$missing $${pair##*:}"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:$$missing"; \
+	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
+## Material only the benchmarks read (examples/build/full.toml, timed by bench/build.py): the pandas documentation
+## (python-pandas-doc, 270 MB, a large Sphinx site) and R's HTML manuals (r-doc-html); `make test` does not need them.
+APT_BENCH := /usr/share/doc/python-pandas-doc/html/index.html:python-pandas-doc /usr/share/R/doc/manual/R-FAQ.html:r-doc-html
+bench-data: test-data
+	@missing=""; for pair in $(APT_BENCH); do [ -e $${pair%%:*} ] || missing="$$missing $${pair##*:}"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing Debian packages:$$missing"; \
 	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq $$missing >/dev/null; \
@@ -52,17 +62,17 @@ test: setup test-data
 	$(BIN)/ruff check --quiet .
 	@mkdir -p $(VENV)/typecheck && ln -sfn $(CURDIR) $(VENV)/typecheck/taskloom
 	MYPYPATH=$(VENV)/typecheck $(BIN)/mypy -p taskloom.server -p taskloom.tools -p taskloom.resources -p taskloom.prompts -p taskloom.harness
-	$(BIN)/pytest -n 2 --dist loadfile -q --durations=30
+	$(BIN)/pytest -n 2 --dist loadfile --no-loadscope-reorder -q --durations=30
 
 ## The default tier only (no `slow` tests): a quick check while working; `make test` runs every tier.
 test-fast: setup test-data
 	$(BIN)/ruff check --quiet .
-	$(BIN)/pytest -n 2 --dist loadfile -q -m "not slow"
+	$(BIN)/pytest -n 2 --dist loadfile --no-loadscope-reorder -q -m "not slow"
 
 demo: setup
 	$(BIN)/taskloom demo
 
-bench: setup test-data
+bench: setup bench-data
 	$(BIN)/python bench/ingest.py
 	$(BIN)/python bench/crawl.py
 	$(BIN)/python bench/generate.py

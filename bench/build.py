@@ -9,7 +9,7 @@ documents, sites, wall); the unchanged re-run's wall time against the fresh buil
 measured in the same run (``python -c pass`` and ``taskloom --help``, median of 3), so the re-run
 reads as a ratio.
 
-Run from the repository root (``make test-data`` first; the full manifest takes many minutes)::
+Run from the repository root (``make bench-data`` first; the full manifest takes many minutes)::
 
     .venv/bin/python bench/build.py                                   # examples/build/full.toml
     .venv/bin/python bench/build.py examples/build/manifest.toml --keep /tmp/build-bench

@@ -53,6 +53,25 @@ class _FixtureGroupScheduler:
         return FileOrFixtureGroup(config, log)
 
 
+def _file_of(item: pytest.Item) -> str:
+    return item.nodeid.split("::", 1)[0]
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Files of the slow tier first, then integration files, then the rest (order kept within each; a file stays whole).
+
+    With ``--dist loadfile --no-loadscope-reorder`` (``make test``) xdist hands out files in this
+    order, so the long ones start at once and the quick unit files fill the end: neither worker waits
+    idle on the other's last long file.
+    """
+    weight: dict[str, int] = {}
+    for item in items:
+        marks = {m.name for m in item.iter_markers()}
+        unit = SHARED_FIXTURE_GROUPS.get(_file_of(item), _file_of(item))
+        weight[unit] = min(weight.get(unit, 2), 0 if "slow" in marks else 1 if "integration" in marks else 2)
+    items.sort(key=lambda item: weight[SHARED_FIXTURE_GROUPS.get(_file_of(item), _file_of(item))])
+
+
 def pytest_configure(config: pytest.Config) -> None:
     if config.pluginmanager.hasplugin("xdist"):  # the hook exists only with pytest-xdist (not under -p no:xdist)
         config.pluginmanager.register(_FixtureGroupScheduler(), "taskloom-fixture-groups")
