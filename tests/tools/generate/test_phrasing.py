@@ -43,3 +43,23 @@ def test_other_labels_are_quoted_as_the_site_shows_them(label: str, shown: str) 
     assert not reads_as_noun(label)
     assert field_noun(label) == shown
     assert f"What is the {field_noun(label)} of the record?".count("“") == 1
+
+
+def test_a_field_named_like_the_record_gives_its_value_after_the_noun() -> None:
+    """pandas' API tables: the record noun is "method" and so is its first column; the instruction reads "the method zfill"."""
+    import numpy as np
+
+    from taskloom.tools.generate.web.find import _record_phrase
+    from taskloom.tools.graph.model import Node
+
+    def record(name: str, kind: str) -> Node:
+        fields = {"Method": {"raw": name, "type": "text"}, "Kind": {"raw": kind, "type": "text"}}
+        return Node(id=f"record:{name}", type="record", attrs={"fields": fields})
+
+    population = [record("zfill", "string"), record("zip", "array"), record("wrap", "string")]
+    alone = _record_phrase(population[0], ["Method"], population, np.random.default_rng(0), noun="method")
+    assert f"the method {alone}" in (f"the method {w}" for w in ("zfill", "“zfill”"))
+    both = _record_phrase(population[0], ["Method", "Kind"], population, np.random.default_rng(0), noun="method")
+    assert both.startswith(alone + " ") and ("with kind" in both or "whose kind is" in both) and "method" not in both
+    other = _record_phrase(population[0], ["Method"], population, np.random.default_rng(0), noun="function")
+    assert other in (f"with method {alone}", f"whose method is {alone}")

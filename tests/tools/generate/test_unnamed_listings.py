@@ -71,3 +71,20 @@ def test_a_table_among_several_that_loses_its_noun_is_placed_by_its_table() -> N
     by_table = {str(d.node.attrs["table"]): d for d in listing_data(kg)}
     assert (by_table["Comparisons"].noun, by_table["Comparisons"].where) == ("operation", "")
     assert (by_table["Boolean Operations"].noun, by_table["Boolean Operations"].where) == ("record", "in the table “Boolean Operations” of the page “Built-in Types”")
+
+
+def test_a_table_headed_by_its_pages_own_title_is_not_named_twice() -> None:
+    """pandas' "IO tools" page heads its table "IO tools" too: "in the table of the page “IO tools”", not "in the table “IO tools” of the page “IO tools”"."""
+    suffix = " — pandas 1.5.3 documentation"
+
+    def where(table: str) -> str:
+        kg = _docs_page(title="IO tools (text, CSV, HDF5, …)" + suffix)
+        listing = kg.node("listing:array")
+        kg.add_node(listing.model_copy(update={"attrs": {**listing.attrs, "table": table}}))
+        for name in ("indexing", "groupby"):  # the site's suffix is what most titles end with
+            kg.add_node(Node(id=f"page:{name}", type=NodeType.PAGE, attrs={"url": f"http://h/user_guide/{name}.html", "title": name.title() + suffix}))
+        assert kg.node("listing:array").attrs["table"] == table
+        return listing_data(kg)[0].where
+
+    assert where("IO tools (text, CSV, HDF5, …)") == "in the table of the page “IO tools (text, CSV, HDF5, …)”"
+    assert where("Parsing options") == "in the table “Parsing options” of the page “IO tools (text, CSV, HDF5, …)”"  # a heading of its own is kept

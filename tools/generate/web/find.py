@@ -243,20 +243,30 @@ def _outside(kg: KnowledgeGraph, record: Node, population: Sequence[Node]) -> li
     return out
 
 
-def _record_phrase(record: Node, labels: list[str], population: Sequence[Node], rng: np.random.Generator) -> str:
+def _record_phrase(record: Node, labels: list[str], population: Sequence[Node], rng: np.random.Generator, noun: str = "") -> str:
+    """What names the record after its noun: "with genre “Poetry” and year 1999", "whose …"; a field named as the noun itself
+    gives its value straight after it ("the method zfill", not "the method with method zfill")."""
     fields: dict[str, dict[str, Any]] = record.attrs["fields"]
     parts: list[tuple[str, str]] = []
     for label in labels:
         others = [str((r.attrs.get("fields") or {}).get(label, {}).get("raw") or "") for r in population]
         parts.append((field_noun(label), quoted(short_value(str(fields[label]["raw"]), others))))
-    if int(rng.integers(2)):
+    with_names = bool(int(rng.integers(2)))
+    lead = ""
+    same = next((p for p in parts if noun and p[0].lower() == noun.lower()), None)
+    if same is not None:
+        parts.remove(same)
+        lead = same[1] if not parts else same[1] + " "
+        if not parts:
+            return lead
+    if with_names:
         items = [f"{name} {value}" for name, value in parts]
         joiner = "with "
     else:
         items = [f"{name} is {value}" for name, value in parts]
         joiner = "whose "
     listed = items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
-    return joiner + listed
+    return lead + joiner + listed
 
 
 _RECORD_TEMPLATES = (
@@ -532,7 +542,7 @@ def find_tasks(kg: KnowledgeGraph, seed: int, limit: int) -> tuple[list[Task], d
         rng = task_rng(seed, record.id)
         noun = listing_noun(kg, kg.node(listing)) or "item"
         template = _RECORD_TEMPLATES[int(rng.integers(len(_RECORD_TEMPLATES)))]
-        instruction = template.format(noun=noun, phrase=_record_phrase(record, labels, population, rng))
+        instruction = template.format(noun=noun, phrase=_record_phrase(record, labels, population, rng, noun))
         target = page if was_crawled else _link_target(page, detail)
         task = goal_task(kg, "find-record", "find", instruction, start, target, [SuccessCriterion(kind="page_is", value=detail)], seed)
         task.evidence = [record.id]

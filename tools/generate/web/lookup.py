@@ -189,7 +189,7 @@ def listing_data(kg: KnowledgeGraph) -> list[ListingData]:
         title, table = titles.get(str(node.attrs.get("url") or ""), ""), str(node.attrs.get("table") or "")
         # one table of several on a page: the page's path names the page's subject ("functions"), not this table's rows
         noun = _first_column_noun(node, stats, len(records)) or (None if table else path_noun(str(node.attrs.get("url") or ""))) or detail_noun(details)
-        named = table and table != title and tables[(node.attrs.get("url"), table)] == 1
+        named = table and table not in (title, short_title(title, suffix)) and tables[(node.attrs.get("url"), table)] == 1  # a table headed by its page's own title is "the table"
         where = (f"in the table {quoted(table)}" if named else "in the table" if title else "") + (f" of the page {quoted(short_title(title, suffix))}" if title else "")
         out.append(ListingData(node, records, stats, noun or "record", "" if noun else where))
         places[node.id] = where if table else ""
