@@ -113,6 +113,13 @@ class Settings(BaseSettings):
     replay_timeout: float = Field(
         180.0, ge=0.1, le=3600.0, description="Most time one candidate web task's replay (verification at generation) may take, seconds; a slower one is dropped with that reason."
     )
+    replay_concurrency: int = Field(
+        2,
+        ge=1,
+        le=8,
+        description="Candidate web tasks replayed at once during generation, each in its own browser context (an application with a state "
+        "reset replays one at a time: every replay starts from the same state).",
+    )
     llm_backend: Literal["none", "openai"] = Field("none", description="'none' (deterministic templates) or 'openai' (any OpenAI-compatible endpoint).")
     llm_base_url: str | None = Field(None, description="Base URL of the OpenAI-compatible endpoint.")
     llm_model: str | None = Field(None, description="Model name at that endpoint.")

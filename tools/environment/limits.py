@@ -26,6 +26,7 @@ class EpisodeLimits(BaseModel):
     snapshot_timeout_ms: int = Field(Settings.model_fields["snapshot_timeout_ms"].default, ge=1, description="One accessibility snapshot.")
     snapshot_max_chars: int = Field(Settings.model_fields["snapshot_max_chars"].default, ge=0, description="Snapshots are cut here (0: never).")
     replay_timeout: float = Field(Settings.model_fields["replay_timeout"].default, gt=0, description="One whole gold replay, seconds.")
+    replay_concurrency: int = Field(Settings.model_fields["replay_concurrency"].default, ge=1, description="Gold replays run at once during generation.")
 
     @classmethod
     def from_settings(cls, settings: Settings) -> EpisodeLimits:

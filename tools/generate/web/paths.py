@@ -224,16 +224,36 @@ async def verify_web_tasks(tasks: list[Task], episodes: EpisodeManager | None, r
     answer is not shown on the final page; skipped when ``quality["answer_visible"]``
     is False, e.g. a computed count, or for yes/no answers).
 
-    The replays run one after another in ``episodes``, or in ``replay`` when given (the
-    verdicts come back in input order, so the tasks kept are the same either way).
+    The replays run in ``episodes``, ``limits.replay_concurrency`` at once (one at a time on an
+    application with a state reset), or in ``replay`` when given; the verdicts come back in input
+    order, so the tasks kept are the same either way.
     """
     if replay is not None:
         verdicts = await replay(tasks)
     elif episodes is None:
         raise TaskloomError("verify_web_tasks needs an episode manager or a replayer")
     else:
-        verdicts = [await replay_web_task(task, episodes) for task in tasks]
+        verdicts = await replay_all(tasks, episodes)
     return keep_verified(verdicts, report)
+
+
+async def replay_all(tasks: list[Task], episodes: EpisodeManager) -> list[Verdict]:
+    """Every task's :func:`replay_web_task` verdict, in input order, up to ``replay_concurrency`` at once.
+
+    A replay that finds no browser at all stops the others (a task group) and raises.
+    """
+    at_once = 1 if episodes.state_reset is not None else episodes.limits.replay_concurrency
+    if at_once == 1 or len(tasks) < 2:
+        return [await replay_web_task(task, episodes) for task in tasks]
+    gate = asyncio.Semaphore(at_once)
+
+    async def one(task: Task) -> Verdict:
+        async with gate:
+            return await replay_web_task(task, episodes)
+
+    async with asyncio.TaskGroup() as group:
+        running = [group.create_task(one(task)) for task in tasks]
+    return [r.result() for r in running]
 
 
 async def replay_web_task(task: Task, episodes: EpisodeManager) -> Verdict:
