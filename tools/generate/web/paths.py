@@ -251,8 +251,11 @@ async def replay_all(tasks: list[Task], episodes: EpisodeManager) -> list[Verdic
         async with gate:
             return await replay_web_task(task, episodes)
 
-    async with asyncio.TaskGroup() as group:
-        running = [group.create_task(one(task)) for task in tasks]
+    try:
+        async with asyncio.TaskGroup() as group:
+            running = [group.create_task(one(task)) for task in tasks]
+    except ExceptionGroup as failed:
+        raise failed.exceptions[0] from None  # what a replay one at a time would have raised, not "unhandled errors in a TaskGroup"
     return [r.result() for r in running]
 
 
@@ -280,7 +283,10 @@ async def replay_web_task(task: Task, episodes: EpisodeManager) -> Verdict:
         stage, reason = "replay", f"a gold step failed: {exc}"
     except PlaywrightError as exc:
         stage, reason = "replay", f"the browser failed during the replay: {explain(exc)}"
-    path = await episodes.close(episode.id, status="closed" if reason is None else "error", reason=reason)
+    try:
+        path = await episodes.close(episode.id, status="closed" if reason is None else "error", reason=reason)
+    except (TaskloomError, PlaywrightError) as exc:  # a browser that went away while closing: this candidate is lost, not the batch
+        stage, reason = stage if reason is not None else "replay", reason or f"the replay's episode could not be closed: {_why(exc)}"
     if reason is not None:
         return task, Dropped(task_id=task.id, stage=stage, reason=reason)
     task.gold_trajectory = str(path)
