@@ -172,8 +172,8 @@ def _trac_route(ids: list[str], target: str, value: str, base: str) -> Callable[
             await page.goto(f"{base}/ticket/{i}")
             await page.get_by_role("link", name="Modify Ticket").click()
             await page.get_by_label(target.capitalize() + ":", exact=True).select_option(label=value)
-            await page.get_by_role("button", name="Submit changes").click()
-            await page.wait_for_load_state("load")
+            async with page.expect_navigation(wait_until="load", timeout=60_000):  # the save's answer
+                await page.get_by_role("button", name="Submit changes").click()
 
     return route
 

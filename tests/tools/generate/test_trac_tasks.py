@@ -233,8 +233,8 @@ def _on_ticket(url: str, fields: dict[str, str], comment: str = "", times: int =
                 await page.get_by_label(label.capitalize() + ":", exact=True).select_option(label=value)
             if comment:
                 await page.locator("#comment").fill(comment)
-            await page.get_by_role("button", name="Submit changes").click()
-            await page.wait_for_load_state("load")
+            async with page.expect_navigation(wait_until="load", timeout=60_000):  # the save's answer
+                await page.get_by_role("button", name="Submit changes").click()
 
     return route
 
@@ -245,8 +245,8 @@ def _reply(url: str, comment: str) -> Callable[[Page], Any]:
         await page.goto(url + "?replyto=description#comment")
         box = page.locator("#comment")
         await box.fill((await box.input_value()) + "\n" + comment)
-        await page.get_by_role("button", name="Submit changes").click()
-        await page.wait_for_load_state("load")
+        async with page.expect_navigation(wait_until="load", timeout=60_000):  # the save's answer
+            await page.get_by_role("button", name="Submit changes").click()
 
     return route
 

@@ -184,8 +184,8 @@ def _typed(page_url: str, section: str, sentence: str) -> Callable[[Page], Any]:
         at = sum(len(line) + 1 for line in lines[: last + 1]) - 1
         await box.evaluate("(e, at) => { e.focus(); e.setSelectionRange(at, at); }", at)
         await page.keyboard.type("\n\n" + sentence)
-        await page.get_by_role("button", name="Submit changes").click()
-        await page.wait_for_load_state("load")
+        async with page.expect_navigation(wait_until="load", timeout=60_000):  # the save's answer, not the editor's own load state
+            await page.get_by_role("button", name="Submit changes").click()
 
     return route
 
