@@ -16,6 +16,7 @@ from pathlib import Path
 import pymupdf
 import pytest
 
+from taskloom.tools.generate.document.index import _Index
 from taskloom.tools.graph.ingest.pipeline import build_document_graph
 from taskloom.tools.graph.model import KnowledgeGraph, Node
 from taskloom.tools.settings import Settings
@@ -135,11 +136,6 @@ CRQ_TABLE_2 = {
 CRQ_COLUMNS = ("Intercept Bias", "Intercept MAE", "Intercept RMSE", "Slope Bias", "Slope MAE", "Slope RMSE")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="crq Table 2: a group label row ('Peng-Huang') merges into the row above it ('n = 1000 Peng-Huang'), "
-    "group labels are not carried down to their rows, and 'Slope' heads only its middle column",
-)
 def test_group_labels_and_spanning_headers_address_every_value(graphs: dict[str, KnowledgeGraph]) -> None:
     kg = graphs["crq"]
     table = _table(kg, "2")
@@ -180,10 +176,6 @@ def test_a_grid_of_marks_cell_by_cell(graphs: dict[str, KnowledgeGraph]) -> None
     assert _rows(kg, table) == STRUCPLOT_TABLE_1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="strucplot Table 1: 'R' spans two columns from 'vcd' instead of three from 'base', and 'iplots' spans 'ViSta's column",
-)
 def test_a_two_line_header_with_a_spanning_group_heads_the_right_columns(graphs: dict[str, KnowledgeGraph]) -> None:
     kg = graphs["strucplot"]
     table = _table(kg, "1")
@@ -195,7 +187,6 @@ def test_a_two_line_header_with_a_spanning_group_heads_the_right_columns(graphs:
     assert [heads[col] for col in range(1, 9)] == list(STRUCPLOT_COLUMNS)
 
 
-@pytest.mark.xfail(strict=True, reason="adjcurve Table 1 (a small table with a vertical rule, no booktabs) is not found")
 def test_a_table_with_a_vertical_rule_cell_by_cell(graphs: dict[str, KnowledgeGraph]) -> None:
     kg = graphs["adjcurve"]
     table = _table(kg, "1")
@@ -207,3 +198,42 @@ def test_a_table_with_a_vertical_rule_cell_by_cell(graphs: dict[str, KnowledgeGr
         ["FLC 3.38–4.71", "442 (29)", "446 (29)", "423 (28)", "215 (14)"],
         ["FLC > 4.71", "121 (16)", "187 (25)", "224 (30)", "224 (30)"],
     ]
+
+
+def test_a_table_without_rules_keeps_its_group_labels_and_spanning_header(graphs: dict[str, KnowledgeGraph]) -> None:
+    """adjcurve Table 2: one rule under the header, "Age" centred over all eight age columns, "Females" above the
+    header and "Males" between the rows label the two groups of three rows."""
+    kg = graphs["adjcurve"]
+    table = _table(kg, "2")
+    assert table.source.page == 5
+    values = {(c.attrs["row_header"], c.attrs["column_header"]): c.text for c in _cells(kg, table) if not c.attrs.get("header") and c.attrs["col"] > 0 and c.text and c.attrs.get("group")}
+    assert len(values) == 6 * 8
+    assert values[("Females, Low", "Age 50–54")] == "738"
+    assert values[("Females, High", "Age 90+")] == "32"
+    assert values[("Males, Low", "Age 90+")] == "2"
+    assert values[("Males, Med", "Age 65–69")] == "130"
+    assert values[("Males, High", "Age 80–89")] == "74"
+
+
+def test_a_group_label_on_its_groups_first_row_names_no_row(graphs: dict[str, KnowledgeGraph]) -> None:
+    """strucplot Table 2: "labeling" stands beside the first of nine generators; a row is named by its generator."""
+    kg = graphs["strucplot"]
+    table = _table(kg, "2")
+    described = {c.attrs["row_header"]: (c.text, c.attrs.get("group")) for c in _cells(kg, table) if c.attrs.get("column_header") == "Description"}
+    assert described["labeling_cells()"] == ("cell labels", "labeling")
+    assert described["labeling_border()"] == ("border labels", "labeling")
+    assert described["legend_resbased()"][1] == "legend"
+    assert "labeling" not in described
+    valid = {c.attrs["row_header"] for c in _Index(kg).valid_cells(table.id)}
+    assert "labeling" not in valid and "labeling_cells()" in valid
+
+
+def test_type3_tex_fonts_read_as_words(graphs: dict[str, KnowledgeGraph]) -> None:
+    """adjcurve's fonts are dvips bitmaps in TeX's T1 encoding: ligatures, dashes and quotes sit below 0x20."""
+    kg = graphs["adjcurve"]
+    text = "\n".join(n.text for n in kg.nodes() if n.text)
+    assert not [ch for ch in text if ord(ch) < 0x20 and ch not in "\n\t"], "a control code left in the graph's text"
+    for word in ("influences", "Stratification", "difference", "efficacy", "first"):
+        assert word in text, word
+    assert "50–59" in text and "There is extensive literature — and debate — on this topic" in text
+    assert " uences" not in text and "strati ed" not in text

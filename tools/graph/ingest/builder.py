@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..model import Edge, EdgeType, GraphMeta, KnowledgeGraph, Node, NodeType, Source
-from .blocks import REFERENCE_HEADING, Block, ParsedDocument
+from .blocks import REFERENCE_HEADING, Block, ParsedDocument, TableCell
 
 __all__ = ["build_graph", "chunk_texts"]
 
@@ -183,6 +183,11 @@ def _add_cells(b: _Builder, table_id: str, block: Block) -> None:
             for col in range(c.col, c.col + c.span):  # a spanning header heads every column under it
                 header[col] = f"{header[col]} {c.text}" if col in header else c.text
     first_col = {c.row: c.text for c in block.cells if c.col == 0 and not c.header}
+    groups = _row_groups(block.cells)
+    for row, group in groups.items():
+        first_col[row] = f"{group}, {first_col[row]}"
+    carried = {} if groups else _carried_labels(block.cells)
+    second_col = {c.row: c.text for c in block.cells if c.col == 1 and not c.header}
     for cell in block.cells:
         cell_id = f"{table_id}/r{cell.row}c{cell.col}"
         source = Source(file=b.file, page=block.page, bbox=cell.bbox or block.bbox)
@@ -192,11 +197,76 @@ def _add_cells(b: _Builder, table_id: str, block: Block) -> None:
             "header": cell.header,
             "span": cell.span if cell.span > 1 else None,
             "column_header": header.get(cell.col) if not cell.header else None,
-            "row_header": first_col.get(cell.row) if cell.col != 0 and not cell.header else None,
+            "row_header": _row_header(cell, first_col, carried, second_col),
+            "group": (groups.get(cell.row) or carried.get(cell.row)) if not cell.header else None,
         }
         node = Node(id=cell_id, type=NodeType.TABLE_CELL, text=cell.text, attrs={k: v for k, v in attrs.items() if v is not None}, source=source)
         b.kg.add_node(node)
         b.link(table_id, cell_id, EdgeType.CONTAINS)
+
+
+def _row_header(cell: TableCell, first_col: dict[int, str], carried: dict[int, str], second_col: dict[int, str]) -> str | None:
+    """The label that names a body cell's row: its first cell's text; under a carried group label, the second cell's."""
+    if cell.header or cell.col == 0:
+        return None
+    if cell.row in carried:
+        return carried[cell.row] if cell.col == 1 else second_col.get(cell.row)
+    return first_col.get(cell.row)
+
+
+def _carried_labels(cells: list[TableCell]) -> dict[int, str]:
+    """The label of each body row when the first column labels groups of rows on their first row only
+    ("labeling" beside nine generators), carried down to the rows left blank under it.
+
+    >>> rows = [["g", "a()", "x"], ["", "b()", "y"], ["h", "c()", "z"], ["", "d()", "w"]]
+    >>> _carried_labels([TableCell(row=r, col=c, text=t) for r, row in enumerate(rows) for c, t in enumerate(row)])
+    {0: 'g', 1: 'g', 2: 'h', 3: 'h'}
+    """
+    rows: dict[int, dict[int, str]] = {}
+    for c in cells:
+        if not c.header:
+            rows.setdefault(c.row, {})[c.col] = c.text
+    order = sorted(rows)
+    if len(order) < 3 or max(len(r) for r in rows.values()) < 3 or not rows[order[0]].get(0):
+        return {}
+    blank = [r for r in order if not rows[r].get(0) and any(t for col, t in rows[r].items() if col)]
+    if len(blank) < 2 or any(not rows[r].get(1) for r in order):
+        return {}
+    out: dict[int, str] = {}
+    label = ""
+    for r in order:
+        label = rows[r].get(0) or label
+        out[r] = label
+    return out
+
+
+def _row_groups(cells: list[TableCell]) -> dict[int, str]:
+    """The group label over each body row: a row with one cell filled ("Portnoy") heads the rows after
+    it up to the next such row, when it is the table's first body row or one of two or more.
+
+    >>> rows = [["A", "", ""], ["n", "1", "2"], ["m", "3", "4"], ["B", "", ""], ["n", "5", "6"]]
+    >>> cells = [TableCell(row=r, col=c, text=t) for r, row in enumerate(rows) for c, t in enumerate(row)]
+    >>> _row_groups(cells)
+    {1: 'A', 2: 'A', 4: 'B'}
+    """
+    rows: dict[int, dict[int, str]] = {}
+    for c in cells:
+        if not c.header:
+            rows.setdefault(c.row, {})[c.col] = c.text
+    order = sorted(rows)
+    if len(order) < 3 or max(len(r) for r in rows.values()) < 3:
+        return {}
+    labels = [r for i, r in enumerate(order[:-1]) if sum(1 for t in rows[r].values() if t) == 1 and any(t for col, t in rows[order[i + 1]].items() if col)]
+    if not labels or (len(labels) < 2 and labels[0] != order[0]):
+        return {}
+    out: dict[int, str] = {}
+    group = ""
+    for r in order:
+        if r in labels:
+            group = next(t for t in rows[r].values() if t)
+        elif group and any(t for col, t in rows[r].items() if col):
+            out[r] = group
+    return out
 
 
 def _link_captions(b: _Builder, captions: list[tuple[str, Block]], numbered: dict[tuple[str, str], str]) -> None:

@@ -22,6 +22,7 @@ from .pdf_layout import (
 from .pdf_outline import Listing, find_listings, in_listing
 from .pdf_regions import Region, figure_label_of, find_figure_regions, find_table_regions, inside
 from .pdf_text import TextBlock, body_font_size, join_lines, page_text_blocks, union
+from .tex_encodings import FontEncodings
 from .registry import parser
 from .textutil import table_text
 
@@ -56,7 +57,10 @@ def parse_pdf(path: Path, progress: ProgressFn | None = None, max_pages: int = 2
     """
     doc = open_pdf(path, max_pages)
     try:
-        pages = [page_text_blocks(doc[i]) for i in range(doc.page_count)]
+        fonts = FontEncodings()
+        pages = [page_text_blocks(doc[i], fonts) for i in range(doc.page_count)]
+        for index in fonts.to_reread():  # a TeX font decided only on a later page
+            pages[index] = page_text_blocks(doc[index], fonts)
         if not any(pages):
             raise DocumentError(
                 f"{path} has no text layer (scanned pages?); run OCR first, e.g. `ocrmypdf in.pdf out.pdf`, and ingest the result"
@@ -69,7 +73,7 @@ def parse_pdf(path: Path, progress: ProgressFn | None = None, max_pages: int = 2
         listings = find_listings(pages)  # contents, index, list-of-figures pages: no headings, no captions
         laid_out: list[tuple[list[TextBlock], list[Region]]] = []
         for index in range(doc.page_count):
-            laid_out.append(_layout_page(doc[index], pages[index], body, listings))
+            laid_out.append(_layout_page(doc[index], pages[index], body, listings, fonts.text_table))
             if progress:
                 progress(index + 1, doc.page_count, f"page {index + 1}/{doc.page_count}")
         candidates = [b for blocks, _ in laid_out for b in blocks if b.kind == "heading"]
@@ -99,7 +103,7 @@ def _take_title(pages: list[list[TextBlock]], body: float) -> str:
 
 
 def _layout_page(
-    page: pymupdf.Page, blocks: list[TextBlock], body: float, listings: dict[int, Listing] | None = None
+    page: pymupdf.Page, blocks: list[TextBlock], body: float, listings: dict[int, Listing] | None = None, encoding: dict[int, str] | None = None
 ) -> tuple[list[TextBlock], list[Region]]:
     """Classify one page's blocks and find its tables and figures (a list of figures holds no captions)."""
     for block in blocks:
@@ -110,7 +114,7 @@ def _layout_page(
     drawings = page.get_drawings()
     figures = find_figure_regions(page, [c for c in captions if c.attrs["label"] == "figure"], drawings)
     tables = find_table_regions(
-        page, [c for c in captions if c.attrs["label"] == "table"], [f.bbox for f in figures], body, blocks, drawings
+        page, [c for c in captions if c.attrs["label"] == "table"], [f.bbox for f in figures], body, blocks, drawings, encoding
     )
     regions = figures + tables
     remaining: list[TextBlock] = []

@@ -17,8 +17,9 @@ from typing import Any
 import pymupdf
 
 from .blocks import TableCell
-from .pdf_tables import Word, mono_share, page_words, read_cells, rule_runs, whitespace_tables
+from .pdf_tables import Word, captioned_lines, mono_share, page_words, read_cells, rule_runs, whitespace_tables
 from .pdf_text import LIGATURES, TextBlock
+from .tex_encodings import decode
 
 __all__ = ["Region", "horizontal_rules", "find_table_regions", "find_figure_regions", "figure_label_of", "inside"]
 
@@ -101,13 +102,13 @@ def _ruled_cells(words: list[Word], rules: list[BBox], body_size: float) -> list
     return read_cells(inside_words, body_size, header_limit=inner[0] if inner else None)
 
 
-def _grid_cells(page: pymupdf.Page, table: object) -> list[TableCell]:
+def _grid_cells(page: pymupdf.Page, table: object, encoding: dict[int, str] | None) -> list[TableCell]:
     cells: list[TableCell] = []
     for r, row in enumerate(table.rows):  # type: ignore[attr-defined]
         for c, box in enumerate(row.cells):
             if box is None:
                 continue
-            text = " ".join(page.get_text(clip=pymupdf.Rect(box)).translate(LIGATURES).split())
+            text = " ".join(decode(page.get_text(clip=pymupdf.Rect(box)), encoding).translate(LIGATURES).split())
             cells.append(TableCell(row=r, col=c, text=text, header=r == 0, bbox=tuple(box)))
     return cells
 
@@ -146,12 +147,13 @@ class _Page:
     page: pymupdf.Page
     body_size: float
     drawings: list[dict[str, Any]]
+    encoding: dict[int, str] | None = None
     _words: list[Word] | None = None
 
     @property
     def words(self) -> list[Word]:
         if self._words is None:
-            self._words = page_words(self.page)
+            self._words = page_words(self.page, encoding=self.encoding)
         return self._words
 
 
@@ -173,7 +175,7 @@ def _captioned_table(pg: _Page, caption: TextBlock, rules: list[BBox], grids: li
         ),
         None,
     )
-    grid_cells = _grid_cells(pg.page, grids[grid_index]) if grid_index is not None else []
+    grid_cells = _grid_cells(pg.page, grids[grid_index], pg.encoding) if grid_index is not None else []
     if grid_cells and _filled(grid_cells) < 0.4:
         grid_cells = []
     group = _rule_group(rules, cb, pg.page.rect.height)
@@ -186,7 +188,20 @@ def _captioned_table(pg: _Page, caption: TextBlock, rules: list[BBox], grids: li
         box = (group[0][0], group[0][1], group[-1][2], group[-1][3])
         used.update(i for i, t in enumerate(grids) if inside(tuple(t.bbox), box, 4))
         return Region("table", box, rule_cells, caption)
+    if grid_index is None:
+        return _unruled_table(pg, caption, rules)
     return None
+
+
+def _unruled_table(pg: _Page, caption: TextBlock, rules: list[BBox]) -> Region | None:
+    """A captioned table set without a rule group: aligned lines next to the caption, a rule among them ending the header."""
+    words = captioned_lines(pg.words, caption.bbox, pg.body_size)
+    if not words:
+        return None
+    box = (min(w.x0 for w in words), min(w.y0 for w in words), max(w.x1 for w in words), max(w.y1 for w in words))
+    inner = [r[1] for r in rules if box[1] < r[1] < box[3] and _x_overlap(r, box) > 0.5 * (box[2] - box[0])]
+    cells = read_cells(words, pg.body_size, header_limit=inner[0] if inner else None)
+    return Region("table", box, cells, caption) if _is_table(cells) else None
 
 
 def _uncaptioned_ruled(pg: _Page, blocks: list[TextBlock], rules: list[BBox], grids: list[Any], used: set[int], taken: list[BBox]) -> list[Region]:
@@ -198,7 +213,7 @@ def _uncaptioned_ruled(pg: _Page, blocks: list[TextBlock], rules: list[BBox], gr
             continue
         cells = _ruled_cells(pg.words, run, pg.body_size)
         inner = [i for i, t in enumerate(grids) if i not in used and inside(tuple(t.bbox), box, 4)]
-        grid_cells = _grid_cells(pg.page, grids[inner[0]]) if len(inner) == 1 else []
+        grid_cells = _grid_cells(pg.page, grids[inner[0]], pg.encoding) if len(inner) == 1 else []
         used.update(inner)
         if grid_cells and _filled(grid_cells) >= 0.5 and _rows(grid_cells) >= _rows(cells):
             cells = grid_cells
@@ -222,16 +237,18 @@ def find_table_regions(
     body_size: float,
     blocks: list[TextBlock] | None = None,
     drawings: list[dict[str, Any]] | None = None,
+    encoding: dict[int, str] | None = None,
 ) -> list[Region]:
     """Tables on a page: one per "Table N" caption, then uncaptioned ruled, grid and whitespace tables.
 
     Never inside a figure's area. Grid detection runs only on pages with table
     evidence (a table caption, or at least three horizontal rules outside the figures,
     whose axes and grid lines are no table): ``find_tables`` dominates parsing time.
-    ``drawings`` are the page's ``get_drawings()``, when the caller has them already.
+    ``drawings`` are the page's ``get_drawings()``, when the caller has them already; ``encoding``
+    reads the codes of TeX's Type 3 fonts (:class:`FontEncodings.text_table`).
     """
     blocks = blocks or []
-    pg = _Page(page, body_size, page.get_drawings() if drawings is None else drawings)
+    pg = _Page(page, body_size, page.get_drawings() if drawings is None else drawings, encoding)
     rules = horizontal_rules(pg.drawings)
     grids: list[Any] = []
     if captions or sum(1 for r in rules if not any(inside(r, f, 4) for f in figure_boxes)) >= 3:
@@ -249,7 +266,7 @@ def find_table_regions(
         box = tuple(grid.bbox)
         if i in used or _overlaps(box, taken):
             continue
-        cells = _grid_cells(page, grid)
+        cells = _grid_cells(page, grid, encoding)
         if _filled(cells) >= 0.5 and len(cells) <= 600 and _is_table(cells):
             regions.append(Region("table", box, cells, None))
             taken.append(box)

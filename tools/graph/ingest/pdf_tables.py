@@ -17,7 +17,7 @@ import pymupdf
 from .blocks import TableCell
 from .pdf_text import LIGATURES, TextBlock, TextLine, join_lines
 
-__all__ = ["Word", "page_words", "read_cells", "rule_runs", "whitespace_tables", "mono_share"]
+__all__ = ["Word", "page_words", "read_cells", "rule_runs", "whitespace_tables", "captioned_lines", "mono_share"]
 
 BBox = tuple[float, float, float, float]
 
@@ -37,10 +37,29 @@ class Word:
         return (self.y0 + self.y1) / 2
 
 
-def page_words(page: pymupdf.Page, area: BBox | None = None) -> list[Word]:
-    """Words in ``area`` (the whole page by default), ligatures undone."""
+def page_words(page: pymupdf.Page, area: BBox | None = None, encoding: dict[int, str] | None = None) -> list[Word]:
+    """Words in ``area`` (the whole page by default), ligatures undone, TeX codes read through ``encoding``."""
     clip = pymupdf.Rect(area) if area else None
+    if encoding:  # pymupdf's words break at TeX's codes ("50\x1559" is two words): words read char by char
+        return _coded_words(page, clip, encoding)
     return [Word(w[0], w[1], w[2], w[3], w[4].translate(LIGATURES)) for w in page.get_text("words", clip=clip) if w[4].strip()]
+
+
+def _coded_words(page: pymupdf.Page, clip: pymupdf.Rect | None, encoding: dict[int, str]) -> list[Word]:
+    """Words of a page in a TeX Type 3 font: characters split at spaces, codes read through ``encoding``."""
+    words: list[Word] = []
+    for block in page.get_text("rawdict", clip=clip)["blocks"]:
+        for line in block.get("lines", []):
+            text, boxes = "", list[tuple[float, float, float, float]]()
+            for ch in [ch for span in line["spans"] for ch in span["chars"]] + [None]:
+                if ch is None or (ch["c"].isspace() and ord(ch["c"]) not in encoding):
+                    if text.strip():
+                        words.append(Word(min(b[0] for b in boxes), min(b[1] for b in boxes), max(b[2] for b in boxes), max(b[3] for b in boxes), text.translate(LIGATURES)))
+                    text, boxes = "", []
+                    continue
+                text += encoding.get(ord(ch["c"]), ch["c"])
+                boxes.append(tuple(ch["bbox"]))
+    return words
 
 
 def _lines(words: Sequence[Word], body_size: float) -> list[list[Word]]:
@@ -83,11 +102,49 @@ def _column(x: float, cuts: list[float]) -> int:
     return sum(1 for c in cuts if x > c)
 
 
-def _header_spans(phrases: list[list[Word]], cuts: list[float], body_edges: list[tuple[float, float]], reach: float) -> list[tuple[int, int, str]]:
+def _starts_aligned(phrases: list[list[Word]], below: list[list[Word]]) -> bool:
+    """Whether every phrase of a header line starts where a phrase of a line below starts (group headers set flush left)."""
+    return all(any(abs(p[0].x0 - q[0].x0) <= 1.0 for q in below) for p in phrases)
+
+
+def _group_spans(phrases: list[list[Word]], cuts: list[float], body_edges: list[tuple[float, float]]) -> list[tuple[int, int, str]]:
+    """(first column, span, text) for a header line above the last: group headers ("Intercept" over Bias, MAE, RMSE).
+
+    A phrase heads the columns its words stand over (or, standing in the gap between two, both), widened
+    by one column on each side at a time while neither is stood over by another phrase of the line, nor
+    is the row labels' column: a group header sits centred over its group.
+    """
+    boxes = [(p[0].x0, p[-1].x1) for p in phrases]
+    over = [[c for c, (left, right) in enumerate(body_edges) if left <= b[1] and right >= b[0]] for b in boxes]
+    owned = {c for cols in over for c in cols}
+    out: list[tuple[int, int, str]] = []
+    for phrase, box, cols in zip(phrases, boxes, over):
+        middle = (box[0] + box[1]) / 2
+        if not cols:
+            col = _column(middle, cuts)
+            cols = [col - 1, col] if 1 <= col - 1 and not {col - 1, col} & owned else [col]
+        low, high = cols[0], cols[-1]
+        floor = 0 if low == 0 else 1
+        while low - 1 >= floor and high + 1 < len(body_edges) and not {low - 1, high + 1} & owned:
+            low, high = low - 1, high + 1
+        off = abs(middle - (body_edges[low][0] + body_edges[high][1]) / 2)
+        for lo, hi in ((low - 1, high), (low, high + 1)):  # a group of even width: one column more, if that centres it better
+            if lo >= floor and hi < len(body_edges) and not ({lo, hi} - set(range(low, high + 1))) & owned:
+                if abs(middle - (body_edges[lo][0] + body_edges[hi][1]) / 2) < off:
+                    low, high, off = lo, hi, abs(middle - (body_edges[lo][0] + body_edges[hi][1]) / 2)
+        owned.update(range(low, high + 1))
+        out.append((low, high - low + 1, " ".join(w.text for w in phrase)))
+    return out
+
+
+def _header_spans(
+    phrases: list[list[Word]], cuts: list[float], body_edges: list[tuple[float, float]], reach: float, own: set[int] | None = None
+) -> list[tuple[int, int, str]]:
     """(first column, span, text) for the phrases of a header line.
 
     Every column goes to the phrase over it, or else the nearest phrase within
-    ``reach``; a phrase given several columns is a spanning header.
+    ``reach`` unless a line above heads it alone (``own``); a phrase given several
+    columns is a spanning header.
     """
     boxes = [(p[0].x0, p[-1].x1) for p in phrases]
     owner: dict[int, int] = {}
@@ -95,7 +152,7 @@ def _header_spans(phrases: list[list[Word]], cuts: list[float], body_edges: list
         centre = (left + right) / 2
         distance = [max(0.0, b[0] - right, left - b[1]) for b in boxes]
         best = min(range(len(boxes)), key=lambda i: (distance[i], abs((boxes[i][0] + boxes[i][1]) / 2 - centre)))
-        if distance[best] <= reach:
+        if distance[best] <= reach and (distance[best] == 0 or col not in (own or set())):
             owner[col] = best
     out: list[tuple[int, int, str]] = []
     for index, phrase in enumerate(phrases):
@@ -127,7 +184,9 @@ def read_cells(words: Sequence[Word], body_size: float, header_limit: float | No
         head = [ln for ln in lines if ln[0].centre < header_limit]
     else:
         head = lines[:header_lines]
-    body = lines[len(head):]
+    while len(head) > 1 and _off_centre_label(head[0], lines, body_size):  # "Females" over the header: the first group's label
+        head = head[1:]
+    body = [ln for ln in lines if not any(ln is h for h in head)]
     if not body:
         return []
     gap = 0.9 * body_size
@@ -136,25 +195,39 @@ def read_cells(words: Sequence[Word], body_size: float, header_limit: float | No
     edges = [(min(w.x0 for ln in body for w in ln if _column((w.x0 + w.x1) / 2, cuts) == c),
               max(w.x1 for ln in body for w in ln if _column((w.x0 + w.x1) / 2, cuts) == c)) for c in range(columns)]
     rows: list[dict[int, tuple[int, list[str]]]] = []
-    for line in head:  # one header row a line; the graph joins a column's header rows
+    own: set[int] = set()  # columns an upper header line heads alone
+    for i, line in enumerate(head):  # one header row a line; the graph joins a column's header rows
         row: dict[int, tuple[int, list[str]]] = {}
-        for col, span, text in _header_spans(_phrases(line, 0.6 * body_size), cuts, edges, 1.5 * body_size):
+        phrases = _phrases(line, 0.6 * body_size)
+        upper = (  # a line of group headers: above the last, fewer phrases than value columns, not set flush left
+            i < len(head) - 1
+            and len(phrases) < columns - 1
+            and not _starts_aligned(phrases, [p for ln in head[i + 1 :] for p in _phrases(ln, 0.6 * body_size)])
+        )
+        spans = _group_spans(phrases, cuts, edges) if upper else _header_spans(phrases, cuts, edges, 1.5 * body_size, own)
+        own = {col for col, span, _ in spans if span == 1} if upper else own
+        for col, span, text in spans:
             old = row.get(col)
             row[col] = (max(span, old[0]) if old else span, (old[1] if old else []) + [text])
         rows.append(row)
     previous: set[int] = set()
+    previous_x0 = 0.0
+    previous_y1: float | None = None
     for line in body:
         parts: dict[int, list[str]] = {}
         for word in line:
             parts.setdefault(_column((word.x0 + word.x1) / 2, cuts), []).append(word.text)
         cells = {col: (1, [" ".join(ws)]) for col, ws in parts.items()}
-        # A line filling one column that the line before filled too is wrapped cell text.
-        if len(rows) > len(head) and len(cells) == 1 and set(cells) <= previous:
+        # A line filling one column that the line before filled too is wrapped cell text, unless it
+        # starts left of the line before (a group label outdented from its rows: "Peng-Huang" over "n = 100").
+        outdented = line[0].x0 < previous_x0 - 0.5 * body_size
+        apart = previous_y1 is not None and min(w.y0 for w in line) - previous_y1 > 0.8 * body_size  # set off by space: a label
+        if len(rows) > len(head) and len(cells) == 1 and set(cells) <= previous and not outdented and not apart:
             for col, (_, texts) in cells.items():
                 rows[-1].setdefault(col, (1, []))[1].extend(texts)
         else:
             rows.append(cells)
-        previous = set(cells)
+        previous, previous_x0, previous_y1 = set(cells), line[0].x0, max(w.y1 for w in line)
     out: list[TableCell] = []
     for r, row in enumerate(rows):
         covered: set[int] = set()
@@ -227,6 +300,41 @@ def whitespace_tables(blocks: Sequence[TextBlock], words: Sequence[Word], body_s
             found.append(((min(w.x0 for w in run), min(w.y0 for w in run), max(w.x1 for w in run), max(w.y1 for w in run)), 1))
         i = j + 1
     return found
+
+
+def captioned_lines(words: Sequence[Word], caption: BBox, body_size: float) -> list[Word]:
+    """The words of a captioned table set without rules: the lines right above the caption (else right below).
+
+    Lines are taken while no gap between them exceeds two body lines and each breaks into at least two
+    phrases, or is short (a group label, a spanning header) and centred over the lines taken; a line of
+    prose ends the run. Empty when fewer than two lines of phrases qualify.
+    """
+    lines = [ln for ln in _lines(words, body_size) if _x_overlap_words(ln, caption)]
+    above = [ln for ln in lines if ln[0].y1 <= caption[1] + 1][::-1]
+    below = [ln for ln in lines if ln[0].y0 >= caption[3] - 1]
+    width = caption[2] - caption[0]
+    for side, edge in ((above, caption[1]), (below, caption[3])):
+        taken: list[list[Word]] = []
+        for line in side:
+            gap = (edge - max(w.y1 for w in line)) if side is above else (min(w.y0 for w in line) - edge)
+            if gap > 2.5 * body_size or (len(_phrases(line, 0.6 * body_size)) < 2 and line[-1].x1 - line[0].x0 >= 0.25 * width):
+                break
+            taken.append(line)
+            edge = min(w.y0 for w in line) if side is above else max(w.y1 for w in line)
+        if sum(1 for ln in taken if len(_phrases(ln, 0.6 * body_size)) >= 2) >= 2:
+            return [w for ln in taken for w in ln]
+    return []
+
+
+def _off_centre_label(line: list[Word], lines: list[list[Word]], body_size: float) -> bool:
+    """One short phrase whose middle is off the table's middle by over a quarter of its width: a group's label, no header."""
+    left, right = min(ln[0].x0 for ln in lines), max(ln[-1].x1 for ln in lines)
+    short = len(_phrases(line, 0.6 * body_size)) == 1 and line[-1].x1 - line[0].x0 < 0.25 * (right - left)
+    return short and abs((line[0].x0 + line[-1].x1) / 2 - (left + right) / 2) > 0.25 * (right - left)
+
+
+def _x_overlap_words(line: list[Word], box: BBox) -> bool:
+    return min(line[-1].x1, box[2]) > max(line[0].x0, box[0])
 
 
 def _aligned(rows: list[list[list[Word]]]) -> bool:

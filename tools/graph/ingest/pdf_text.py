@@ -14,6 +14,8 @@ from typing import Any
 
 import pymupdf
 
+from .tex_encodings import FontEncodings, decode
+
 __all__ = ["LIGATURES", "union", "TextLine", "TextBlock", "page_text_blocks", "join_lines", "body_font_size"]
 
 BBox = tuple[float, float, float, float]
@@ -124,8 +126,8 @@ def _font_traits(font: str) -> tuple[bool, bool, bool, bool]:
     )
 
 
-def _line_record(spans: list[dict[str, Any]], bbox: BBox) -> TextLine | None:
-    text = "".join(str(s["text"]) for s in spans).translate(LIGATURES)
+def _line_record(spans: list[dict[str, Any]], bbox: BBox, encodings: dict[str, dict[int, str]]) -> TextLine | None:
+    text = "".join(decode(str(s["text"]), encodings.get(str(s["font"]))) for s in spans).translate(LIGATURES)
     if not text.strip():
         return None
     sizes: Counter[float] = Counter()
@@ -161,16 +163,19 @@ def _line_record(spans: list[dict[str, Any]], bbox: BBox) -> TextLine | None:
     )
 
 
-def page_text_blocks(page: pymupdf.Page) -> list[TextBlock]:
-    """The page's non-empty text blocks, with their lines."""
+def page_text_blocks(page: pymupdf.Page, fonts: FontEncodings | None = None) -> list[TextBlock]:
+    """The page's non-empty text blocks, with their lines; ``fonts`` learns the document's TeX encodings across calls."""
     blocks: list[TextBlock] = []
     data = page.get_text("dict", flags=_TEXT_FLAGS)
+    fonts = fonts if fonts is not None else FontEncodings()
+    fonts.learn([span for raw in data["blocks"] for raw_line in raw.get("lines", []) for span in raw_line["spans"]], page.number)
+    encodings = fonts.tables
     for raw in data["blocks"]:
         if raw.get("type") != 0:
             continue
         lines = []
         for raw_line in raw["lines"]:
-            line = _line_record(raw_line["spans"], tuple(raw_line["bbox"]))
+            line = _line_record(raw_line["spans"], tuple(raw_line["bbox"]), encodings)
             if line is not None:
                 lines.append(line)
         if lines:
