@@ -17,6 +17,8 @@ import pymupdf
 import pytest
 
 from taskloom.tools.generate.document.index import _Index
+from taskloom.tools.graph.ingest.pdf_layout import caption_of
+from taskloom.tools.graph.ingest.pdf_text import TextBlock, TextLine
 from taskloom.tools.graph.ingest.pipeline import build_document_graph
 from taskloom.tools.graph.model import KnowledgeGraph, Node
 from taskloom.tools.settings import Settings
@@ -237,3 +239,30 @@ def test_type3_tex_fonts_read_as_words(graphs: dict[str, KnowledgeGraph]) -> Non
         assert word in text, word
     assert "50–59" in text and "There is extensive literature — and debate — on this topic" in text
     assert " uences" not in text and "strati ed" not in text
+
+
+@pytest.mark.parametrize(
+    ("text", "caption"),
+    [
+        ("Figure 2.3: Correct (solid) and invalid (dashed) estimates", ("figure", "2.3")),
+        ("Figure 2.3 shows the transplant curves overlaid with the naive KM", None),  # survival.pdf p. 31: prose
+        ("Table 2. Detailed age and sex distribution", ("table", "2")),
+        ("Fig. 4 — the residuals", ("figure", "4")),
+    ],
+)
+def test_a_caption_is_its_label_number_and_separator_not_a_sentence_about_the_figure(text: str, caption: tuple[str, str] | None) -> None:
+    block = TextBlock(lines=[TextLine(text=text, bbox=(0, 0, 100, 10), size=10, bold=False, chars=len(text), mono_chars=0, math_chars=0)], bbox=(0, 0, 100, 10), page=1)
+    assert caption_of(block) == caption
+
+
+def test_text_drawn_in_a_figure_is_no_paragraph_footnote_or_reference(graphs: dict[str, KnowledgeGraph]) -> None:
+    """strucplot p. 5 (a double-decker plot whose bars stand left of its caption, labelled "1st Male" below them) and
+    p. 45 (a legend "Pearson residuals: 4.0 …" beside a mosaic plot, a small bold "stage / xray" over it); adjcurve's
+    survival curves with tick labels under them."""
+    strucplot, adjcurve = graphs["strucplot"], graphs["adjcurve"]
+    assert not [n.text for n in strucplot.nodes("footnote")]
+    assert not [n.text for n in strucplot.nodes("reference") if "Pearson" in n.text or "xray" in n.text]
+    figures = {n.source.page: n.text for n in strucplot.nodes("figure") if n.source.page in (5, 45)}
+    assert "1st Male" in " ".join(figures.values()) and "p−value" in figures[45]
+    ticks = [n.text for n in adjcurve.nodes("paragraph") if n.text.startswith("0 2 4 6 8") or n.text.startswith("0.0 0.2 0.4")]
+    assert not ticks

@@ -28,7 +28,7 @@ __all__ = [
 
 BBox = tuple[float, float, float, float]
 
-CAPTION_RE = re.compile(r"^\s*(Table|Tab\.|Figure|Fig\.)\s*([A-Z]?\d+(?:\.\d+)*)\s*[:.|—–-]\s*", re.I)
+CAPTION_RE = re.compile(r"^\s*(Table|Tab\.|Figure|Fig\.)\s*([A-Z]?\d+(?:\.\d+)*)\s*[:.|—–-](?!\d)\s*", re.I)  # "Figure 2.3 shows" is prose, not Figure 2
 SECTION_NUMBER_RE = re.compile(r"^((?:\d+|[A-Z])(?:\.\d+)*)\.?\s+(?=\S)")
 EQ_LABEL_RE = re.compile(r"^\(\s*(\d+[a-z]?)\s*\)$")
 BULLET_RE = re.compile(r"^\s*(?:[•●◦▪∙·–—∗*-]|\(?[a-z0-9]{1,2}[.)])\s+")

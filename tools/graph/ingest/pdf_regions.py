@@ -306,13 +306,14 @@ def find_figure_regions(page: pymupdf.Page, captions: list[TextBlock], drawings:
         anchor = graphics[nearest]
         above = anchor[3] <= cb[1] + 4
         members = [i for i in candidates if (graphics[i][3] <= cb[1] + 4) == above and not (graphics[i][3] < anchor[1] - 12 or graphics[i][1] > anchor[3] + 12)]
-        taken.update(members)
         box = (
             min(graphics[i][0] for i in members),
             min(graphics[i][1] for i in members),
             max(graphics[i][2] for i in members),
             max(graphics[i][3] for i in members),
         )
+        box = _with_neighbours(box, graphics, set(members) | taken, members)
+        taken.update(members)
         regions.append(Region("figure", box, caption=caption))
     for i, box in enumerate(graphics):
         if i not in taken and box in images:
@@ -322,6 +323,25 @@ def find_figure_regions(page: pymupdf.Page, captions: list[TextBlock], drawings:
 
 #: How far outside a figure's graphics its labels sit (axis titles, tick labels), in body-text sizes.
 LABEL_REACH = 4.0
+#: How far apart the drawings of one figure may stand side by side (the bars of a double-decker plot), in points.
+_NEIGHBOUR_GAP = 24.0
+
+
+def _with_neighbours(box: BBox, graphics: list[BBox], skip: set[int], members: list[int]) -> BBox:
+    """``box`` grown by the graphics beside it (within :data:`_NEIGHBOUR_GAP`, overlapping it from top to bottom), until none is left;
+    their indices join ``members``. A figure's panels need not stand over its caption."""
+    grown = True
+    while grown:
+        grown = False
+        for i, g in enumerate(graphics):
+            if i in skip or g[1] < box[1] - 4 or g[3] > box[3] + 4:
+                continue
+            if g[0] - box[2] <= _NEIGHBOUR_GAP and box[0] - g[2] <= _NEIGHBOUR_GAP:
+                box = (min(box[0], g[0]), box[1], max(box[2], g[2]), box[3])
+                skip.add(i)
+                members.append(i)
+                grown = True
+    return box
 
 
 def figure_label_of(block: TextBlock, figures: list[Region], body_size: float) -> Region | None:
@@ -333,11 +353,24 @@ def figure_label_of(block: TextBlock, figures: list[Region], body_size: float) -
     """
     words = block.text.split()
     short = (len(words) <= 12 and len(block.lines) == 1) or (len(words) <= 6 and len(block.lines) <= 2)  # a row of tick labels, or an axis title
-    if not words or not short or block.size > 1.02 * body_size or block.bold or block.text.rstrip().endswith((".", ":", ";")):
+    if not words or block.size > 1.02 * body_size or (block.bold and block.size >= 0.9 * body_size):  # plots set small bold titles
         return None
     reach = LABEL_REACH * body_size
     for figure in figures:
         x0, y0, x1, y1 = figure.bbox
-        if inside(block.bbox, (x0 - reach, y0 - reach, x1 + reach, y1 + reach), 0):
+        label = short and not block.text.rstrip().endswith((".", ":", ";"))
+        if label and inside(block.bbox, (x0 - reach, y0 - reach, x1 + reach, y1 + reach), 0):
+            return figure
+        if _legend_of(block, figure, reach):
             return figure
     return None
+
+
+def _legend_of(block: TextBlock, figure: Region, reach: float) -> bool:
+    """A column of a few words a line (a legend: "Pearson residuals: 4.0 2.0 0.0 -2.0") level with a captioned figure's
+    graphics, within them or beside them up to the caption's column edges."""
+    if figure.caption is None or len(block.text.split()) > 4 * len(block.lines):
+        return False
+    x0, y0, x1, y1 = figure.bbox
+    cap = figure.caption.bbox
+    return inside(block.bbox, (min(cap[0], x0 - reach), y0 - reach, max(cap[2], x1 + reach), y1 + reach), 0)
