@@ -266,3 +266,10 @@ def test_text_drawn_in_a_figure_is_no_paragraph_footnote_or_reference(graphs: di
     assert "1st Male" in " ".join(figures.values()) and "p−value" in figures[45]
     ticks = [n.text for n in adjcurve.nodes("paragraph") if n.text.startswith("0 2 4 6 8") or n.text.startswith("0.0 0.2 0.4")]
     assert not ticks
+
+
+def test_a_running_head_set_in_pieces_is_dropped_on_every_page(graphs: dict[str, KnowledgeGraph]) -> None:
+    """crq p. 25 sets its running head as three pieces of one row (author, affiliation, page number): it became a reference."""
+    kg = graphs["crq"]
+    assert not [n.text for n in kg.nodes() if n.text and n.text.startswith("Roger Koenker University") and n.source and (n.source.page or 0) > 1]
+    assert sum(1 for _ in kg.nodes("reference")) == 28

@@ -49,7 +49,8 @@ def drop_running_heads(pages: list[list[TextBlock]], page_height: float) -> list
 
     def key(block: TextBlock) -> str | None:
         in_margin = block.bbox[3] < 0.11 * page_height or block.bbox[1] > 0.92 * page_height
-        if not in_margin or len(block.lines) > 2:
+        rows = {round((ln.bbox[1] + ln.bbox[3]) / 4) for ln in block.lines}  # pieces of one row (author, title, page) count once
+        if not in_margin or len(rows) > 2:
             return None
         return _norm(re.sub(r"\d+", "", block.text))
 
