@@ -273,3 +273,36 @@ def test_a_running_head_set_in_pieces_is_dropped_on_every_page(graphs: dict[str,
     kg = graphs["crq"]
     assert not [n.text for n in kg.nodes() if n.text and n.text.startswith("Roger Koenker University") and n.source and (n.source.page or 0) > 1]
     assert sum(1 for _ in kg.nodes("reference")) == 28
+
+
+#: crq Tables 3 and 6 (pp. 20, 23), hand-checked: n = 100, 400, 1000 under each estimator, Intercept then Slope (Bias, MAE, RMSE).
+CRQ_TABLES_3_6 = {
+    "3": {
+        "Portnoy": [("-0.0042", "0.0646", "0.0942", "0.0024", "0.0586", "0.0874"), ("-0.0025", "0.0373", "0.0542", "-0.0009", "0.0322", "0.0471"), ("-0.0025", "0.0208", "0.0311", "0.0006", "0.0191", "0.0283")],
+        "Peng-Huang": [("0.0026", "0.0639", "0.0944", "0.0045", "0.0607", "0.0888"), ("0.0056", "0.0389", "0.0547", "-0.0002", "0.0320", "0.0476"), ("0.0019", "0.0212", "0.0311", "0.0009", "0.0187", "0.0283")],
+        "Powell": [("-0.0025", "0.0669", "0.1017", "0.0083", "0.0656", "0.1012"), ("0.0014", "0.0398", "0.0581", "-0.0006", "0.0364", "0.0531"), ("-0.0013", "0.0210", "0.0319", "0.0016", "0.0203", "0.0304")],
+        "GMLE": [("0.0007", "0.0540", "0.0781", "0.0009", "0.0470", "0.0721"), ("0.0008", "0.0285", "0.0444", "-0.0008", "0.0253", "0.0383"), ("-0.0004", "0.0169", "0.0248", "0.0002", "0.0150", "0.0224")],
+    },
+    "6": {
+        "Portnoy": [("-0.0020", "0.0744", "0.1122", "-0.0002", "0.0782", "0.1167"), ("-0.0026", "0.0371", "0.0555", "-0.0003", "0.0377", "0.0576"), ("-0.0021", "0.0226", "0.0346", "0.0006", "0.0246", "0.0356")],
+        "Peng-Huang": [("0.0030", "0.0750", "0.1122", "0.0074", "0.0806", "0.1193"), ("0.0042", "0.0373", "0.0563", "0.0033", "0.0377", "0.0592"), ("0.0015", "0.0219", "0.0345", "0.0027", "0.0244", "0.0360")],
+        "Powell": [("-0.0013", "0.0806", "0.1198", "0.0083", "0.0914", "0.1427"), ("-0.0005", "0.0390", "0.0596", "0.0035", "0.0441", "0.0700"), ("-0.0006", "0.0244", "0.0375", "0.0017", "0.0292", "0.0451")],
+        "GMLE": [("-0.0420", "0.0842", "0.1437", "0.0549", "0.0848", "0.1562"), ("-0.0401", "0.0505", "0.0816", "0.0550", "0.0538", "0.1013"), ("-0.0415", "0.0407", "0.0609", "0.0560", "0.0511", "0.0765")],
+    },
+}
+
+
+@pytest.mark.parametrize("number", ["3", "6", "7"])
+def test_crq_grids_of_estimates_cell_by_cell(graphs: dict[str, KnowledgeGraph], number: str) -> None:
+    """Tables 6 and 7 share page 23: Table 7's rules stop at Table 6's caption (it once read both tables as one column)."""
+    kg = graphs["crq"]
+    table = _table(kg, number)
+    values = {(c.attrs["row_header"], c.attrs["column_header"]): c.text for c in _cells(kg, table) if c.attrs.get("group") and c.attrs["col"] > 0}
+    assert len(values) == 4 * 3 * 6
+    if number == "7":
+        assert [values[("Portnoy, n = 100", column)] for column in CRQ_COLUMNS] == ["-0.0026", "0.0733", "0.1071", "-0.0020", "0.0637", "0.0986"]
+        assert [values[("GMLE, n = 1000", column)] for column in CRQ_COLUMNS] == ["-0.0100", "0.0265", "0.0419", "0.0217", "0.0276", "0.0443"]
+        return
+    for group, rows in CRQ_TABLES_3_6[number].items():
+        for n, row in zip(("n = 100", "n = 400", "n = 1000"), rows, strict=True):
+            assert [values[(f"{group}, {n}", column)] for column in CRQ_COLUMNS] == list(row), (group, n)

@@ -153,3 +153,29 @@ def test_no_ligature_or_private_use_delimiter_glyph_reaches_the_graph(graphs: di
     # lmer's text layer holds 322 "ﬁ" ligatures and 83 pieces of tall Symbol-font delimiters (U+F8EB–U+F8FE).
     bad = re.compile("[\ufb00-\ufb06\uf8eb-\uf8fe]")
     assert not [n.id for kg in graphs.values() for n in kg.nodes() if bad.search(n.text)]
+
+
+def test_lmer_tables_4_7_and_1_as_printed(graphs: dict[str, KnowledgeGraph]) -> None:
+    """Hand-checked against the rendered pages: Table 4 whole; Table 7's wrapped row ("Random-effects Cholesky" / "factor",
+    "triangu-" / "lar matrix") is one row; Table 1's "R function" heads only the column it stands flush over."""
+    kg = graphs["lmer"]
+    four = _cells(kg, _table(kg, "4"))
+    rows = [[four[(r, c)] for c in range(3)] for r in range(1, 1 + max(r for r, _ in four))]
+    assert rows == [
+        ["Xi", "n × pi", "Raw random-effects model matrix"],
+        ["Ji", "n × ℓi", "Indicator matrix of grouping factor indices"],
+        ["Xij", "pi × 1", "Column vector containing jth row of Xi"],
+        ["Jij", "ℓi × 1", "Column vector containing jth row of Ji"],
+        ["ii", "n", "Vector of grouping factor indices"],
+        ["Zi", "n × qi", "Term-wise random-effects model matrix"],
+        ["θ", "m", "Covariance parameters"],
+        ["Ti", "pi × pi", "Lower triangular template matrix"],
+        ["Λi", "qi × qi", "Term-wise relative covariance factor"],
+    ]
+    seven = _cells(kg, _table(kg, "7"))
+    cholesky = next(r for (r, c), text in seven.items() if c == 0 and text.startswith("Random-effects Cholesky"))
+    assert [seven[(cholesky, c)] for c in range(4)] == ["Random-effects Cholesky factor", "L", "Lθ (Equation 18)", "double sparse triangular matrix"]
+    assert "factor" not in {text for (r, c), text in seven.items() if c == 0}
+    one = next(n for n in kg.nodes("table") if n.attrs.get("number") == "1")
+    heads = {c.attrs["col"]: c.attrs.get("column_header") for c in kg.nodes("table_cell") if c.id.startswith(one.id + "/") and not c.attrs.get("header")}
+    assert heads[1] is None and heads[2] == "R function"

@@ -76,11 +76,13 @@ def _filled_boxes(drawings: list[dict[str, Any]]) -> list[BBox]:
     return [tuple(d["rect"]) for d in drawings if d.get("fill") is not None and d["rect"].height > 3 and d["rect"].width > 20]
 
 
-def _rule_group(rules: list[BBox], caption: BBox, page_height: float) -> list[BBox]:
-    """The run of aligned rules right above (or else right below) a caption."""
+def _rule_group(rules: list[BBox], caption: BBox, page_height: float, others: list[BBox] | None = None) -> list[BBox]:
+    """The run of aligned rules right above (or else right below) a caption, never past another caption (``others``)."""
     aligned = [r for r in rules if _x_overlap(r, caption) > 0.5 * min(r[2] - r[0], caption[2] - caption[0])]
-    above = [r for r in aligned if r[1] <= caption[1] + 1]
-    below = [r for r in aligned if r[1] >= caption[3] - 1]
+    ceiling = max((o[3] for o in others or [] if o[3] <= caption[1] + 1), default=-1.0)
+    floor = min((o[1] for o in others or [] if o[1] >= caption[3] - 1), default=page_height + 1)
+    above = [r for r in aligned if ceiling < r[1] <= caption[1] + 1]
+    below = [r for r in aligned if caption[3] - 1 <= r[1] < floor]
     for group, nearest in ((above, above[-1:] ), (below, below[:1])):
         if not nearest:
             continue
@@ -157,7 +159,7 @@ class _Page:
         return self._words
 
 
-def _captioned_table(pg: _Page, caption: TextBlock, rules: list[BBox], grids: list[Any], used: set[int]) -> Region | None:
+def _captioned_table(pg: _Page, caption: TextBlock, rules: list[BBox], grids: list[Any], used: set[int], others: list[TextBlock]) -> Region | None:
     """The table a caption belongs to: the adjacent ruled grid or the rule-bounded area.
 
     Both readings are tried; the one resolving more rows wins (grid cells on a tie,
@@ -178,7 +180,7 @@ def _captioned_table(pg: _Page, caption: TextBlock, rules: list[BBox], grids: li
     grid_cells = _grid_cells(pg.page, grids[grid_index], pg.encoding) if grid_index is not None else []
     if grid_cells and _filled(grid_cells) < 0.4:
         grid_cells = []
-    group = _rule_group(rules, cb, pg.page.rect.height)
+    group = _rule_group(rules, cb, pg.page.rect.height, [c.bbox for c in others if c is not caption])
     rule_cells = _ruled_cells(pg.words, group, pg.body_size) if group else []
     if grid_index is not None and (grid_cells or rule_cells):
         used.add(grid_index)
@@ -256,7 +258,7 @@ def find_table_regions(
     regions: list[Region] = []
     used: set[int] = set()
     for caption in captions:
-        region = _captioned_table(pg, caption, rules, grids, used)
+        region = _captioned_table(pg, caption, rules, grids, used, captions)
         if region is not None:
             regions.append(region)
     taken = list(figure_boxes) + [r.bbox for r in regions]

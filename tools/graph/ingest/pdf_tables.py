@@ -160,6 +160,9 @@ def _header_spans(
         middle = (boxes[index][0] + boxes[index][1]) / 2
         over = [c for c in cols if body_edges[c][0] <= boxes[index][1] and body_edges[c][1] >= boxes[index][0]]
         cols = [c for c in cols if c > 0 or 0 in over]  # the row-label column's header is its own
+        flush = [c for c in cols if abs(body_edges[c][0] - boxes[index][0]) <= 1.0]
+        if flush:  # set flush left with a column: heads nothing left of it ("R function" over lFormula, not "(Section 2)")
+            cols = [c for c in cols if c >= flush[0]]
         if len(cols) > 1:  # a spanning header starts over, or sits centred over, the columns it spans
             left, right = body_edges[cols[0]][0], body_edges[cols[-1]][1]
             if cols[0] not in over and abs(middle - (left + right) / 2) > 0.25 * (right - left):
@@ -222,7 +225,14 @@ def read_cells(words: Sequence[Word], body_size: float, header_limit: float | No
         # starts left of the line before (a group label outdented from its rows: "Peng-Huang" over "n = 100").
         outdented = line[0].x0 < previous_x0 - 0.5 * body_size
         apart = previous_y1 is not None and min(w.y0 for w in line) - previous_y1 > 0.8 * body_size  # set off by space: a label
-        if len(rows) > len(head) and len(cells) == 1 and set(cells) <= previous and not outdented and not apart:
+        # Several columns wrap together when one goes on after a hyphen and every one in lower case ("triangu-" / "lar", "Cholesky" / "factor").
+        above = {col: rows[-1].get(col, (1, []))[1] for col in cells} if rows else {}
+        wrapped = len(cells) == 1 or (
+            len(cells) < len(previous)
+            and any(texts and texts[-1].endswith("-") for texts in above.values())
+            and all(texts[0][:1].islower() for _, texts in cells.values())
+        )
+        if len(rows) > len(head) and wrapped and set(cells) <= previous and not outdented and not apart:
             for col, (_, texts) in cells.items():
                 rows[-1].setdefault(col, (1, []))[1].extend(texts)
         else:
