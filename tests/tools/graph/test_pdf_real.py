@@ -179,3 +179,5 @@ def test_lmer_tables_4_7_and_1_as_printed(graphs: dict[str, KnowledgeGraph]) -> 
     one = next(n for n in kg.nodes("table") if n.attrs.get("number") == "1")
     heads = {c.attrs["col"]: c.attrs.get("column_header") for c in kg.nodes("table_cell") if c.id.startswith(one.id + "/") and not c.attrs.get("header")}
     assert heads[1] is None and heads[2] == "R function"
+    three = _cells(kg, _table(kg, "3"))  # "pi+1", the upper entry of a binomial, belongs to the row below "k"
+    assert "k" in {text for (r, c), text in three.items() if c == 0}

@@ -216,7 +216,7 @@ def read_cells(words: Sequence[Word], body_size: float, header_limit: float | No
     previous: set[int] = set()
     previous_x0 = 0.0
     previous_y1: float | None = None
-    for line in body:
+    for line in _with_raised_pieces(body, cuts):
         parts: dict[int, list[str]] = {}
         for word in line:
             parts.setdefault(_column((word.x0 + word.x1) / 2, cuts), []).append(word.text)
@@ -334,6 +334,26 @@ def captioned_lines(words: Sequence[Word], caption: BBox, body_size: float) -> l
         if sum(1 for ln in taken if len(_phrases(ln, 0.6 * body_size)) >= 2) >= 2:
             return [w for ln in taken for w in ln]
     return []
+
+
+def _with_raised_pieces(body: list[list[Word]], cuts: list[float]) -> list[list[Word]]:
+    """Body lines with a one-column piece reaching into the line below, and nearer it than the line above, joined to it
+    (the upper entry of a stacked fraction, "pi+1" over "mi = 2", belongs to its row, not the one above)."""
+    out: list[list[Word]] = []
+    pending: list[Word] = []
+    for i, line in enumerate(body):
+        line = sorted(pending + line, key=lambda w: w.x0)
+        pending = []
+        columns = {_column((w.x0 + w.x1) / 2, cuts) for w in line}
+        if out and i + 1 < len(body) and len(columns) == 1:
+            up, down = line[0].centre - out[-1][0].centre, body[i + 1][0].centre - line[0].centre
+            if down < 0.6 * up and line[0].centre >= min(w.y0 for w in body[i + 1]) - 1:  # reaching into the line below
+                pending = line
+                continue
+        out.append(line)
+    if pending:
+        out.append(pending)
+    return out
 
 
 def _off_centre_label(line: list[Word], lines: list[list[Word]], body_size: float) -> bool:
