@@ -218,13 +218,15 @@ def test_a_table_without_rules_keeps_its_group_labels_and_spanning_header(graphs
 
 
 def test_a_group_label_on_its_groups_first_row_names_no_row(graphs: dict[str, KnowledgeGraph]) -> None:
-    """strucplot Table 2: "labeling" stands beside the first of nine generators; a row is named by its generator."""
+    """strucplot Table 2: "labeling" stands beside the first of nine generators, "strucplot" / "core" beside the first
+    two of three; a row is named by its generator."""
     kg = graphs["strucplot"]
     table = _table(kg, "2")
     described = {c.attrs["row_header"]: (c.text, c.attrs.get("group")) for c in _cells(kg, table) if c.attrs.get("column_header") == "Description"}
     assert described["labeling_cells()"] == ("cell labels", "labeling")
     assert described["labeling_border()"] == ("border labels", "labeling")
     assert described["legend_resbased()"][1] == "legend"
+    assert described["struc_sieve()"] == ("core function for sieve plots", "strucplot core")  # a label over two lines between two rules
     assert "labeling" not in described
     valid = {c.attrs["row_header"] for c in _Index(kg).valid_cells(table.id)}
     assert "labeling" not in valid and "labeling_cells()" in valid

@@ -181,3 +181,8 @@ def test_lmer_tables_4_7_and_1_as_printed(graphs: dict[str, KnowledgeGraph]) -> 
     assert heads[1] is None and heads[2] == "R function"
     three = _cells(kg, _table(kg, "3"))  # "pi+1", the upper entry of a binomial, belongs to the row below "k"
     assert "k" in {text for (r, c), text in three.items() if c == 0}
+    five = _cells(kg, _table(kg, "5"))  # "dense" carries a raised footnote mark "a"
+    assert "double dense matrix" in five.values() and not any("densea" in text for text in five.values())
+    eight = _cells(kg, _table(kg, "8"))  # β̂ (extracted "bβ") is a glyph far taller than its line
+    fixef = next(r for (r, c), text in eight.items() if c == 0 and text.startswith("fixef"))
+    assert eight[(fixef, 1)].endswith("coefficients, bβ") and eight[(fixef + 1, 1)] == "Mixed-model formula of fitted model."

@@ -17,7 +17,7 @@ from typing import Any
 import pymupdf
 
 from .blocks import TableCell
-from .pdf_tables import Word, captioned_lines, mono_share, page_words, read_cells, rule_runs, whitespace_tables
+from .pdf_tables import Word, captioned_lines, join_band_labels, mono_share, page_words, read_cells, rule_runs, whitespace_tables
 from .pdf_text import LIGATURES, TextBlock
 from .tex_encodings import decode
 
@@ -101,7 +101,17 @@ def _ruled_cells(words: list[Word], rules: list[BBox], body_size: float) -> list
     top, bottom = rules[0][1], rules[-1][1]
     inside_words = [w for w in words if top < w.centre < bottom and w.x0 >= rules[0][0] - 2 and w.x1 <= rules[0][2] + 2]
     inner = [r[1] for r in rules[1:-1]]
-    return read_cells(inside_words, body_size, header_limit=inner[0] if inner else None)
+    return read_cells(inside_words, body_size, header_limit=inner[0] if inner else None, separators=inner[1:])
+
+
+def _bands_joined(cells: list[TableCell], rules: list[BBox]) -> list[TableCell]:
+    """Grid cells with the first-column labels of each band between ``rules`` (after the header's) joined: :func:`join_band_labels`."""
+    separators = [r[1] for r in rules[2:-1]]
+    body = [c for c in cells if c.col == 0 and not c.header and c.bbox]
+    if not separators or not body:
+        return cells
+    joined = join_band_labels({c.row: c.text for c in body}, {c.row: (c.bbox[1] + c.bbox[3]) / 2 for c in body if c.bbox}, separators)
+    return [c.model_copy(update={"text": joined[c.row]}) if c.col == 0 and c.row in joined and joined[c.row] != c.text else c for c in cells]
 
 
 def _grid_cells(page: pymupdf.Page, table: object, encoding: dict[int, str] | None) -> list[TableCell]:
@@ -150,12 +160,13 @@ class _Page:
     body_size: float
     drawings: list[dict[str, Any]]
     encoding: dict[int, str] | None = None
+    marks: list[BBox] = field(default_factory=list)
     _words: list[Word] | None = None
 
     @property
     def words(self) -> list[Word]:
         if self._words is None:
-            self._words = page_words(self.page, encoding=self.encoding)
+            self._words = page_words(self.page, encoding=self.encoding, marks=self.marks)
         return self._words
 
 
@@ -185,7 +196,7 @@ def _captioned_table(pg: _Page, caption: TextBlock, rules: list[BBox], grids: li
     if grid_index is not None and (grid_cells or rule_cells):
         used.add(grid_index)
     if grid_cells and _rows(grid_cells) >= _rows(rule_cells):
-        return Region("table", tuple(grids[grid_index].bbox), grid_cells, caption)  # type: ignore[index]
+        return Region("table", tuple(grids[grid_index].bbox), _bands_joined(grid_cells, group), caption)  # type: ignore[index]
     if rule_cells:
         box = (group[0][0], group[0][1], group[-1][2], group[-1][3])
         used.update(i for i, t in enumerate(grids) if inside(tuple(t.bbox), box, 4))
@@ -250,7 +261,8 @@ def find_table_regions(
     reads the codes of TeX's Type 3 fonts (:class:`FontEncodings.text_table`).
     """
     blocks = blocks or []
-    pg = _Page(page, body_size, page.get_drawings() if drawings is None else drawings, encoding)
+    marks = [m for b in blocks for ln in b.lines for m in ln.marks]
+    pg = _Page(page, body_size, page.get_drawings() if drawings is None else drawings, encoding, marks)
     rules = horizontal_rules(pg.drawings)
     grids: list[Any] = []
     if captions or sum(1 for r in rules if not any(inside(r, f, 4) for f in figure_boxes)) >= 3:

@@ -17,7 +17,7 @@ import pymupdf
 from .blocks import TableCell
 from .pdf_text import LIGATURES, TextBlock, TextLine, join_lines
 
-__all__ = ["Word", "page_words", "read_cells", "rule_runs", "whitespace_tables", "captioned_lines", "mono_share"]
+__all__ = ["Word", "page_words", "read_cells", "rule_runs", "whitespace_tables", "captioned_lines", "join_band_labels", "mono_share"]
 
 BBox = tuple[float, float, float, float]
 
@@ -37,22 +37,34 @@ class Word:
         return (self.y0 + self.y1) / 2
 
 
-def page_words(page: pymupdf.Page, area: BBox | None = None, encoding: dict[int, str] | None = None) -> list[Word]:
-    """Words in ``area`` (the whole page by default), ligatures undone, TeX codes read through ``encoding``."""
+def page_words(page: pymupdf.Page, area: BBox | None = None, encoding: dict[int, str] | None = None, marks: Sequence[BBox] = ()) -> list[Word]:
+    """Words in ``area`` (the whole page by default), ligatures undone, TeX codes read through ``encoding``,
+    footnote marks (``marks``: their boxes, from :attr:`TextLine.marks`) dropped."""
     clip = pymupdf.Rect(area) if area else None
     if encoding:  # pymupdf's words break at TeX's codes ("50\x1559" is two words): words read char by char
-        return _coded_words(page, clip, encoding)
-    return [Word(w[0], w[1], w[2], w[3], w[4].translate(LIGATURES)) for w in page.get_text("words", clip=clip) if w[4].strip()]
+        words = _coded_words(page, clip, encoding)
+    else:
+        words = [Word(w[0], w[1], w[2], w[3], w[4].translate(LIGATURES)) for w in page.get_text("words", clip=clip) if w[4].strip()]
+    return [_without_mark(w, marks) for w in words] if marks else words
+
+
+def _without_mark(word: Word, marks: Sequence[BBox]) -> Word:
+    """``word`` without the raised footnote mark that ends it ("densea" printed "dense" with a raised "a")."""
+    for mark in marks:
+        if abs(word.x1 - mark[2]) <= 0.5 and word.y0 - 2 <= mark[1] <= word.y1 and len(word.text) > 1:
+            return Word(word.x0, word.y0, mark[0], word.y1, word.text[:-1])
+    return word
 
 
 def _coded_words(page: pymupdf.Page, clip: pymupdf.Rect | None, encoding: dict[int, str]) -> list[Word]:
-    """Words of a page in a TeX Type 3 font: characters split at spaces, codes read through ``encoding``."""
+    """Words of a page in a TeX Type 3 font, as pymupdf's ``words`` splits them (at spaces and control codes),
+    with TeX's codes read through ``encoding``."""
     words: list[Word] = []
     for block in page.get_text("rawdict", clip=clip)["blocks"]:
         for line in block.get("lines", []):
             text, boxes = "", list[tuple[float, float, float, float]]()
             for ch in [ch for span in line["spans"] for ch in span["chars"]] + [None]:
-                if ch is None or (ch["c"].isspace() and ord(ch["c"]) not in encoding):
+                if ch is None or ((ch["c"].isspace() or ord(ch["c"]) < 0x20) and ord(ch["c"]) not in encoding):
                     if text.strip():
                         words.append(Word(min(b[0] for b in boxes), min(b[1] for b in boxes), max(b[2] for b in boxes), max(b[3] for b in boxes), text.translate(LIGATURES)))
                     text, boxes = "", []
@@ -64,12 +76,20 @@ def _coded_words(page: pymupdf.Page, clip: pymupdf.Rect | None, encoding: dict[i
 
 def _lines(words: Sequence[Word], body_size: float) -> list[list[Word]]:
     """Words grouped into text lines by vertical centre, top to bottom, each left to right."""
+    heights = sorted(w.y1 - w.y0 for w in words)
+    usual = heights[len(heights) // 2] if heights else body_size
+
+    def centre(w: Word) -> float:  # a glyph far taller than the text (a hat over β; not a word set sideways) sits in the line of its top
+        return w.centre if w.y1 - w.y0 <= 2.5 * usual or len(w.text) > 2 else w.y0 + usual / 2
+
     lines: list[list[Word]] = []
-    for word in sorted(words, key=lambda w: w.centre):
-        if lines and word.centre - lines[-1][-1].centre <= 0.35 * body_size:
+    last = 0.0
+    for word in sorted(words, key=centre):
+        if lines and centre(word) - last <= 0.35 * body_size:
             lines[-1].append(word)
         else:
             lines.append([word])
+        last = centre(word)
     return [sorted(line, key=lambda w: w.x0) for line in lines]
 
 
@@ -173,7 +193,9 @@ def _header_spans(
     return out
 
 
-def read_cells(words: Sequence[Word], body_size: float, header_limit: float | None = None, header_lines: int = 1) -> list[TableCell]:
+def read_cells(
+    words: Sequence[Word], body_size: float, header_limit: float | None = None, header_lines: int = 1, separators: Sequence[float] = ()
+) -> list[TableCell]:
     """Cells of the table whose words are ``words``.
 
     Lines above ``header_limit`` (a rule's y) are the header; without one, the first
@@ -213,6 +235,7 @@ def read_cells(words: Sequence[Word], body_size: float, header_limit: float | No
             old = row.get(col)
             row[col] = (max(span, old[0]) if old else span, (old[1] if old else []) + [text])
         rows.append(row)
+    row_y: list[float] = []  # each body row's first line
     previous: set[int] = set()
     previous_x0 = 0.0
     previous_y1: float | None = None
@@ -237,7 +260,13 @@ def read_cells(words: Sequence[Word], body_size: float, header_limit: float | No
                 rows[-1].setdefault(col, (1, []))[1].extend(texts)
         else:
             rows.append(cells)
+            row_y.append(line[0].centre)
         previous, previous_x0, previous_y1 = set(cells), line[0].x0, max(w.y1 for w in line)
+    body_rows = rows[len(head) :]
+    joined = join_band_labels({r: " ".join(row.get(0, (1, []))[1]) for r, row in enumerate(body_rows)}, dict(enumerate(row_y)), separators)
+    for r, label in joined.items():
+        if label != " ".join(body_rows[r].get(0, (1, []))[1]):
+            body_rows[r][0] = (1, [label] if label else [])
     out: list[TableCell] = []
     for r, row in enumerate(rows):
         covered: set[int] = set()
@@ -334,6 +363,26 @@ def captioned_lines(words: Sequence[Word], caption: BBox, body_size: float) -> l
         if sum(1 for ln in taken if len(_phrases(ln, 0.6 * body_size)) >= 2) >= 2:
             return [w for ln in taken for w in ln]
     return []
+
+
+def join_band_labels(labels: dict[int, str], row_y: dict[int, float], separators: Sequence[float]) -> dict[int, str]:
+    """Row labels (first-column texts by row) with a group label set over two lines between the same two rules
+    ("strucplot" / "core" beside three rows) made one: when the first rows of a band are labelled and the rest
+    of the band is not, the labels join on the band's first row and leave the others blank.
+
+    >>> join_band_labels({0: "strucplot", 1: "core", 2: "", 3: "labeling", 4: ""}, {0: 1, 1: 2, 2: 3, 3: 5, 4: 6}, [4])
+    {0: 'strucplot core', 1: '', 2: '', 3: 'labeling', 4: ''}
+    """
+    out = dict(labels)
+    bands: dict[int, list[int]] = {}
+    for r in sorted(row_y):
+        bands.setdefault(sum(1 for s in separators if s < row_y[r]), []).append(r)
+    for rows in bands.values():
+        labelled = [r for r in rows if labels.get(r)]
+        if separators and 2 <= len(labelled) < len(rows) and labelled == rows[: len(labelled)]:
+            out[rows[0]] = " ".join(labels[r] for r in labelled)
+            out.update({r: "" for r in labelled[1:]})
+    return out
 
 
 def _with_raised_pieces(body: list[list[Word]], cuts: list[float]) -> list[list[Word]]:

@@ -46,6 +46,7 @@ class TextLine:
     mono_chars: int
     math_chars: int
     italic: bool = False
+    marks: list[BBox] = field(default_factory=list)  # footnote marks raised after a word ("dense" + raised "a")
 
 
 @dataclass
@@ -152,6 +153,7 @@ def _line_record(spans: list[dict[str, Any]], bbox: BBox, encodings: dict[str, d
     if not chars:
         return None
     return TextLine(
+        marks=[tuple(s["bbox"]) for before, s in zip(spans, spans[1:]) if _footnote_mark(s, before)],
         text=text,
         bbox=bbox,
         size=sizes.most_common(1)[0][0],
@@ -161,6 +163,16 @@ def _line_record(spans: list[dict[str, Any]], bbox: BBox, encodings: dict[str, d
         math_chars=math,
         italic=italic_chars >= 0.8 * chars,
     )
+
+
+#: Footnote marks set raised after a word; digits are left alone (exponents).
+_MARKS = set("abcdefgh*†‡§¶")
+
+
+def _footnote_mark(span: dict[str, Any], before: dict[str, Any]) -> bool:
+    """A raised mark (:data:`_MARKS`) in a smaller size right after a letter."""
+    text, last = str(span["text"]), str(before["text"])[-1:]
+    return bool(int(span["flags"]) & 1) and text in _MARKS and last.isalpha() and float(span["size"]) < 0.85 * float(before["size"])
 
 
 def page_text_blocks(page: pymupdf.Page, fonts: FontEncodings | None = None) -> list[TextBlock]:
