@@ -18,8 +18,9 @@ all: test
 ## chromium-headless-shell (the same engine without its window layer: headless runs spend about a third less CPU), Xvfb + xauth + x11-utils for the opt-in desktop environment, npm to fetch TodoMVC for the crawl tests,
 ## bubblewrap to sandbox command agents when the harness does not run as root, python3.11-doc (the Python
 ## documentation, a large real site the crawl tests serve on 127.0.0.1); dbus-daemon, openbox, mousepad, at-spi2-core,
-## python3-gi and gir1.2-atspi-2.0 for desktop episodes running an application (accessibility snapshots).
-APT_NEEDS := chromium:chromium chromium-headless-shell:chromium-headless-shell Xvfb:xvfb xauth:xauth xdpyinfo:x11-utils npm:npm bwrap:bubblewrap dbus-daemon:dbus-daemon openbox:openbox mousepad:mousepad pcmanfm:pcmanfm xprop:x11-utils gnumeric:gnumeric
+## python3-gi and gir1.2-atspi-2.0 for desktop episodes running an application (accessibility snapshots);
+## texlive-latex-recommended (pdflatex, booktabs) to typeset the tables and T1 text the PDF tests read back.
+APT_NEEDS := pdflatex:texlive-latex-recommended chromium:chromium chromium-headless-shell:chromium-headless-shell Xvfb:xvfb xauth:xauth xdpyinfo:x11-utils npm:npm bwrap:bubblewrap dbus-daemon:dbus-daemon openbox:openbox mousepad:mousepad pcmanfm:pcmanfm xprop:x11-utils gnumeric:gnumeric
 APT_FILES := /usr/share/doc/python3.11/html/library/stdtypes.html:python3.11-doc /usr/libexec/at-spi-bus-launcher:at-spi2-core /usr/lib/python3/dist-packages/gi/__init__.py:python3-gi /usr/lib/*/girepository-1.0/Atspi-2.0.typelib:gir1.2-atspi-2.0 /usr/lib/*/gtk-2.0/modules/libatk-bridge.so:libatk-adaptor
 system:
 	@missing=""; for pair in $(APT_NEEDS); do command -v $${pair%%:*} >/dev/null 2>&1 || missing="$$missing $${pair##*:}"; done; \
