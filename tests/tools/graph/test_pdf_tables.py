@@ -110,3 +110,11 @@ def test_a_caption_sharing_a_text_block_with_its_rows_numbers_its_table(parsed: 
     assert numbered == {"1": 13, "2": 13, "4": 24}
     captions = {b.number for b in parsed["xtableGallery"].blocks if b.kind == "caption"}
     assert {"1", "2", "4", "5"} <= captions
+
+
+def test_a_chapters_running_head_is_no_paragraph(parsed: dict[str, ParsedDocument]) -> None:
+    """R-exts heads its odd pages "Chapter 3: Tidying and profiling R code 107": a chapter of 8 pages repeats it too
+    rarely to count as a running head by frequency; it names a chapter of the outline beside a page number."""
+    heads = [b.text for b in parsed["R-exts"].blocks if b.text.startswith(("Chapter ", "Appendix ")) and b.text.rstrip()[-1:].isdigit()]
+    assert not heads
+    assert any(b.kind == "heading" and b.text.endswith("Tidying and profiling R code") for b in parsed["R-exts"].blocks)

@@ -67,7 +67,7 @@ def parse_pdf(path: Path, progress: ProgressFn | None = None, max_pages: int = 2
             )
         height = doc[0].rect.height
         body = body_font_size(pages)
-        pages = drop_running_heads(pages, height)
+        pages = drop_running_heads(pages, height, [str(t) for _, t, *_ in doc.get_toc(simple=True)])
         title = _take_title(pages, body) or str(doc.metadata.get("title") or "") or path.stem
         outline = [(int(lvl), str(t), int(p)) for lvl, t, p, *_ in doc.get_toc(simple=True)]
         listings = find_listings(pages)  # contents, index, list-of-figures pages: no headings, no captions

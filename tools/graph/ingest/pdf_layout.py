@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from .pdf_outline import Listing, clean_title, drop_page_number, in_listing, is_byline, is_licence_clause, is_licence_title
@@ -43,24 +43,34 @@ def _norm(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "", text.lower())
 
 
-def drop_running_heads(pages: list[list[TextBlock]], page_height: float) -> list[list[TextBlock]]:
-    """Remove page numbers and running heads/feet that repeat in the margins."""
+_CHAPTER_MARK = re.compile(r"^\s*(?:Chapter|Appendix)\s+[\dA-Z]+\s*:\s*", re.I)
+
+
+def _paged(text: str) -> bool:
+    """A running head's marks beside a title: "Chapter 3:" before it or a page number after it (a heading has neither)."""
+    return bool(_CHAPTER_MARK.match(text) or re.search(r"\s\d+\s*$", text))
+
+
+def drop_running_heads(pages: list[list[TextBlock]], page_height: float, titles: Iterable[str] = ()) -> list[list[TextBlock]]:
+    """Remove page numbers and running heads/feet that repeat in the margins, and margin lines naming a
+    chapter or section of the outline (``titles``): "Chapter 3: Tidying and profiling R code 107"."""
     margin_keys: Counter[str] = Counter()
+    named = {_norm(re.sub(r"\d+", "", t)) for t in titles} - {""}
 
     def key(block: TextBlock) -> str | None:
         in_margin = block.bbox[3] < 0.11 * page_height or block.bbox[1] > 0.92 * page_height
         rows = {round((ln.bbox[1] + ln.bbox[3]) / 4) for ln in block.lines}  # pieces of one row (author, title, page) count once
         if not in_margin or len(rows) > 2:
             return None
-        return _norm(re.sub(r"\d+", "", block.text))
+        return _norm(re.sub(r"\d+", "", _CHAPTER_MARK.sub("", block.text)))
 
     for blocks in pages:
         for k in {key(b) for b in blocks} - {None}:
             margin_keys[k] += 1  # type: ignore[index]
-    threshold = max(2, int(0.3 * len(pages)))
+    threshold = max(2, min(int(0.3 * len(pages)), max(3, int(0.05 * len(pages)))))  # a chapter's running head repeats on its pages only
     kept = []
     for blocks in pages:
-        kept.append([b for b in blocks if (k := key(b)) is None or (k and margin_keys[k] < threshold)])
+        kept.append([b for b in blocks if (k := key(b)) is None or (k and margin_keys[k] < threshold and not (k in named and _paged(b.text)))])
     return kept
 
 
