@@ -64,7 +64,7 @@ def test_every_caption_is_linked_to_its_table_or_figure(name: str, graphs: dict[
 @pytest.mark.parametrize("name", ["countreg", "lmer"])
 def test_refers_to_points_to_the_numbered_node(name: str, graphs: dict[str, KnowledgeGraph]) -> None:
     kg = graphs[name]
-    kinds = {"tab": "table", "fig": "figure", "sec": "section", "app": "section", "equ": "formula", "eq.": "formula"}
+    kinds = {"tab": "table", "fig": "figure", "sec": "section", "cha": "section", "app": "section", "equ": "formula", "eq.": "formula"}
     edges = list(kg.edges("refers_to"))
     assert len(edges) >= 10
     for edge in edges:

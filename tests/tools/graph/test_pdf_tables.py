@@ -15,6 +15,7 @@ import pytest
 
 from taskloom.tools.graph.ingest.blocks import Block, ParsedDocument
 from taskloom.tools.graph.ingest.builder import build_graph
+from taskloom.tools.graph.ingest.links import link_references
 from taskloom.tools.graph.ingest.pdf import parse_pdf
 from taskloom.tools.graph.model import GraphMeta
 
@@ -118,3 +119,14 @@ def test_a_chapters_running_head_is_no_paragraph(parsed: dict[str, ParsedDocumen
     heads = [b.text for b in parsed["R-exts"].blocks if b.text.startswith(("Chapter ", "Appendix ")) and b.text.rstrip()[-1:].isdigit()]
     assert not heads
     assert any(b.kind == "heading" and b.text.endswith("Tidying and profiling R code") for b in parsed["R-exts"].blocks)
+
+
+def test_chapter_references_of_a_manual_resolve_and_chapters_of_cited_books_do_not(parsed: dict[str, ParsedDocument]) -> None:
+    """R-exts: "See Chapter 2 [Writing R documentation files]" is its own chapter 2; a cited book's chapter is none of this paper's."""
+    manual = build_graph(parsed["R-exts"], GraphMeta(id="r-exts", source="R-exts.pdf"))
+    link_references(manual)
+    chapters = [(e.attrs["label"], manual.node(e.target).text) for e in manual.edges("refers_to") if e.attrs["label"].startswith("Chapter")]
+    assert ("Chapter 2", "2 Writing R documentation files") in chapters
+    generalsiminf = build_graph(parsed["generalsiminf"], GraphMeta(id="g", source="generalsiminf.pdf"))
+    link_references(generalsiminf)  # "We refer to Hsu (1996), Chapter 7": Hsu's chapter, not this paper's Section 7
+    assert all(not e.attrs["label"].startswith("Chapter") for e in generalsiminf.edges("refers_to"))

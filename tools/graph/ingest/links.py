@@ -18,10 +18,10 @@ __all__ = [
 ]
 
 REFERENCE_RE = re.compile(
-    r"\b(Tables?|Tab\.|Figures?|Figs?\.|Sections?|Sec\.|§|Appendix|Equations?|Eqs?\.)\s*"
+    r"\b(Tables?|Tab\.|Figures?|Figs?\.|Sections?|Sec\.|§|Chapters?|Chap\.|Appendix|Equations?|Eqs?\.)\s*"
     r"(\(\s*\d+[a-z]?\s*\)|[A-Z]?\d+(?:\.\d+)*[a-z]?|[A-Z]\b)"
 )
-_KIND = {"tab": "table", "fig": "figure", "sec": "section", "§": "section", "app": "section", "equ": "formula", "eq.": "formula", "eqs": "formula"}
+_KIND = {"tab": "table", "fig": "figure", "sec": "section", "§": "section", "cha": "section", "app": "section", "equ": "formula", "eq.": "formula", "eqs": "formula"}
 _SOURCE_TYPES = (NodeType.PARAGRAPH, NodeType.CAPTION, NodeType.LIST, NodeType.FOOTNOTE, NodeType.TABLE, NodeType.FORMULA)
 
 
@@ -31,7 +31,7 @@ def _kind(word: str) -> str:
 
 
 #: A mention of another work's part: "Supplementary Table 1", "Table 4 in Salib and Hillier (1997)", "Figure 2 of Bates et al. 2015".
-_ELSEWHERE_BEFORE = re.compile(r"\b(?:Supplementary|Supplemental|Online)\s*$", re.I)
+_ELSEWHERE_BEFORE = re.compile(r"(?:\b(?:Supplementary|Supplemental|Online)|\b(?:1[6-9]|20)\d\d[a-z]?\)?,)\s*$", re.I)  # "Hsu (1996), Chapter 7"
 _ELSEWHERE_AFTER = re.compile(r"^\s*(?:in|of|from)\s+(?:the\s+)?[A-Z][\w'’-]+(?:\s+et\s+al\.?|\s+(?:and|&)\s+[A-Z][\w'’-]+)?\s*,?\s*\(?(?:1[6-9]|20)\d\d")
 
 
@@ -39,6 +39,9 @@ def elsewhere(text: str, start: int, end: int) -> bool:
     """Whether the mention ``text[start:end]`` names a part of another work, not of this document.
 
     >>> t = "taken from Supplementary Table 1 in Bullinger et al. (2004), as Table 4 in Salib and Hillier (1997) and Table 2 here"
+    >>> [elsewhere(t, m.start(), m.end()) for m in REFERENCE_RE.finditer(t)]
+    [True, True, False]
+    >>> t = "(Davis 2006, Chapter 2), Hsu (1996), Chapter 7, and see Chapter 3"
     >>> [elsewhere(t, m.start(), m.end()) for m in REFERENCE_RE.finditer(t)]
     [True, True, False]
     """
