@@ -243,7 +243,8 @@ def pdf_truth(path: Path) -> dict[str, Any]:
                 m = _HEADING.match(text)
                 if m and len(spans) <= 40 and all(_bold(s) for s in spans) and spans[0]["size"] >= body - 0.5:
                     headings.append((number, m.group(1), m.group(2)))
-                if block["bbox"][1] > heights[number - 1] * 2 / 3 and spans[-1]["size"] < body - 0.5:
+                small = sorted(s["size"] for s in spans)[len(spans) // 2] < body - 0.5  # most of it set small (a URL's code font may not be)
+                if block["bbox"][1] > heights[number - 1] * 2 / 3 and small:
                     footnotes += [(number, note) for note in _notes(block["lines"])]
     return {
         "pages": len(pages), "tables": captions["Table"], "figures": captions["Figure"],
@@ -259,12 +260,12 @@ def _notes(lines: list[dict[str, Any]]) -> list[str]:
         if not spans:
             continue
         mark = spans[0]["text"].strip()
-        raised = len(mark) <= 2 and not mark.strip(_MARKS) and (spans[0]["flags"] & 1 or spans[0]["size"] < spans[-1]["size"] - 1)
+        raised = len(mark) <= 3 and not mark.strip(_MARKS) and (spans[0]["flags"] & 1 or spans[0]["size"] < spans[-1]["size"] - 1)
         if raised:
             notes.append([])
         if notes:
             notes[-1].append("".join(s["text"] for s in (spans[1:] if raised else spans)))
-    return [_squash(" ".join(n)) for n in notes if len(" ".join(n)) > 15]
+    return [_squash(" ".join(n)) for n in notes if len(" ".join(n)) > 8]
 
 
 def _squash(text: str) -> str:

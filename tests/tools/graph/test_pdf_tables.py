@@ -130,3 +130,10 @@ def test_chapter_references_of_a_manual_resolve_and_chapters_of_cited_books_do_n
     generalsiminf = build_graph(parsed["generalsiminf"], GraphMeta(id="g", source="generalsiminf.pdf"))
     link_references(generalsiminf)  # "We refer to Hsu (1996), Chapter 7": Hsu's chapter, not this paper's Section 7
     assert all(not e.attrs["label"].startswith("Chapter") for e in generalsiminf.edges("refers_to"))
+
+
+def test_two_footnotes_in_one_block_are_two_notes(parsed: dict[str, ParsedDocument]) -> None:
+    """R-exts p. 13 sets notes 5 and 6 in one text block; each opens with the next number."""
+    notes = [b.text for b in parsed["R-exts"].blocks if b.kind == "footnote" and b.page == 13]
+    assert [n.split()[0] for n in notes] == ["5", "6"]
+    assert notes[1].startswith("6 and required by CRAN")

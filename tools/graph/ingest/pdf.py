@@ -18,6 +18,7 @@ from .pdf_layout import (
     merge_formulas,
     reading_order,
     resolve_headings,
+    split_footnotes,
 )
 from .pdf_outline import Listing, find_listings, in_listing
 from .pdf_regions import Region, figure_label_of, find_figure_regions, find_table_regions, inside
@@ -132,6 +133,7 @@ def _layout_page(
     for block in formulas:
         if block.kind != "formula":
             block.kind = classify(block, body, page.rect.height)
+    formulas = [part for block in formulas for part in (split_footnotes(block) if block.kind == "footnote" else [block])]
     placed = formulas + [b for b in remaining if b.kind == "caption"]
     for region in regions:
         placed.append(TextBlock(lines=[], bbox=region.bbox, page=page.number + 1, kind=region.kind, attrs={"region": region}))

@@ -142,6 +142,28 @@ def merge_formulas(blocks: list[TextBlock], page_width: float, body_size: float)
 FOOTNOTE_MARK_RE = re.compile(r"^\s*(?:\d{1,3}|[∗*†‡§¶])\s?[^\W\d_]")
 
 
+_NUMBERED_NOTE = re.compile(r"^\s*(\d{1,3})\s?[^\W\d_]")
+
+
+def split_footnotes(block: TextBlock) -> list[TextBlock]:
+    """A footnote block holding several notes, one per block: a line opening with the next note's number
+    (the current one plus one) starts a new note. "5 at least if… 6 and required by CRAN…" is two notes."""
+    first = _NUMBERED_NOTE.match(block.lines[0].text)
+    if first is None or len(block.lines) < 2:
+        return [block]
+    number, groups = int(first.group(1)), [[block.lines[0]]]
+    for line in block.lines[1:]:
+        m = _NUMBERED_NOTE.match(line.text)
+        if m is not None and int(m.group(1)) == number + 1:
+            number += 1
+            groups.append([line])
+        else:
+            groups[-1].append(line)
+    if len(groups) == 1:
+        return [block]
+    return [TextBlock(lines=g, bbox=union([ln.bbox for ln in g]), page=block.page, kind="footnote", attrs=dict(block.attrs)) for g in groups]
+
+
 def classify(block: TextBlock, body_size: float, page_height: float) -> str:
     """Kind of a non-caption, non-formula block: heading candidate, list, code, footnote or paragraph."""
     text = block.text
