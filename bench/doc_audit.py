@@ -115,7 +115,7 @@ def audit(kg: KnowledgeGraph, ix: _Index, furniture: set[str], task: Task) -> st
 
 
 #: Where a quoted address ends: the words the templates put after it (titles and openings may hold quotes themselves).
-_AFTER_SECTION = r'(?= of the document|, the passage| \(|\), is)'
+_AFTER_SECTION = r'(?= of the document|, the passage| \((?:under|page)|\), is)'
 _AFTER_OPENING = r'(?=, one| says| use it| refers| points| refer| mentions|, "|\.$)'
 _QUALIFIER = r'(?: \((?:under "(.+?)"(?=\)|, page))?(?:, )?(?:page (\d+))?\))?'
 _SECTION_REF = re.compile(r'\bsection "(.+?)"' + _AFTER_SECTION + _QUALIFIER)

@@ -449,3 +449,13 @@ def test_heading_with_a_trailing_page_number_is_cleaned() -> None:
     block.kind = "heading"
     resolve_headings([block], [block], [], body_size=10.9)
     assert (block.kind, block.text, block.attrs["number"]) == ("heading", "3 Results", "3")
+
+
+def test_an_outline_title_opening_with_a_capital_word_matches_its_lettered_appendix() -> None:
+    """clm_article.pdf (r-cran-ordinal): the outline lists "A regularized Newton-Raphson algorithm…", the page prints
+    "A. A regularized Newton-Raphson algorithm…"; taking "A " for a number lost the appendix, whose text became references."""
+    body = [_heading("1. Introduction", 1, 100, 14.3), _heading("A. A regularized Newton-Raphson algorithm with step halving", 45, 100, 14.3)]
+    outline = [(1, "Introduction", 1), (1, "A regularized Newton-Raphson algorithm with step halving", 45)]
+    resolve_headings(body, body, outline, body_size=10.9)
+    assert _levels(body) == [("1. Introduction", 1), ("A. A regularized Newton-Raphson algorithm with step halving", 1)]
+    assert body[1].attrs["number"] == "A"

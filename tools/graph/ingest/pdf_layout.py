@@ -210,6 +210,7 @@ class _Outline:
     """The PDF outline's entries, normalised for matching against heading blocks."""
 
     entries: list[tuple[int, str, int]]
+    plain: list[str] = field(default_factory=list)  # each entry's title with nothing taken for a number ("A regularized …")
     matched: set[int] = field(default_factory=set)
     by_page: dict[int, list[int]] = field(default_factory=dict, init=False, repr=False)
     depth: int = field(default=0, init=False)
@@ -221,7 +222,10 @@ class _Outline:
 
     @classmethod
     def of(cls, outline: list[tuple[int, str, int]]) -> _Outline:
-        return cls([(level, _norm(SECTION_NUMBER_RE.sub("", clean_title(title))), page) for level, title, page in outline])
+        return cls(
+            [(level, _norm(SECTION_NUMBER_RE.sub("", clean_title(title))), page) for level, title, page in outline],
+            [_norm(clean_title(title)) for _, title, _ in outline],
+        )
 
     def match(self, block: TextBlock, exact_page: bool = False) -> int | None:
         """The first unmatched entry with the block's title on its page (±1 unless ``exact_page``)."""
@@ -232,7 +236,8 @@ class _Outline:
             _, norm, _ = self.entries[i]
             if i in self.matched or not norm:
                 continue
-            if title == norm or (len(norm) > 12 and title.startswith(norm)):
+            plain = self.plain[i] if i < len(self.plain) else norm
+            if title in (norm, plain) or (len(norm) > 12 and title.startswith(norm)):
                 return i
         return None
 
