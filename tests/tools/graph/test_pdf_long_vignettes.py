@@ -25,7 +25,7 @@ from taskloom.tools.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[3]
 CACHE = ROOT / "tests" / "data" / "cache"
-PAGES = {"crq": 26, "strucplot": 48, "sandwich-CL": 36, "adjcurve": 26, "survival": 98}
+PAGES = {"crq": 26, "strucplot": 48, "sandwich-CL": 36, "adjcurve": 26, "survival": 98, "clm_article": 46}
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +33,7 @@ def graphs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, KnowledgeGraph
     if not all((CACHE / f"{n}.pdf").is_file() for n in PAGES):
         subprocess.run(["bash", str(ROOT / "tests" / "data" / "fetch-pdfs.sh")], check=True)
     settings = Settings(workspace=tmp_path_factory.mktemp("ws"), embedder="hashing")
-    return {n: build_document_graph(CACHE / f"{n}.pdf", settings) for n in ("crq", "strucplot", "sandwich-CL", "adjcurve")}
+    return {n: build_document_graph(CACHE / f"{n}.pdf", settings) for n in ("crq", "strucplot", "sandwich-CL", "adjcurve", "clm_article")}
 
 
 def _table(kg: KnowledgeGraph, number: str) -> Node:
@@ -308,3 +308,21 @@ def test_crq_grids_of_estimates_cell_by_cell(graphs: dict[str, KnowledgeGraph], 
     for group, rows in CRQ_TABLES_3_6[number].items():
         for n, row in zip(("n = 100", "n = 400", "n = 1000"), rows, strict=True):
             assert [values[(f"{group}, {n}", column)] for column in CRQ_COLUMNS] == list(row), (group, n)
+
+
+def test_columns_that_are_lists_address_no_rows_and_raised_marks_leave_names(graphs: dict[str, KnowledgeGraph]) -> None:
+    """clm_article.pdf (r-cran-ordinal) Tables 1 and 2 list functions and methods column by column: "clm.fit" and
+    "drop.coef" share a row by chance, so no cell is addressed by its row. Its names carry raised marks ("clmm2" + "c")."""
+    kg = graphs["clm_article"]
+    index = _Index(kg)
+    for number in ("1", "2"):
+        assert index.valid_cells(_table(kg, number).id) == []
+    assert [c.text for c in _cells(kg, _table(kg, "1")) if c.attrs["row"] == 2] == ["clmm", "slice", "clmm2", "[pdg]lgamma"]
+
+
+def test_a_lettered_appendix_after_the_references_is_a_section(graphs: dict[str, KnowledgeGraph]) -> None:
+    """clm_article's appendix "A. A regularized Newton-Raphson algorithm…" follows its references; the outline lists it
+    as "A regularized …". Its text once became five references."""
+    kg = graphs["clm_article"]
+    assert any(s.attrs.get("number") == "A" and "Newton-Raphson" in s.text for s in kg.nodes("section"))
+    assert sum(1 for _ in kg.nodes("reference")) == 46

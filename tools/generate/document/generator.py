@@ -35,6 +35,8 @@ from .index import (
     _has_label,
     _is_prose,
     _table_ctx,
+    clean_rows,
+    listing_columns,
     _whole_word,
     normalise,
     split_sentences,
@@ -201,8 +203,8 @@ def _b_agg_rows(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> Iterat
     for table in ix.of("table"):
         cells = ix.table_cells(table.id)
         header_rows = {int(c.attrs.get("row", -1)) for c in cells if c.attrs.get("header")}
-        if header_rows != {0}:
-            continue
+        if header_rows != {0} or not clean_rows(cells) or listing_columns(cells):
+            continue  # rows counted only where each is a record
         first_of_row: dict[int, Node] = {}
         for c in cells:
             r = int(c.attrs.get("row", -1))

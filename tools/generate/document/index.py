@@ -209,6 +209,8 @@ class _Index:
                 values_of.setdefault(int(c.attrs.get("col", -1)), set()).add(normalise(c.text))
         if any((h := normalise(str(c.attrs.get("column_header", "")))) and h in values_of.get(int(c.attrs.get("col", -1)), set()) for c in cells):
             return []  # a "header" that is also a value of its column is a data row: the table printed no header
+        if listing_columns(cells):
+            return []  # each column a list of its own: a row holds no record
         out = []
         for c in cells:
             rh, ch, text = normalise(str(c.attrs.get("row_header", ""))), normalise(str(c.attrs.get("column_header", ""))), normalise(c.text)
@@ -224,6 +226,44 @@ class _Index:
                 continue
             out.append(c)
         return out
+
+
+def listing_columns(cells: list[Node]) -> bool:
+    """Whether the table's columns are lists of their own ("Fitting", "Miscellaneous", … each as long as it needs):
+    two or more columns filled from the top down to different depths, with nothing below.
+
+    >>> from taskloom.tools.graph.model import Node, NodeType
+    >>> grid = [["clm", "slice", "clm2"], ["clmm", "drop", "clmm2"], ["fit", "", "ctl"], ["ctl", "", ""]]
+    >>> listing_columns([Node(id=f"c{r}{k}", type=NodeType.TABLE_CELL, text=t, attrs={"row": r, "col": k}) for r, row in enumerate(grid) for k, t in enumerate(row)])
+    True
+    """
+    filled: dict[int, dict[int, bool]] = {}
+    for c in cells:
+        if not c.attrs.get("header"):
+            filled.setdefault(int(c.attrs.get("col", -1)), {})[int(c.attrs.get("row", -1))] = bool(c.text.strip())
+    rows = sorted({r for col in filled.values() for r in col})
+    depths = set()
+    for col in filled.values():
+        flags = [col.get(r, False) for r in rows]
+        depth = sum(flags)
+        if 0 < depth < len(rows) and flags == [True] * depth + [False] * (len(rows) - depth):
+            depths.add(depth)
+    return len(depths) >= 2
+
+
+def clean_rows(cells: list[Node]) -> bool:
+    """Whether every body row of a table is a record: a label in its first cell and a value beside it (no group label rows, no rows split from their label).
+
+    >>> from taskloom.tools.graph.model import Node, NodeType
+    >>> def cells(grid): return [Node(id=f"c{r}{k}", type=NodeType.TABLE_CELL, text=t, attrs={"row": r, "col": k}) for r, row in enumerate(grid) for k, t in enumerate(row)]
+    >>> clean_rows(cells([["logit", "1"], ["probit", "2"]])), clean_rows(cells([["log[γ/(1", "x"], ["", "−γ)]"]])), clean_rows(cells([["Kaplan", ""], ["n = 1", "2"]]))
+    (True, False, False)
+    """
+    rows: dict[int, dict[int, str]] = {}
+    for c in cells:
+        if not c.attrs.get("header"):
+            rows.setdefault(int(c.attrs.get("row", -1)), {})[int(c.attrs.get("col", -1))] = c.text.strip()
+    return bool(rows) and all(row.get(0) and any(t for col, t in row.items() if col) for row in rows.values())
 
 
 # --- candidates -----------------------------------------------------------------------------

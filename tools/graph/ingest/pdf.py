@@ -188,8 +188,23 @@ def _emit(laid_out: list[tuple[list[TextBlock], list[Region]]]) -> list[Block]:
             if out and _continues(out[-1], block):
                 _join(out[-1], block)
                 continue
+            if block.kind == "table" and (part := _table_before_furniture(out)) is not None and _continues(out[part], block):
+                del out[part + 1 :]  # "Continued on next page" and the page number between a long table's parts
+                _join(out[part], block)
+                continue
             out.append(block)
     return out
+
+
+def _table_before_furniture(out: list[Block]) -> int | None:
+    """The index of the table that ``out`` ends with but for a few short lines on its last page ("Continued on next page", "22")."""
+    k = len(out)
+    while k > 0 and out[k - 1].kind == "paragraph" and len(out[k - 1].text.split()) <= 4 and len(out) - k < 3:
+        k -= 1
+    if k == len(out) or k == 0 or out[k - 1].kind != "table":
+        return None
+    last = out[k - 1].end_page or out[k - 1].page
+    return k - 1 if all(b.page == last for b in out[k:]) else None
 
 
 def _to_block(tb: TextBlock) -> Block | None:
@@ -293,12 +308,13 @@ def _text_starts(lines: list[str]) -> list[bool]:
 
 
 def _continues(prev: Block, block: Block) -> bool:
-    """A paragraph or table cut by a page break continues on the next page."""
-    if prev.page is None or block.page != prev.page + 1:
+    """A paragraph or table cut by a page break continues on the next page (a long table over several;
+    its caption, and so its number, may stand on its first page or its last)."""
+    if prev.page is None or block.page != (prev.end_page or prev.page) + 1:
         return False
     if prev.kind == block.kind == "paragraph":
         return not prev.text.rstrip().endswith((".", ":", "?", "!")) and block.text[:1].islower()
-    if prev.kind == block.kind == "table" and block.number is None:
+    if prev.kind == block.kind == "table" and (block.number is None or prev.number is None):
         prev_cols = {c.col for c in prev.cells}
         return prev_cols == {c.col for c in block.cells}
     return False
@@ -306,6 +322,7 @@ def _continues(prev: Block, block: Block) -> bool:
 
 def _join(prev: Block, block: Block) -> None:
     prev.end_page = block.page
+    prev.number = prev.number or block.number
     if prev.kind == "paragraph":
         prev.text = join_lines([prev.text, block.text])
         return

@@ -170,9 +170,10 @@ _MARKS = set("abcdefgh*†‡§¶")
 
 
 def _footnote_mark(span: dict[str, Any], before: dict[str, Any]) -> bool:
-    """A raised mark (:data:`_MARKS`) in a smaller size right after a letter."""
+    """A raised mark (:data:`_MARKS`) in a smaller size right after a word ("clmm2" + raised "c", "Gumbel (max)" + raised "b")."""
     text, last = str(span["text"]), str(before["text"])[-1:]
-    return bool(int(span["flags"]) & 1) and text in _MARKS and last.isalpha() and float(span["size"]) < 0.85 * float(before["size"])
+    after_word = last.isalnum() or last in ")]"
+    return bool(int(span["flags"]) & 1) and text in _MARKS and after_word and float(span["size"]) < 0.85 * float(before["size"])
 
 
 def page_text_blocks(page: pymupdf.Page, fonts: FontEncodings | None = None) -> list[TextBlock]:
