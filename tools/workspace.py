@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +23,12 @@ def atomic_write_text(path: Path, text: str) -> None:
     atomic_write_chunks(path, [text])
 
 
-def atomic_write_chunks(path: Path, chunks: Iterable[str], buffer: int = 65536) -> None:
-    """Write the concatenated ``chunks`` atomically, joining at most ``buffer`` of them at a time (large files, small memory)."""
+def atomic_write_chunks(path: Path, chunks: Iterable[str], buffer: int = 65536, before_replace: Callable[[], object] | None = None) -> None:
+    """Write the concatenated ``chunks`` atomically, joining at most ``buffer`` of them at a time (large files, small memory).
+
+    ``before_replace`` runs once the file is written in full and before it takes ``path``'s place; if it
+    fails, the written file is removed (its space given back) and ``path`` is left as it was.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -38,6 +42,8 @@ def atomic_write_chunks(path: Path, chunks: Iterable[str], buffer: int = 65536) 
             fh.write("".join(pieces))
             fh.flush()
             os.fsync(fh.fileno())
+        if before_replace is not None:
+            before_replace()
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -15,7 +15,7 @@ import re
 import threading
 import unicodedata
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -107,7 +107,7 @@ def _parse(path: Path, raw: bytes) -> KnowledgeGraph:
         raise _corrupt(path, err) from err
 
 
-def _write_json(path: Path, data: dict[str, Any]) -> None:
+def _write_json(path: Path, data: dict[str, Any], before_replace: Callable[[], object] | None = None) -> None:
     """Atomically write the node-link dict ``data`` as JSON, one line per node and per edge, encoded piece by piece.
 
     One ``json.dumps`` of the whole graph joins millions of small strings into one (a graph of
@@ -115,7 +115,7 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
     indented or streamed encoding runs in pure Python (5 s of a 40-page crawl's 33). Each list
     item is encoded on its own by the C encoder; the file reads back as the same JSON.
     """
-    atomic_write_chunks(path, _json_pieces(data))
+    atomic_write_chunks(path, _json_pieces(data), before_replace=before_replace)
 
 
 def _json_pieces(data: dict[str, Any]) -> Iterator[str]:
@@ -185,10 +185,16 @@ class GraphStore:
         """Whether a graph with this id is stored."""
         return self.path(graph_id).is_file()
 
-    def save(self, kg: KnowledgeGraph) -> Path:
-        """Write ``kg`` atomically to ``graphs/{kg.id}.json`` and return the path."""
+    def save(self, kg: KnowledgeGraph, before_replace: Callable[[], object] | None = None) -> Path:
+        """Write ``kg`` atomically to ``graphs/{kg.id}.json`` and return the path.
+
+        ``before_replace`` runs when the file is written in full, before it replaces the old one (the
+        vectors, written last so that a full disk leaves a graph file to delete, not vectors to drop).
+        """
         path = self.path(kg.id)
-        _write_json(path, kg.to_dict())
+        for stale in path.parent.glob(f".{path.name}.*.tmp"):  # a killed writer's file (writers of a graph hold the workspace lock)
+            stale.unlink(missing_ok=True)
+        _write_json(path, kg.to_dict(), before_replace)
         with _lock:
             _graph_cache.pop(str(path), None)
             _meta_cache.pop(str(path), None)

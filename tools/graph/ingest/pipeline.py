@@ -162,12 +162,16 @@ def prepare_document(
 
 
 def store_document(prepared: PreparedDocument, store: GraphStore, vectors: VectorStore, embedder: Embedder) -> IngestReport:
-    """Write a prepared document's vectors, then its graph file (the part that needs the workspace lock)."""
+    """Write a prepared document's graph file and vectors (the part that needs the workspace lock).
+
+    The graph file is written first under a temporary name, then the vectors, then the file takes its
+    place: a disk that fills up frees the file's space, so the failed ingest's vectors can be dropped.
+    """
     kg, timings, embedding = prepared.kg, prepared.timings, prepared.embedding
     clock = time.perf_counter()
-    embedded = store_vectors(kg, prepared.vectors, vectors, embedder, embedding)
+    embedded = len(prepared.vectors.nodes)
     kg.meta.stats.update(embedded=embedded, nodes=len(kg), edges=kg.g.number_of_edges())
-    store.save(kg)
+    store.save(kg, before_replace=lambda: store_vectors(kg, prepared.vectors, vectors, embedder, embedding))
     timings["store"] = time.perf_counter() - clock
     embedding.seconds = {k: round(v, 3) for k, v in embedding.seconds.items()}
     counts = type_counts(kg)
