@@ -42,7 +42,7 @@ from .ingest.similarity import link_similar
 from .model import KnowledgeGraph, Node, NodeType
 from .vectors import VectorStore
 
-__all__ = ["embed_graph", "prepare_vectors", "store_vectors", "GraphVectors", "embed_nodes", "embed_inputs", "type_counts", "EmbedReport", "EmbeddingCache", "Splitter", "InputPlan", "plan_inputs", "splitter_for", "EMBED_MAX_TOKENS"]
+__all__ = ["prepare_vectors", "store_vectors", "GraphVectors", "embed_nodes", "embed_inputs", "type_counts", "EmbedReport", "EmbeddingCache", "Splitter", "InputPlan", "plan_inputs", "splitter_for", "EMBED_MAX_TOKENS"]
 
 log = logging.getLogger(__name__)
 
@@ -517,25 +517,6 @@ def store_vectors(kg: KnowledgeGraph, prepared: GraphVectors, vectors: VectorSto
     if report is not None:
         report.seconds["store"] = time.perf_counter() - clock
     return len(prepared.nodes)
-
-
-def embed_graph(
-    kg: KnowledgeGraph,
-    settings: Settings,
-    vectors: VectorStore,
-    embedder: Embedder,
-    types: Iterable[NodeType],
-    similarity_types: Iterable[NodeType] = (),
-    progress: ProgressFn | None = None,
-    report: EmbedReport | None = None,
-) -> int:
-    """Embed nodes of ``types`` that have text, replace the graph's vectors, return how many.
-
-    :func:`prepare_vectors` then :func:`store_vectors`; see them for the details.
-    """
-    report = report if report is not None else EmbedReport()
-    prepared = prepare_vectors(kg, settings, embedder, types, similarity_types, progress, report)
-    return store_vectors(kg, prepared, vectors, embedder, report)
 
 
 def type_counts(kg: KnowledgeGraph) -> tuple[dict[str, int], dict[str, int]]:

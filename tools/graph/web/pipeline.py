@@ -21,7 +21,7 @@ from ...browser import BrowserPool
 from ...errors import TaskloomError
 from ...llm.embedders import Embedder
 from ...settings import Settings, SiteLogin
-from ..embedding import embed_graph, type_counts
+from ..embedding import prepare_vectors, store_vectors, type_counts
 from ..model import GraphMeta, NodeType
 from ..store import GraphStore, make_graph_id
 from ..vectors import VectorStore
@@ -150,9 +150,10 @@ def store_crawl(
     kg.meta.stats.update(allowed_domains=result.allowed_domains, screenshots=str(shots))
     built = time.perf_counter() - clock
     clock = time.perf_counter()
-    embedded = embed_graph(kg, settings, vectors, embedder, WEB_EMBEDDED_TYPES, (), progress)
+    prepared = prepare_vectors(kg, settings, embedder, WEB_EMBEDDED_TYPES, (), progress)
+    embedded = len(prepared.nodes)
     kg.meta.stats.update(embedded=embedded, nodes=len(kg), edges=kg.g.number_of_edges())
-    store.save(kg)
+    store.save(kg, before_replace=lambda: store_vectors(kg, prepared, vectors, embedder))  # vectors last: see store_document
     nodes, edges = type_counts(kg)
     return WebIngestReport(
         graph_id=graph_id,
