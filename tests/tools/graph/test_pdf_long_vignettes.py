@@ -320,6 +320,26 @@ def test_columns_that_are_lists_address_no_rows_and_raised_marks_leave_names(gra
     assert [c.text for c in _cells(kg, _table(kg, "1")) if c.attrs["row"] == 2] == ["clmm", "slice", "clmm2", "[pdg]lgamma"]
 
 
+def test_stacked_blocks_and_a_spanning_header_beside_a_wide_column(graphs: dict[str, KnowledgeGraph]) -> None:
+    """clm_article Table 3 stacks two blocks, each with a "Name" header row, and sets maths whose brackets reach below
+    the line; Table 4 centres "Least—Most bitter" over the five rating columns, right of the wide "Contact" column.
+    Values read off the rendered pages."""
+    kg = graphs["clm_article"]
+    links = {(c.attrs.get("row_header"), c.attrs.get("column_header")): c.text for c in _cells(kg, _table(kg, "3")) if not c.attrs.get("header") and c.attrs["col"] > 0}
+    assert links[("Distribution", "log-log")] == "Gumbel (max)"  # its raised "b" left
+    assert links[("Link function (F −1)", "log-log")] == "−log[−log(γ)]"
+    assert links[("Link function (F −1)", "logit")] == "log[γ/(1 −γ)]"  # one cell, not two lines
+    assert links[("Inverse link (F)", "log-log")] == "exp(−exp(−η))"
+    assert links[("Density (f = F ′)", "log-log")] == ""
+    assert links[("Distribution", "clog-log")] == "Gumbel (min)" and links[("Shape", "cauchit")] == "kurtotic"
+    assert links[("Inverse link (F)", "cauchit")] == "arctan(η)/π + 0.5"
+    assert sum(1 for c in _cells(kg, _table(kg, "3")) if c.attrs.get("header")) == 8  # two header rows of four
+    wine = _cells(kg, _table(kg, "4"))
+    heads = {c.attrs["col"]: c.attrs.get("column_header") for c in wine if not c.attrs.get("header")}
+    assert heads == {0: "Temperature", 1: "Contact", **{k + 1: f"Least—Most bitter {k}" for k in range(1, 6)}}
+    assert [c.text for c in sorted(wine, key=lambda c: c.attrs["col"]) if c.attrs["row"] == 5] == ["warm", "yes", "0", "1", "5", "7", "5"]
+
+
 def test_a_lettered_appendix_after_the_references_is_a_section(graphs: dict[str, KnowledgeGraph]) -> None:
     """clm_article's appendix "A. A regularized Newton-Raphson algorithm…" follows its references; the outline lists it
     as "A regularized …". Its text once became five references."""

@@ -109,9 +109,28 @@ def test_code_boxes_contents_and_index_pages_are_no_tables(parsed: dict[str, Par
 
 def test_a_caption_sharing_a_text_block_with_its_rows_numbers_its_table(parsed: dict[str, ParsedDocument]) -> None:
     numbered = {t.number: t.page for t in _tables(parsed["xtableGallery"]) if t.number}
-    assert numbered == {"1": 13, "2": 13, "4": 22}  # Table 4 is a longtable from page 22 to its caption on page 24
+    # Tables 3 and 4 are longtables from pages 20 and 22 to their captions on pages 22 and 24; Table 5 is set sideways
+    assert numbered == {"1": 13, "2": 13, "3": 20, "4": 22, "5": 26}
     captions = {b.number for b in parsed["xtableGallery"].blocks if b.kind == "caption"}
-    assert {"1", "2", "4", "5"} <= captions
+    assert {"1", "2", "3", "4", "5"} <= captions
+
+
+def test_a_long_table_without_rules_on_its_middle_page_and_a_sideways_table_cell_by_cell(parsed: dict[str, ParsedDocument]) -> None:
+    """xtableGallery Table 3: a header between two rules on page 20, rows 1-29 below it with no closing rule, rows
+    30-86 alone on page 21, rows 87-100 over the caption on page 22, in one text block with it. Table 5: the same
+    matrix's first 30 rows set up page 26. Values read off the rendered pages."""
+    tables = {t.number: _grid(t) for t in _tables(parsed["xtableGallery"]) if t.number in ("3", "5")}
+    long, sideways = tables["3"], tables["5"]
+    assert [long[(0, c)] for c in range(11)] == [""] + [str(n) for n in range(1, 11)]
+    assert max(r for r, _ in long) == 100 and max(c for _, c in long) == 10
+    assert [long[(29, c)] for c in (0, 1, 10)] == ["29", "-0.64", "-0.23"]  # page 20's last row
+    assert [long[(30, c)] for c in (0, 1, 4, 10)] == ["30", "0.23", "0.74", "-1.23"]  # page 21's first
+    assert [long[(86, c)] for c in (0, 4, 10)] == ["86", "3.20", "0.39"]
+    assert [long[(100, c)] for c in (0, 1, 10)] == ["100", "-2.08", "-0.02"]
+    assert all(long[(r, 0)] == str(r) for r in range(1, 101))
+    assert max(r for r, _ in sideways) == 30
+    assert [sideways[(r, c)] for r, c in ((1, 1), (17, 5), (30, 10))] == ["0.41", "-2.70", "-1.23"]
+    assert all(sideways[(r, c)] == long[(r, c)] for r in range(31) for c in range(11))
 
 
 def test_a_chapters_running_head_is_no_paragraph(parsed: dict[str, ParsedDocument]) -> None:

@@ -105,6 +105,27 @@ def test_space_alone(graphs: dict[str, KnowledgeGraph]) -> None:
     )
 
 
+def test_a_sideways_table(graphs: dict[str, KnowledgeGraph]) -> None:
+    assert _grid(graphs["tables"], "6") == (
+        ["Length (km)", "Basin (km2)", "Mouth"],
+        [["Danube", "2850", "801463", "Black Sea"], ["Rhine", "1233", "185000", "North Sea"], ["Elbe", "1094", "148268", "North Sea"], ["Loire", "1006", "117054", "Atlantic"]],
+    )
+
+
+def test_a_long_table_over_pages_with_no_rules_after_its_header(graphs: dict[str, KnowledgeGraph]) -> None:
+    heads, rows = _grid(graphs["tables"], "7")
+    assert heads == ["Square", "Rest"]
+    assert rows == [[str(n), str(n * n), f"{(n * 37) % 101 / 10:.1f}"] for n in range(1, 121)]
+
+
+def test_a_header_over_some_columns_with_a_rule_under_it(graphs: dict[str, KnowledgeGraph]) -> None:
+    """"Judge" stands off the table's middle, over six of nine columns; the ``cmidrule`` under it says which."""
+    heads, rows = _grid(graphs["tables"], "8")
+    assert heads == ["Contact", "Bottle"] + [f"Judge {n}" for n in range(1, 7)]
+    assert rows[0] == ["cold", "no", "1", "2", "1", "2", "3", "2", "3"]
+    assert rows[3] == ["warm", "yes", "4", "5", "4", "5", "5", "4", "5"]
+
+
 def test_type3_fonts_in_t1_read_as_the_source_says(graphs: dict[str, KnowledgeGraph]) -> None:
     kg = graphs["t1fonts"]
     paragraphs = [n.text for n in kg.nodes("paragraph")]

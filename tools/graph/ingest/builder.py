@@ -177,8 +177,12 @@ def _add_cells(b: _Builder, table_id: str, block: Block) -> None:
     for c in block.cells:
         rows.setdefault(c.row, []).append(c.header)
     header_rows = {r for r, flags in rows.items() if all(flags)}
+    heads: dict[int, dict[int, str]] = {}  # by row: the column headers over it (blocks stacked in one table have their own)
     header: dict[int, str] = {}
     for c in sorted(block.cells, key=lambda c: (c.row, c.col)):
+        if c.row not in heads and c.row in header_rows and c.row - 1 in heads and c.row - 1 not in header_rows:
+            header = {}  # a header row after body rows starts the next block
+        heads[c.row] = header
         if c.row in header_rows and c.text:
             for col in range(c.col, c.col + c.span):  # a spanning header heads every column under it
                 header[col] = f"{header[col]} {c.text}" if col in header else c.text
@@ -196,7 +200,7 @@ def _add_cells(b: _Builder, table_id: str, block: Block) -> None:
             "col": cell.col,
             "header": cell.header,
             "span": cell.span if cell.span > 1 else None,
-            "column_header": header.get(cell.col) if not cell.header else None,
+            "column_header": heads[cell.row].get(cell.col) if not cell.header else None,
             "row_header": _row_header(cell, first_col, carried, second_col),
             "group": (groups.get(cell.row) or carried.get(cell.row)) if not cell.header else None,
         }

@@ -18,6 +18,7 @@ from .pdf_layout import (
     merge_formulas,
     reading_order,
     resolve_headings,
+    split_before_caption,
     split_footnotes,
 )
 from .pdf_outline import Listing, find_listings, in_listing
@@ -107,6 +108,7 @@ def _layout_page(
     page: pymupdf.Page, blocks: list[TextBlock], body: float, listings: dict[int, Listing] | None = None, encoding: dict[int, str] | None = None
 ) -> tuple[list[TextBlock], list[Region]]:
     """Classify one page's blocks and find its tables and figures (a list of figures holds no captions)."""
+    blocks = [part for block in blocks for part in split_before_caption(block)]
     for block in blocks:
         if (cap := caption_of(block)) is not None and not in_listing(block, listings or {}):
             block.kind = "caption"

@@ -77,10 +77,24 @@ def drop_running_heads(pages: list[list[TextBlock]], page_height: float, titles:
 def caption_of(block: TextBlock) -> tuple[str, str] | None:
     """("table" | "figure", number) when the block is a caption like "Table 2: …"."""
     match = CAPTION_RE.match(block.text)
-    if not match or len(block.lines) > 12:
+    rows = {round((ln.bbox[1] + ln.bbox[3]) / 4) for ln in block.lines}  # printed lines: pymupdf makes a line of each word set far apart
+    if not match or len(rows) > 12:
         return None
     label = "table" if match.group(1).lower().startswith("tab") else "figure"
     return label, match.group(2)
+
+
+def split_before_caption(block: TextBlock) -> list[TextBlock]:
+    """A block whose caption line follows table rows (pymupdf set "87 1.17 … 0.84" and "Table 3: …" in one
+    block) split before the caption. Only after a line ending in a number or a closing sign, so prose that
+    wraps onto "Table 3." stays whole.
+    """
+    for index in range(1, len(block.lines)):
+        line, before = block.lines[index], block.lines[index - 1].text.rstrip()
+        if CAPTION_RE.match(line.text) and before[-1:].isdigit():
+            parts = [block.lines[:index], block.lines[index:]]
+            return [TextBlock(lines=g, bbox=union([ln.bbox for ln in g]), page=block.page, kind=block.kind, attrs=dict(block.attrs)) for g in parts]
+    return [block]
 
 
 def _equation_label(block: TextBlock, page_width: float) -> str | None:

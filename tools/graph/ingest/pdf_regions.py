@@ -11,13 +11,14 @@ caption.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import pymupdf
 
 from .blocks import TableCell
-from .pdf_tables import Word, captioned_lines, join_band_labels, mono_share, page_words, read_cells, rule_runs, whitespace_tables
+from .pdf_tables import Word, captioned_lines, lines_of, phrases_of, join_band_labels, mono_share, page_words, read_cells, rule_runs, value_grids, whitespace_tables
 from .pdf_text import LIGATURES, TextBlock
 from .tex_encodings import decode
 
@@ -96,12 +97,34 @@ def _rule_group(rules: list[BBox], caption: BBox, page_height: float, others: li
     return []
 
 
-def _ruled_cells(words: list[Word], rules: list[BBox], body_size: float) -> list[TableCell]:
-    """Cells of a table bounded by horizontal rules: the first inner rule ends the header."""
-    top, bottom = rules[0][1], rules[-1][1]
+def header_above(words: list[Word], rule: BBox, body_size: float, captions: Sequence[BBox] = ()) -> float | None:
+    """The top of a header set right on a table's first rule with no rule over it (booktabs without ``\toprule``):
+    lines of two phrases or more within the rule's width, the lowest closer to the rule than half a line, none
+    part of a caption. A top rule has a caption, prose or space above it, never a line sitting on it."""
+    near = [
+        w for w in words
+        if rule[1] - 4 * body_size < w.y1 <= rule[1] + 1 and w.x0 >= rule[0] - 2 and w.x1 <= rule[2] + 2
+        and not any(inside((w.x0, w.y0, w.x1, w.y1), c, 1) for c in captions)
+    ]
+    lines = sorted(lines_of(near, body_size), key=lambda ln: -max(w.y1 for w in ln))
+    top, edge = None, rule[1]
+    for line in lines:
+        if edge - max(w.y1 for w in line) > 0.5 * body_size or len(phrases_of(line, 0.6 * body_size)) < 2:
+            break
+        top = edge = min(w.y0 for w in line)
+    return top - 0.5 if top is not None else None
+
+
+def _ruled_cells(words: list[Word], rules: list[BBox], body_size: float, shorter: Sequence[BBox] = (), head_top: float | None = None) -> list[TableCell]:
+    """Cells of a table bounded by horizontal rules: the first inner rule ends the header (the first rule, when a
+    header sits above it from ``head_top``: :func:`header_above`); ``shorter`` rules (any on the page) drawn in the
+    header under a spanning header say its columns."""
+    top, bottom = head_top if head_top is not None else rules[0][1], rules[-1][1]
     inside_words = [w for w in words if top < w.centre < bottom and w.x0 >= rules[0][0] - 2 and w.x1 <= rules[0][2] + 2]
-    inner = [r[1] for r in rules[1:-1]]
-    return read_cells(inside_words, body_size, header_limit=inner[0] if inner else None, separators=inner[1:])
+    inner = [r[1] for r in (rules[:-1] if head_top is not None else rules[1:-1])]
+    limit = inner[0] if inner else bottom
+    underlines = [r for r in shorter if top < r[1] < limit and r[0] >= rules[0][0] - 2 and r[2] <= rules[0][2] + 2 and r[2] - r[0] < rules[0][2] - rules[0][0] - 4]
+    return read_cells(inside_words, body_size, header_limit=inner[0] if inner else None, separators=inner[1:], underlines=underlines)
 
 
 def _bands_joined(cells: list[TableCell], rules: list[BBox]) -> list[TableCell]:
@@ -192,18 +215,43 @@ def _captioned_table(pg: _Page, caption: TextBlock, rules: list[BBox], grids: li
     if grid_cells and _filled(grid_cells) < 0.4:
         grid_cells = []
     group = _rule_group(rules, cb, pg.page.rect.height, [c.bbox for c in others if c is not caption])
-    rule_cells = _ruled_cells(pg.words, group, pg.body_size) if group else []
+    head_top = header_above(pg.words, group[0], pg.body_size, [c.bbox for c in others]) if group else None
+    rule_cells = _ruled_cells(pg.words, group, pg.body_size, rules, head_top) if group else []
     if grid_index is not None and (grid_cells or rule_cells):
         used.add(grid_index)
     if grid_cells and _rows(grid_cells) >= _rows(rule_cells):
         return Region("table", tuple(grids[grid_index].bbox), _bands_joined(grid_cells, group), caption)  # type: ignore[index]
     if rule_cells:
-        box = (group[0][0], group[0][1], group[-1][2], group[-1][3])
+        box = (group[0][0], group[0][1] if head_top is None else head_top, group[-1][2], group[-1][3])
         used.update(i for i, t in enumerate(grids) if inside(tuple(t.bbox), box, 4))
         return Region("table", box, rule_cells, caption)
     if grid_index is None:
         return _unruled_table(pg, caption, rules)
     return None
+
+
+def _sideways(box: BBox, body_size: float) -> bool:
+    """A caption set up the page (one line turned a quarter, as LaTeX's ``sidewaystable`` sets it)."""
+    return box[3] - box[1] > 3 * (box[2] - box[0]) and box[2] - box[0] < 2 * body_size
+
+
+def _sideways_table(pg: _Page, caption: TextBlock) -> Region | None:
+    """The table of a caption set up the page, read as a table set upright: every word, rule and the caption
+    turned a quarter clockwise (the page's bottom becomes its left), the area turned back for the page."""
+    height = pg.page.rect.height
+
+    def turn(b: BBox) -> BBox:
+        return (height - b[3], b[0], height - b[1], b[2])
+
+    def back(b: BBox) -> BBox:
+        return (b[1], height - b[2], b[3], height - b[0])
+
+    words = [Word(*turn((w.x0, w.y0, w.x1, w.y1)), w.text) for w in pg.words]
+    drawings = [{"rect": pymupdf.Rect(turn(tuple(d["rect"])))} for d in pg.drawings]
+    turned = _Page(pg.page, pg.body_size, drawings, pg.encoding, _words=words)
+    upright = TextBlock(lines=caption.lines, bbox=turn(caption.bbox), page=caption.page, kind=caption.kind, attrs=caption.attrs)
+    region = _captioned_table(turned, upright, horizontal_rules(drawings), [], set(), [upright])
+    return Region("table", back(region.bbox), region.cells, caption) if region is not None else None
 
 
 def _unruled_table(pg: _Page, caption: TextBlock, rules: list[BBox]) -> Region | None:
@@ -217,14 +265,17 @@ def _unruled_table(pg: _Page, caption: TextBlock, rules: list[BBox]) -> Region |
     return Region("table", box, cells, caption) if _is_table(cells) else None
 
 
-def _uncaptioned_ruled(pg: _Page, blocks: list[TextBlock], rules: list[BBox], grids: list[Any], used: set[int], taken: list[BBox]) -> list[Region]:
+def _uncaptioned_ruled(
+    pg: _Page, blocks: list[TextBlock], rules: list[BBox], grids: list[Any], used: set[int], taken: list[BBox], captions: Sequence[BBox] = ()
+) -> list[Region]:
     """Tables between rules of one width with no caption (booktabs, or a grid lacking row lines)."""
     out: list[Region] = []
     for run in rule_runs(rules, pg.words, _filled_boxes(pg.drawings)):
-        box = (run[0][0], run[0][1], run[-1][2], run[-1][3])
+        head_top = header_above(pg.words, run[0], pg.body_size, captions)
+        box = (run[0][0], run[0][1] if head_top is None else head_top, run[-1][2], run[-1][3])
         if _overlaps(box, taken) or mono_share(blocks, box) >= 0.6:
             continue
-        cells = _ruled_cells(pg.words, run, pg.body_size)
+        cells = _ruled_cells(pg.words, run, pg.body_size, rules, head_top)
         inner = [i for i, t in enumerate(grids) if i not in used and inside(tuple(t.bbox), box, 4)]
         grid_cells = _grid_cells(pg.page, grids[inner[0]], pg.encoding) if len(inner) == 1 else []
         used.update(inner)
@@ -270,12 +321,16 @@ def find_table_regions(
     regions: list[Region] = []
     used: set[int] = set()
     for caption in captions:
-        region = _captioned_table(pg, caption, rules, grids, used, captions)
+        if _sideways(caption.bbox, body_size):
+            region = _sideways_table(pg, caption)
+        else:  # rules of a table found already belong to no other caption (captions set above their tables)
+            free = [r for r in rules if not any(inside(r, found.bbox, 2) for found in regions)]
+            region = _captioned_table(pg, caption, free, grids, used, captions)
         if region is not None:
             regions.append(region)
     taken = list(figure_boxes) + [r.bbox for r in regions]
     if len(rules) >= 2:
-        regions += _uncaptioned_ruled(pg, blocks, rules, grids, used, taken)
+        regions += _uncaptioned_ruled(pg, blocks, rules, grids, used, taken, [c.bbox for c in captions])
     for i, grid in enumerate(grids):
         box = tuple(grid.bbox)
         if i in used or _overlaps(box, taken):
@@ -292,7 +347,29 @@ def find_table_regions(
             if _is_table(cells):
                 regions.append(Region("table", box, cells))
                 taken.append(box)
+    regions += _value_grid_tables(pg, blocks, rules, taken)
     return regions
+
+
+def _value_grid_tables(pg: _Page, blocks: list[TextBlock], rules: list[BBox], taken: list[BBox]) -> list[Region]:
+    """Tables of aligned numbers with no caption or closing rule (:func:`value_grids`); two rules right
+    above one, with a line between them, set its header (a long table's first page: "1 2 … 10")."""
+    out: list[Region] = []
+    for box in value_grids(pg.words, pg.body_size):
+        if _overlaps(box, taken) or mono_share(blocks, box) >= 0.6:
+            continue
+        over = sorted((r for r in rules if box[1] - 1.5 * pg.body_size < r[1] <= box[1] and _x_overlap(r, box) > 0.8 * (box[2] - box[0])), key=lambda r: r[1])
+        header_limit = None
+        if over:
+            top = [r for r in rules if over[-1][1] - 3 * pg.body_size < r[1] < over[-1][1] - 0.5 * pg.body_size and abs(r[0] - over[-1][0]) < 3]
+            if top:
+                header_limit, box = over[-1][1], (min(box[0], top[-1][0]), top[-1][1], max(box[2], top[-1][2]), box[3])
+        words = [w for w in pg.words if inside((w.x0, w.y0, w.x1, w.y1), box, 1)]
+        cells = read_cells(words, pg.body_size, header_limit=header_limit, header_lines=0)
+        if _is_table(cells):
+            out.append(Region("table", box, cells))
+            taken.append(box)
+    return out
 
 
 def find_figure_regions(page: pymupdf.Page, captions: list[TextBlock], drawings: list[dict[str, Any]] | None = None) -> list[Region]:

@@ -9,6 +9,8 @@ Cell text keeps its reading order; ligatures are undone.
 
 from __future__ import annotations
 
+import bisect
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -17,7 +19,7 @@ import pymupdf
 from .blocks import TableCell
 from .pdf_text import LIGATURES, TextBlock, TextLine, join_lines
 
-__all__ = ["Word", "page_words", "read_cells", "rule_runs", "whitespace_tables", "captioned_lines", "join_band_labels", "mono_share"]
+__all__ = ["Word", "page_words", "read_cells", "rule_runs", "whitespace_tables", "captioned_lines", "join_band_labels", "mono_share", "value_grids", "lines_of", "phrases_of"]
 
 BBox = tuple[float, float, float, float]
 
@@ -78,9 +80,15 @@ def _lines(words: Sequence[Word], body_size: float) -> list[list[Word]]:
     """Words grouped into text lines by vertical centre, top to bottom, each left to right."""
     heights = sorted(w.y1 - w.y0 for w in words)
     usual = heights[len(heights) // 2] if heights else body_size
+    plain = sorted(w.centre for w in words if w.y1 - w.y0 <= 1.3 * usual)
 
-    def centre(w: Word) -> float:  # a glyph far taller than the text (a hat over β; not a word set sideways) sits in the line of its top
-        return w.centre if w.y1 - w.y0 <= 2.5 * usual or len(w.text) > 2 else w.y0 + usual / 2
+    def centre(w: Word) -> float:
+        """A word taller than the text (a hat over β, a maths bracket reaching below) sits in the line its top or its
+        bottom shares with plain words, whichever is nearer to one; a word set sideways keeps its own middle."""
+        height = w.y1 - w.y0
+        if height <= 1.3 * usual or (height > 2.5 * usual and len(w.text) > 2) or not plain:
+            return w.centre
+        return min((w.y0 + usual / 2, w.y1 - usual / 2), key=lambda c: _distance(plain, c))
 
     lines: list[list[Word]] = []
     last = 0.0
@@ -91,6 +99,12 @@ def _lines(words: Sequence[Word], body_size: float) -> list[list[Word]]:
             lines.append([word])
         last = centre(word)
     return [sorted(line, key=lambda w: w.x0) for line in lines]
+
+
+def _distance(sorted_values: list[float], value: float) -> float:
+    """How far ``value`` is from the nearest of ``sorted_values`` (not empty)."""
+    i = bisect.bisect_left(sorted_values, value)
+    return min(abs(sorted_values[j] - value) for j in (i - 1, i) if 0 <= j < len(sorted_values))
 
 
 def _phrases(line: list[Word], gap: float) -> list[list[Word]]:
@@ -122,39 +136,61 @@ def _column(x: float, cuts: list[float]) -> int:
     return sum(1 for c in cuts if x > c)
 
 
+lines_of = _lines
+phrases_of = _phrases
+
+
 def _starts_aligned(phrases: list[list[Word]], below: list[list[Word]]) -> bool:
     """Whether every phrase of a header line starts where a phrase of a line below starts (group headers set flush left)."""
     return all(any(abs(p[0].x0 - q[0].x0) <= 1.0 for q in below) for p in phrases)
 
 
-def _group_spans(phrases: list[list[Word]], cuts: list[float], body_edges: list[tuple[float, float]]) -> list[tuple[int, int, str]]:
+def _group_spans(
+    phrases: list[list[Word]], cuts: list[float], body_edges: list[tuple[float, float]], slack: float, underlines: Sequence[BBox] = ()
+) -> list[tuple[int, int, str]]:
     """(first column, span, text) for a header line above the last: group headers ("Intercept" over Bias, MAE, RMSE).
 
     A phrase heads the columns its words stand over (or, standing in the gap between two, both), widened
-    by one column on each side at a time while neither is stood over by another phrase of the line, nor
-    is the row labels' column: a group header sits centred over its group.
+    to the most columns that no other phrase of the line stands over, that leave out the row labels'
+    column, and whose middle is no further from the phrase's than the first columns' (or ``slack``): a group
+    header sits centred over its group, and a wide neighbour on one side ("Contact" left of five rating
+    columns) is no part of it. A rule drawn right under a phrase alone (booktabs' ``cmidrule``) says its columns.
     """
     boxes = [(p[0].x0, p[-1].x1) for p in phrases]
     over = [[c for c, (left, right) in enumerate(body_edges) if left <= b[1] and right >= b[0]] for b in boxes]
     owned = {c for cols in over for c in cols}
     out: list[tuple[int, int, str]] = []
-    for phrase, box, cols in zip(phrases, boxes, over):
+    rules = [_underline(phrase, underlines, slack) for phrase in phrases]
+    for phrase, box, cols, rule in zip(phrases, boxes, over, rules):
         middle = (box[0] + box[1]) / 2
+        alone = rule is not None and rules.count(rule) == 1  # one rule under "Intercept" and "Slope" says neither's columns
+        ruled = [c for c, (left, right) in enumerate(body_edges) if alone and rule and rule[0] - 2 <= (left + right) / 2 <= rule[2] + 2]
+        if ruled:
+            owned.update(ruled)
+            out.append((ruled[0], len(ruled), " ".join(w.text for w in phrase)))
+            continue
         if not cols:
             col = _column(middle, cuts)
             cols = [col - 1, col] if 1 <= col - 1 and not {col - 1, col} & owned else [col]
-        low, high = cols[0], cols[-1]
-        floor = 0 if low == 0 else 1
-        while low - 1 >= floor and high + 1 < len(body_edges) and not {low - 1, high + 1} & owned:
-            low, high = low - 1, high + 1
-        off = abs(middle - (body_edges[low][0] + body_edges[high][1]) / 2)
-        for lo, hi in ((low - 1, high), (low, high + 1)):  # a group of even width: one column more, if that centres it better
-            if lo >= floor and hi < len(body_edges) and not ({lo, hi} - set(range(low, high + 1))) & owned:
-                if abs(middle - (body_edges[lo][0] + body_edges[hi][1]) / 2) < off:
-                    low, high, off = lo, hi, abs(middle - (body_edges[lo][0] + body_edges[hi][1]) / 2)
+        floor = 0 if cols[0] == 0 else 1
+        off = {
+            (lo, hi): abs(middle - (body_edges[lo][0] + body_edges[hi][1]) / 2)
+            for lo in range(floor, cols[0] + 1)
+            for hi in range(cols[-1], len(body_edges))
+            if not (set(range(lo, hi + 1)) - set(cols)) & owned
+        }
+        limit = max(off.get((cols[0], cols[-1]), 0.0), slack)
+        fits = [span for span, away in off.items() if away <= limit]
+        low, high = max(fits, key=lambda s: (s[1] - s[0], -off[s]), default=(cols[0], cols[-1]))
         owned.update(range(low, high + 1))
         out.append((low, high - low + 1, " ".join(w.text for w in phrase)))
     return out
+
+
+def _underline(phrase: list[Word], rules: Sequence[BBox], reach: float) -> BBox | None:
+    """The rule drawn under ``phrase`` (within ``reach`` below it, under its middle), if any."""
+    middle, bottom = (phrase[0].x0 + phrase[-1].x1) / 2, max(w.y1 for w in phrase)
+    return next((r for r in rules if bottom - 1 <= r[1] <= bottom + reach and r[0] <= middle <= r[2]), None)
 
 
 def _header_spans(
@@ -194,13 +230,19 @@ def _header_spans(
 
 
 def read_cells(
-    words: Sequence[Word], body_size: float, header_limit: float | None = None, header_lines: int = 1, separators: Sequence[float] = ()
+    words: Sequence[Word],
+    body_size: float,
+    header_limit: float | None = None,
+    header_lines: int = 1,
+    separators: Sequence[float] = (),
+    underlines: Sequence[BBox] = (),
 ) -> list[TableCell]:
     """Cells of the table whose words are ``words``.
 
     Lines above ``header_limit`` (a rule's y) are the header; without one, the first
     ``header_lines`` lines are. Columns come from the body lines only, so a header
-    spanning two columns does not merge them.
+    spanning two columns does not merge them. ``underlines`` are rules shorter than the table's drawn in its
+    header: each says which columns the phrase right above it heads.
     """
     lines = _lines(words, body_size)
     if len(lines) < 2:
@@ -209,13 +251,14 @@ def read_cells(
         head = [ln for ln in lines if ln[0].centre < header_limit]
     else:
         head = lines[:header_lines]
-    while len(head) > 1 and _off_centre_label(head[0], lines, body_size):  # "Females" over the header: the first group's label
+    while len(head) > 1 and _off_centre_label(head[0], lines, body_size) and not _underline(head[0], underlines, body_size):  # "Females" over the header: the first group's label
         head = head[1:]
     body = [ln for ln in lines if not any(ln is h for h in head)]
     if not body:
         return []
     gap = 0.9 * body_size
-    cuts = _cuts(body, gap)
+    labels = _centred_labels(body, body_size)  # "Independent samples" centred over the rows it heads
+    cuts = _cuts([ln for ln in body if not any(ln is x for x in labels)], gap)
     columns = len(cuts) + 1
     edges = [(min(w.x0 for ln in body for w in ln if _column((w.x0 + w.x1) / 2, cuts) == c),
               max(w.x1 for ln in body for w in ln if _column((w.x0 + w.x1) / 2, cuts) == c)) for c in range(columns)]
@@ -229,7 +272,7 @@ def read_cells(
             and len(phrases) < columns - 1
             and not _starts_aligned(phrases, [p for ln in head[i + 1 :] for p in _phrases(ln, 0.6 * body_size)])
         )
-        spans = _group_spans(phrases, cuts, edges) if upper else _header_spans(phrases, cuts, edges, 1.5 * body_size, own)
+        spans = _group_spans(phrases, cuts, edges, body_size, underlines) if upper else _header_spans(phrases, cuts, edges, 1.5 * body_size, own)
         own = {col for col, span, _ in spans if span == 1} if upper else own
         for col, span, text in spans:
             old = row.get(col)
@@ -239,10 +282,13 @@ def read_cells(
     previous: set[int] = set()
     previous_x0 = 0.0
     previous_y1: float | None = None
+    last_head = {col: " ".join(texts) for col, (_, texts) in rows[-1].items()} if rows else {}
+    restarts: set[int] = set()  # a header row again, between blocks stacked in one table ("Name | clog-log | cauchit")
     for line in _with_raised_pieces(body, cuts):
         parts: dict[int, list[str]] = {}
+        group_label = any(line[0] in x for x in labels)  # raised pieces make new lists of the same words
         for word in line:
-            parts.setdefault(_column((word.x0 + word.x1) / 2, cuts), []).append(word.text)
+            parts.setdefault(0 if group_label else _column((word.x0 + word.x1) / 2, cuts), []).append(word.text)
         cells = {col: (1, [" ".join(ws)]) for col, ws in parts.items()}
         # A line filling one column that the line before filled too is wrapped cell text, unless it
         # starts left of the line before (a group label outdented from its rows: "Peng-Huang" over "n = 100").
@@ -255,12 +301,17 @@ def read_cells(
             and any(texts and texts[-1].endswith("-") for texts in above.values())
             and all(texts[0][:1].islower() for _, texts in cells.values())
         )
-        if len(rows) > len(head) and wrapped and set(cells) <= previous and not outdented and not apart:
+        same = sum(1 for col, (_, texts) in cells.items() if last_head.get(col) and " ".join(texts) == last_head[col])
+        corner = bool(last_head.get(0)) and " ".join(cells.get(0, (1, []))[1]) == last_head[0]
+        restart = len(rows) > len(head) and (corner or (same >= 1 and 2 * same >= len(cells)))  # "Name | …", "Method | Description"
+        if len(rows) > len(head) and wrapped and set(cells) <= previous and not outdented and not apart and not restart and not group_label:
             for col, (_, texts) in cells.items():
                 rows[-1].setdefault(col, (1, []))[1].extend(texts)
         else:
             rows.append(cells)
             row_y.append(line[0].centre)
+            if restart:
+                restarts.add(len(rows) - 1)
         previous, previous_x0, previous_y1 = set(cells), line[0].x0, max(w.y1 for w in line)
     body_rows = rows[len(head) :]
     joined = join_band_labels({r: " ".join(row.get(0, (1, []))[1]) for r, row in enumerate(body_rows)}, dict(enumerate(row_y)), separators)
@@ -274,7 +325,7 @@ def read_cells(
             if col in covered:
                 continue
             span, texts = row.get(col, (1, []))
-            out.append(TableCell(row=r, col=col, text=join_lines(texts), header=r < len(head), span=span))
+            out.append(TableCell(row=r, col=col, text=join_lines(texts), header=r < len(head) or r in restarts, span=span))
             covered.update(range(col, col + span))
     return out
 
@@ -341,6 +392,32 @@ def whitespace_tables(blocks: Sequence[TextBlock], words: Sequence[Word], body_s
     return found
 
 
+_VALUE = re.compile(r"^[-+−–]?(?:\d[\d,]*(?:\.\d*)?|\.\d+)%?$")
+
+
+def value_grids(words: Sequence[Word], body_size: float) -> list[BBox]:
+    """Areas of five or more lines set in the same three or more aligned columns, four in five of their
+    cells numbers: a table with no rules or caption beside it (a long table's middle page). A run of prose,
+    code or a formula does not break into one column count line after line with numbers in them.
+    """
+    lines = _lines(words, body_size)
+    phrases = [_phrases(ln, 0.6 * body_size) for ln in lines]
+    found: list[BBox] = []
+    i = 0
+    while i < len(lines):
+        j = i
+        while j + 1 < len(lines) and len(phrases[j + 1]) == len(phrases[i]) and lines[j + 1][0].y0 - lines[j][-1].y1 < 1.2 * body_size:
+            j += 1
+        run = phrases[i : j + 1]
+        cells = [" ".join(w.text for w in p) for row in run for p in row]
+        numbers = sum(1 for c in cells if _VALUE.match(c))
+        if j - i >= 4 and len(phrases[i]) >= 3 and numbers >= 0.8 * len(cells) and _aligned(run):
+            taken = [w for ln in lines[i : j + 1] for w in ln]
+            found.append((min(w.x0 for w in taken), min(w.y0 for w in taken), max(w.x1 for w in taken), max(w.y1 for w in taken)))
+        i = j + 1
+    return found
+
+
 def captioned_lines(words: Sequence[Word], caption: BBox, body_size: float) -> list[Word]:
     """The words of a captioned table set without rules: the lines right above the caption (else right below).
 
@@ -403,6 +480,21 @@ def _with_raised_pieces(body: list[list[Word]], cuts: list[float]) -> list[list[
     if pending:
         out.append(pending)
     return out
+
+
+def _centred_labels(body: list[list[Word]], body_size: float) -> list[list[Word]]:
+    """Lines of one short phrase centred on the table and across a gap between the other lines' columns (three or
+    more): labels of the row groups under them, which must not join two columns."""
+    left, right = min(ln[0].x0 for ln in body), max(ln[-1].x1 for ln in body)
+    width = right - left
+    single = [
+        ln for ln in body
+        if len(_phrases(ln, 0.6 * body_size)) == 1 and ln[-1].x1 - ln[0].x0 < 0.5 * width
+        and abs((ln[0].x0 + ln[-1].x1) / 2 - (left + right) / 2) < 0.05 * width and ln[0].x0 > left + 0.15 * width
+    ]
+    others = [ln for ln in body if not any(ln is x for x in single)]
+    cuts = _cuts(others, 0.9 * body_size) if len(others) >= 3 else []
+    return [ln for ln in single if any(ln[0].x0 < c < ln[-1].x1 for c in cuts)]  # a wrapped cell's line keeps to its column
 
 
 def _off_centre_label(line: list[Word], lines: list[list[Word]], body_size: float) -> bool:

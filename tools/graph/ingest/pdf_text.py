@@ -22,7 +22,7 @@ BBox = tuple[float, float, float, float]
 
 _BOLD_FONT = re.compile(r"bold|demi|black|heavy|semibold|cmbx|cmb\d", re.I)
 _ITALIC_FONT = re.compile(r"italic|oblique|slant|cmti", re.I)
-_MONO_FONT = re.compile(r"mono|courier|cmtt|cmsltt|consol|typewriter", re.I)
+_MONO_FONT = re.compile(r"mono|nimbusmon|courier|cmtt|cmsltt|sftt|sfst|consol|typewriter", re.I)
 _MATH_FONT = re.compile(r"math|cmmi|cmsy|cmex|symbol|msbm|msam|rsfs|eufm", re.I)
 # Ligatures, and the private-use pieces of Adobe Symbol's tall delimiters (U+F8EB–U+F8FE): the top of a
 # left delimiter and the bottom of a right one become the delimiter; extension pieces vanish.
@@ -127,7 +127,30 @@ def _font_traits(font: str) -> tuple[bool, bool, bool, bool]:
     )
 
 
-def _line_record(spans: list[dict[str, Any]], bbox: BBox, encodings: dict[str, dict[int, str]]) -> TextLine | None:
+def _fixed_pitch(spans: list[dict[str, Any]]) -> set[str]:
+    """Fonts a page sets at one width per character though their names do not say so (typewriter text in TeX's
+    Type 3 bitmap fonts, named "F49"): six spans or more of three characters or more with letters, five of them different,
+    ten different letters among them, nine in ten of whose widths per character and size are within 1.5% of
+    their median (a span opening with a space, as pymupdf sets one, is a little off).
+    """
+    widths: dict[str, list[tuple[float, str]]] = {}
+    for span in spans:
+        text = str(span["text"]).strip()  # a span's box leaves out its leading and trailing spaces
+        if len(text) >= 3 and sum(c.isalpha() for c in text) >= 2 and float(span["size"]) > 0:  # digits are of one width in most fonts
+            widths.setdefault(str(span["font"]), []).append(((span["bbox"][2] - span["bbox"][0]) / len(text) / float(span["size"]), text))
+    fixed: set[str] = set()
+    for font, seen in widths.items():
+        texts = {text for _, text in seen}
+        letters = {c for text in texts for c in text if c.isalpha()}
+        per_char = sorted(w for w, _ in seen)
+        usual = per_char[len(per_char) // 2]
+        steady = sum(1 for w in per_char if abs(w - usual) <= 0.015 * usual)
+        if len(seen) >= 6 and len(texts) >= 5 and len(letters) >= 10 and steady >= 0.9 * len(seen):
+            fixed.add(font)
+    return fixed
+
+
+def _line_record(spans: list[dict[str, Any]], bbox: BBox, encodings: dict[str, dict[int, str]], fixed: set[str] | frozenset[str] = frozenset()) -> TextLine | None:
     text = "".join(decode(str(s["text"]), encodings.get(str(s["font"]))) for s in spans).translate(LIGATURES)
     if not text.strip():
         return None
@@ -146,7 +169,7 @@ def _line_record(spans: list[dict[str, Any]], bbox: BBox, encodings: dict[str, d
             bold_chars += n
         if flags & 2 or italic_font:
             italic_chars += n
-        if flags & 8 or mono_font:
+        if flags & 8 or mono_font or font in fixed:
             mono += n
         if math_font:
             math += n
@@ -183,12 +206,13 @@ def page_text_blocks(page: pymupdf.Page, fonts: FontEncodings | None = None) -> 
     fonts = fonts if fonts is not None else FontEncodings()
     fonts.learn([span for raw in data["blocks"] for raw_line in raw.get("lines", []) for span in raw_line["spans"]], page.number)
     encodings = fonts.tables
+    fixed = _fixed_pitch([span for raw in data["blocks"] for raw_line in raw.get("lines", []) for span in raw_line["spans"]])
     for raw in data["blocks"]:
         if raw.get("type") != 0:
             continue
         lines = []
         for raw_line in raw["lines"]:
-            line = _line_record(raw_line["spans"], tuple(raw_line["bbox"]), encodings)
+            line = _line_record(raw_line["spans"], tuple(raw_line["bbox"]), encodings, fixed)
             if line is not None:
                 lines.append(line)
         if lines:
