@@ -90,3 +90,22 @@ def test_a_citation_count_needs_the_text_to_agree() -> None:
     wrong = _cites_graph(refs, "Mixed models (Smith 2008) were extended (Smith and Jones 2010).")  # Smith is not Jones et al.'s first author
     assert not confirmed_count(wrong, "aggregation_section_citations", ["s", "p", "r0", "r1"], "2")
     assert confirmed_count(agree, "table_qa_cell", ["p"], "whatever")  # not a count: nothing to confirm
+
+
+def test_a_passage_is_quoted_only_up_to_a_double_quote_in_it(tmp_path: Path) -> None:
+    """constparty.pdf (r-cran-partykit) once gave 'the passage beginning "The prediction type can either be "node",
+    "response",…"': the inner quotes end the quoted opening early. An opening stops before them, or there is none."""
+    from taskloom.tools.generate.document.address import Addresses
+
+    doc = tmp_path / "quotes.md"
+    doc.write_text(
+        "# Predictions\n\nThe prediction type can either be \"node\", \"response\" or \"prob\" for trees of every kind.\n\n"
+        "Each tree in the forest is grown on a bootstrap sample and then \"pruned\" by the usual rule of thumb.\n",
+        encoding="utf-8",
+    )
+    service = GraphService(Settings(workspace=tmp_path / "ws", embedder="hashing"))
+    kg = service.load(service.ingest_document(doc).graph_id)
+    addresses = Addresses(_Index(kg))
+    short, long = sorted(kg.nodes("paragraph"), key=lambda n: n.text.index('"'))
+    assert addresses.opening(short) is None  # six words before the first quote: too few to be unique
+    assert addresses.opening(long) == "Each tree in the forest is grown on…"  # eight words, once in the text

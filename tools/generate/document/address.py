@@ -84,7 +84,8 @@ class Addresses:
         return sum(1 for k, p in self._grams.get(tuple(words[:OPENING_WORDS]), []) if self._words[k][p : p + n] == words)
 
     def opening(self, node: Node, within: int | None = None) -> str | None:
-        """The shortest opening of ``node`` (8, 12, 16 or 24 words, "…" when cut) that occurs once in the document.
+        """The shortest opening of ``node`` (8, 12, 16 or 24 words, "…" when cut) that occurs once in the document,
+        with no double quote in it (the instruction quotes it).
 
         ``within``: the opening must end inside the first ``within`` characters of the node's normalised text
         (so it does not give away an answer that follows); ``None`` when it cannot.
@@ -98,15 +99,16 @@ class Addresses:
 
     def _opening(self, node: Node) -> str | None:
         words = _norm(node.text).split()
+        limit = next((i for i, w in enumerate(words) if '"' in w), len(words))  # a quote would end the quoted opening early
         if len(words) < OPENING_WORDS:
             whole = " ".join(words)
             found = sum(" ".join(w).count(whole) for w in self._words) if whole else 0
-            return whole if found == 1 else None
+            return whole if found == 1 and limit == len(words) else None
         for n in (OPENING_WORDS, *_LONGER):
-            n = min(n, len(words))
-            if self._occurrences(words[:n]) == 1:
+            n = min(n, len(words), limit)
+            if n >= OPENING_WORDS and self._occurrences(words[:n]) == 1:
                 return " ".join(words[:n])
-            if n == len(words):
+            if n in (len(words), limit):
                 break
         return None
 

@@ -55,7 +55,7 @@ def _x_overlap(a: BBox, b: BBox) -> float:
 def horizontal_rules(drawings: list[dict[str, Any]], min_width: float = 50.0) -> list[BBox]:
     """Thin horizontal lines, top to bottom, with collinear touching segments merged.
 
-    Grids drawn cell by cell come out as one rule per row line.
+    Grids drawn cell by cell come out as one rule per row line; the lower line of a double rule is dropped.
     """
     segments = sorted(
         (r.x0, r.y0, r.x1, r.y1)
@@ -69,7 +69,8 @@ def horizontal_rules(drawings: list[dict[str, Any]], min_width: float = 50.0) ->
             last[2] = max(last[2], x1)
         else:
             rules.append([x0, y0, x1, y1])
-    return [(r[0], r[1], r[2], r[3]) for r in rules if r[2] - r[0] >= min_width]
+    wide = [(r[0], r[1], r[2], r[3]) for r in rules if r[2] - r[0] >= min_width]
+    return [r for r in wide if not any(0 < r[1] - o[1] < 3.0 and abs(o[0] - r[0]) < 2 and abs(o[2] - r[2]) < 2 for o in wide)]  # a double rule is one
 
 
 def _filled_boxes(drawings: list[dict[str, Any]]) -> list[BBox]:
@@ -115,16 +116,19 @@ def header_above(words: list[Word], rule: BBox, body_size: float, captions: Sequ
     return top - 0.5 if top is not None else None
 
 
-def _ruled_cells(words: list[Word], rules: list[BBox], body_size: float, shorter: Sequence[BBox] = (), head_top: float | None = None) -> list[TableCell]:
+def _ruled_cells(
+    words: list[Word], rules: list[BBox], body_size: float, shorter: Sequence[BBox] = (), head_top: float | None = None, drawings: Sequence[dict[str, Any]] = ()
+) -> list[TableCell]:
     """Cells of a table bounded by horizontal rules: the first inner rule ends the header (the first rule, when a
     header sits above it from ``head_top``: :func:`header_above`); ``shorter`` rules (any on the page) drawn in the
-    header under a spanning header say its columns."""
+    header under a spanning header say its columns, and vertical rules among ``drawings`` the boxes of the header's."""
     top, bottom = head_top if head_top is not None else rules[0][1], rules[-1][1]
     inside_words = [w for w in words if top < w.centre < bottom and w.x0 >= rules[0][0] - 2 and w.x1 <= rules[0][2] + 2]
     inner = [r[1] for r in (rules[:-1] if head_top is not None else rules[1:-1])]
     limit = inner[0] if inner else bottom
     underlines = [r for r in shorter if top < r[1] < limit and r[0] >= rules[0][0] - 2 and r[2] <= rules[0][2] + 2 and r[2] - r[0] < rules[0][2] - rules[0][0] - 4]
-    return read_cells(inside_words, body_size, header_limit=inner[0] if inner else None, separators=inner[1:], underlines=underlines)
+    walls = [(r.x0 + r.x1) / 2 for r in (d["rect"] for d in drawings) if r.width <= 2 and r.y0 <= top + 2 and r.y1 >= limit - 2]
+    return read_cells(inside_words, body_size, header_limit=inner[0] if inner else None, separators=inner[1:], underlines=underlines, walls=walls)
 
 
 def _bands_joined(cells: list[TableCell], rules: list[BBox]) -> list[TableCell]:
@@ -216,7 +220,7 @@ def _captioned_table(pg: _Page, caption: TextBlock, rules: list[BBox], grids: li
         grid_cells = []
     group = _rule_group(rules, cb, pg.page.rect.height, [c.bbox for c in others if c is not caption])
     head_top = header_above(pg.words, group[0], pg.body_size, [c.bbox for c in others]) if group else None
-    rule_cells = _ruled_cells(pg.words, group, pg.body_size, rules, head_top) if group else []
+    rule_cells = _ruled_cells(pg.words, group, pg.body_size, rules, head_top, pg.drawings) if group else []
     if grid_index is not None and (grid_cells or rule_cells):
         used.add(grid_index)
     if grid_cells and _rows(grid_cells) >= _rows(rule_cells):
@@ -275,7 +279,7 @@ def _uncaptioned_ruled(
         box = (run[0][0], run[0][1] if head_top is None else head_top, run[-1][2], run[-1][3])
         if _overlaps(box, taken) or mono_share(blocks, box) >= 0.6:
             continue
-        cells = _ruled_cells(pg.words, run, pg.body_size, rules, head_top)
+        cells = _ruled_cells(pg.words, run, pg.body_size, rules, head_top, pg.drawings)
         inner = [i for i, t in enumerate(grids) if i not in used and inside(tuple(t.bbox), box, 4)]
         grid_cells = _grid_cells(pg.page, grids[inner[0]], pg.encoding) if len(inner) == 1 else []
         used.update(inner)

@@ -194,13 +194,19 @@ def _underline(phrase: list[Word], rules: Sequence[BBox], reach: float) -> BBox 
 
 
 def _header_spans(
-    phrases: list[list[Word]], cuts: list[float], body_edges: list[tuple[float, float]], reach: float, own: set[int] | None = None
+    phrases: list[list[Word]],
+    cuts: list[float],
+    body_edges: list[tuple[float, float]],
+    reach: float,
+    own: set[int] | None = None,
+    walls: Sequence[float] = (),
 ) -> list[tuple[int, int, str]]:
     """(first column, span, text) for the phrases of a header line.
 
     Every column goes to the phrase over it, or else the nearest phrase within
     ``reach`` unless a line above heads it alone (``own``); a phrase given several
-    columns is a spanning header.
+    columns is a spanning header. A phrase alone between two vertical rules (``walls``, their x)
+    heads every column between them ("time" set left in its box over twelve columns).
     """
     boxes = [(p[0].x0, p[-1].x1) for p in phrases]
     owner: dict[int, int] = {}
@@ -225,8 +231,20 @@ def _header_spans(
                 cols = over
         if not cols:  # over no column's words: the column its middle falls in
             cols = [_column(middle, cuts)]
+        boxed = _walled(boxes[index], boxes, walls, body_edges)
+        if len(boxed) > len(cols):
+            cols = boxed
         out.append((cols[0], cols[-1] - cols[0] + 1, " ".join(w.text for w in phrase)))
     return out
+
+
+def _walled(box: tuple[float, float], boxes: list[tuple[float, float]], walls: Sequence[float], body_edges: list[tuple[float, float]]) -> list[int]:
+    """The columns between the two vertical rules around ``box``, when no other phrase of its line stands between them."""
+    left = max((x for x in walls if x <= box[0]), default=None)
+    right = min((x for x in walls if x >= box[1]), default=None)
+    if left is None or right is None or any(b != box and b[1] > left and b[0] < right for b in boxes):
+        return []
+    return [c for c, (x0, x1) in enumerate(body_edges) if x0 >= left - 1 and x1 <= right + 1]
 
 
 def read_cells(
@@ -236,13 +254,15 @@ def read_cells(
     header_lines: int = 1,
     separators: Sequence[float] = (),
     underlines: Sequence[BBox] = (),
+    walls: Sequence[float] = (),
 ) -> list[TableCell]:
     """Cells of the table whose words are ``words``.
 
     Lines above ``header_limit`` (a rule's y) are the header; without one, the first
     ``header_lines`` lines are. Columns come from the body lines only, so a header
     spanning two columns does not merge them. ``underlines`` are rules shorter than the table's drawn in its
-    header: each says which columns the phrase right above it heads.
+    header: each says which columns the phrase right above it heads; ``walls`` are the x of vertical rules
+    through the header.
     """
     lines = _lines(words, body_size)
     if len(lines) < 2:
@@ -272,7 +292,7 @@ def read_cells(
             and len(phrases) < columns - 1
             and not _starts_aligned(phrases, [p for ln in head[i + 1 :] for p in _phrases(ln, 0.6 * body_size)])
         )
-        spans = _group_spans(phrases, cuts, edges, body_size, underlines) if upper else _header_spans(phrases, cuts, edges, 1.5 * body_size, own)
+        spans = _group_spans(phrases, cuts, edges, body_size, underlines) if upper else _header_spans(phrases, cuts, edges, 1.5 * body_size, own, walls)
         own = {col for col, span, _ in spans if span == 1} if upper else own
         for col, span, text in spans:
             old = row.get(col)
