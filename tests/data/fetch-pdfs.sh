@@ -8,8 +8,11 @@
 # 48 pages, many figures), sandwich-CL.pdf (r-cran-sandwich, 36 pages, run-in headings), adjcurve.pdf
 # and survival.pdf (r-cran-survival, 26 and 98 pages of numbered sections), clm_article.pdf (r-cran-ordinal,
 # 46 pages: tables whose columns are lists, raised marks after names, a lettered appendix after the references),
-# MAXtest.pdf and Implementation.pdf (r-cran-coin: booktabs headers set on their first rule with no rule
-# above, captions above their tables, a header repeated between stacked blocks, centred group labels).
+# MAXtest.pdf, Implementation.pdf and LegoCondInf.pdf (r-cran-coin: booktabs headers set on their first rule
+# with no rule above, captions above their tables, a header repeated between stacked blocks, centred group
+# labels, a double top rule), chfls1.pdf (r-cran-multcomp: group labels ending in a colon, table notes inside
+# the rules), rq.pdf (r-cran-quantreg: estimates over their intervals) and validate.pdf (r-cran-survival: rows
+# filled on the left only, a header stacked on two lines, vertical rules boxing a spanning header).
 # Idempotent: fetches nothing when every PDF is already there, and only the packages of missing ones.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -19,7 +22,8 @@ declare -A package=(
   [generalsiminf]=r-cran-multcomp [R-exts]=r-doc-pdf [fullrefman]=r-doc-pdf
   [crq]=r-cran-quantreg [strucplot]=r-cran-vcd [sandwich-CL]=r-cran-sandwich
   [adjcurve]=r-cran-survival [survival]=r-cran-survival [clm_article]=r-cran-ordinal
-  [MAXtest]=r-cran-coin [Implementation]=r-cran-coin
+  [MAXtest]=r-cran-coin [Implementation]=r-cran-coin [LegoCondInf]=r-cran-coin
+  [chfls1]=r-cran-multcomp [rq]=r-cran-quantreg [validate]=r-cran-survival
 )
 missing=()
 for name in "${!package[@]}"; do [ -s "$cache/$name.pdf" ] || missing+=("$name"); done

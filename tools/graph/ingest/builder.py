@@ -6,6 +6,8 @@ document always yields the same ids.
 
 from __future__ import annotations
 
+import re
+
 from pathlib import Path
 
 from ..model import Edge, EdgeType, GraphMeta, KnowledgeGraph, Node, NodeType, Source
@@ -189,8 +191,11 @@ def _add_cells(b: _Builder, table_id: str, block: Block) -> None:
     first_col = {c.row: c.text for c in block.cells if c.col == 0 and not c.header}
     groups = _row_groups(block.cells)
     for row, group in groups.items():
-        first_col[row] = f"{group}, {first_col[row]}"
+        first_col[row] = f"{group.rstrip(':')}, {first_col[row]}"  # "Correct calculations:" over "AIC": "Correct calculations, AIC"
     carried = {} if groups else _carried_labels(block.cells)
+    if carried and not _names_rows(block.cells):  # the label carried down names every cell of its rows
+        first_col.update(carried)
+        carried = {}
     second_col = {c.row: c.text for c in block.cells if c.col == 1 and not c.header}
     for cell in block.cells:
         cell_id = f"{table_id}/r{cell.row}c{cell.col}"
@@ -242,6 +247,16 @@ def _carried_labels(cells: list[TableCell]) -> dict[int, str]:
         label = rows[r].get(0) or label
         out[r] = label
     return out
+
+
+def _names_rows(cells: list[TableCell]) -> bool:
+    """Whether the second column can name rows: not when most of its body cells are numbers or intervals
+    ("462.223" over "(450.572,480.503)": one row of estimates set on two lines)."""
+    texts = [c.text for c in cells if c.col == 1 and not c.header and c.text]
+    return sum(1 for t in texts if _NUMERIC_CELL.match(t)) < 0.5 * len(texts)
+
+
+_NUMERIC_CELL = re.compile(r"^[\s(\[]*[-−+]?[\d.,\s−-]+[)\]]*$")
 
 
 def _row_groups(cells: list[TableCell]) -> dict[int, str]:

@@ -127,8 +127,21 @@ def _ruled_cells(
     inner = [r[1] for r in (rules[:-1] if head_top is not None else rules[1:-1])]
     limit = inner[0] if inner else bottom
     underlines = [r for r in shorter if top < r[1] < limit and r[0] >= rules[0][0] - 2 and r[2] <= rules[0][2] + 2 and r[2] - r[0] < rules[0][2] - rules[0][0] - 4]
-    walls = [(r.x0 + r.x1) / 2 for r in (d["rect"] for d in drawings) if r.width <= 2 and r.y0 <= top + 2 and r.y1 >= limit - 2]
+    walls = _walls(drawings, top, limit)
     return read_cells(inside_words, body_size, header_limit=inner[0] if inner else None, separators=inner[1:], underlines=underlines, walls=walls)
+
+
+def _walls(drawings: Sequence[dict[str, Any]], top: float, bottom: float) -> list[float]:
+    """The x of vertical rules that run through the band from ``top`` to ``bottom`` (a header's); a rule drawn a
+    row at a time is joined first."""
+    runs: dict[int, list[list[float]]] = {}
+    for r in sorted((d["rect"] for d in drawings if d["rect"].width <= 2 and d["rect"].height > 0), key=lambda r: r.y0):
+        spans = runs.setdefault(round(r.x0 + r.x1), [])
+        if spans and r.y0 <= spans[-1][1] + 1:
+            spans[-1][1] = max(spans[-1][1], r.y1)
+        else:
+            spans.append([r.y0, r.y1])
+    return [x / 2 for x, spans in runs.items() if any(y0 <= top + 2 and y1 >= bottom - 2 for y0, y1 in spans)]
 
 
 def _bands_joined(cells: list[TableCell], rules: list[BBox]) -> list[TableCell]:
@@ -265,7 +278,8 @@ def _unruled_table(pg: _Page, caption: TextBlock, rules: list[BBox]) -> Region |
         return None
     box = (min(w.x0 for w in words), min(w.y0 for w in words), max(w.x1 for w in words), max(w.y1 for w in words))
     inner = [r[1] for r in rules if box[1] < r[1] < box[3] and _x_overlap(r, box) > 0.5 * (box[2] - box[0])]
-    cells = read_cells(words, pg.body_size, header_limit=inner[0] if inner else None)
+    walls = _walls(pg.drawings, box[1] + 2, inner[0]) if inner else []  # a short vertical rule may stop at the header's top line
+    cells = read_cells(words, pg.body_size, header_limit=inner[0] if inner else None, walls=walls)
     return Region("table", box, cells, caption) if _is_table(cells) else None
 
 

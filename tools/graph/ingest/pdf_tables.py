@@ -146,15 +146,21 @@ def _starts_aligned(phrases: list[list[Word]], below: list[list[Word]]) -> bool:
 
 
 def _group_spans(
-    phrases: list[list[Word]], cuts: list[float], body_edges: list[tuple[float, float]], slack: float, underlines: Sequence[BBox] = ()
+    phrases: list[list[Word]],
+    cuts: list[float],
+    body_edges: list[tuple[float, float]],
+    slack: float,
+    underlines: Sequence[BBox] = (),
+    walls: Sequence[float] = (),
 ) -> list[tuple[int, int, str]]:
     """(first column, span, text) for a header line above the last: group headers ("Intercept" over Bias, MAE, RMSE).
 
     A phrase heads the columns its words stand over (or, standing in the gap between two, both), widened
     to the most columns that no other phrase of the line stands over, that leave out the row labels'
-    column, and whose middle is no further from the phrase's than the first columns' (or ``slack``): a group
+    column, and whose middle is no further from the phrase's than the first columns' (or half of ``slack``): a group
     header sits centred over its group, and a wide neighbour on one side ("Contact" left of five rating
-    columns) is no part of it. A rule drawn right under a phrase alone (booktabs' ``cmidrule``) says its columns.
+    columns) is no part of it. A rule drawn right under a phrase alone (booktabs' ``cmidrule``) says its columns, as
+    do two vertical rules (``walls``) with no other phrase between them.
     """
     boxes = [(p[0].x0, p[-1].x1) for p in phrases]
     over = [[c for c, (left, right) in enumerate(body_edges) if left <= b[1] and right >= b[0]] for b in boxes]
@@ -165,6 +171,7 @@ def _group_spans(
         middle = (box[0] + box[1]) / 2
         alone = rule is not None and rules.count(rule) == 1  # one rule under "Intercept" and "Slope" says neither's columns
         ruled = [c for c, (left, right) in enumerate(body_edges) if alone and rule and rule[0] - 2 <= (left + right) / 2 <= rule[2] + 2]
+        ruled = ruled or _walled(boxes[len(out)], boxes, walls, body_edges)  # alone between two vertical rules: their columns
         if ruled:
             owned.update(ruled)
             out.append((ruled[0], len(ruled), " ".join(w.text for w in phrase)))
@@ -179,7 +186,7 @@ def _group_spans(
             for hi in range(cols[-1], len(body_edges))
             if not (set(range(lo, hi + 1)) - set(cols)) & owned
         }
-        limit = max(off.get((cols[0], cols[-1]), 0.0), slack)
+        limit = max(off.get((cols[0], cols[-1]), 0.0), slack / 2)
         fits = [span for span, away in off.items() if away <= limit]
         low, high = max(fits, key=lambda s: (s[1] - s[0], -off[s]), default=(cols[0], cols[-1]))
         owned.update(range(low, high + 1))
@@ -271,13 +278,14 @@ def read_cells(
         head = [ln for ln in lines if ln[0].centre < header_limit]
     else:
         head = lines[:header_lines]
-    while len(head) > 1 and _off_centre_label(head[0], lines, body_size) and not _underline(head[0], underlines, body_size):  # "Females" over the header: the first group's label
+    while len(head) > 1 and _off_centre_label(head[0], lines, body_size) and not _underline(head[0], underlines, body_size) and not _stacked(head[0], head[1], body_size):  # "Females" over the header: the first group's label
         head = head[1:]
     body = [ln for ln in lines if not any(ln is h for h in head)]
     if not body:
         return []
     gap = 0.9 * body_size
-    labels = _centred_labels(body, body_size)  # "Independent samples" centred over the rows it heads
+    labels, notes = _lone_lines(body, body_size)
+    body = [ln for ln in body if not any(ln is x for x in notes)]
     cuts = _cuts([ln for ln in body if not any(ln is x for x in labels)], gap)
     columns = len(cuts) + 1
     edges = [(min(w.x0 for ln in body for w in ln if _column((w.x0 + w.x1) / 2, cuts) == c),
@@ -292,7 +300,7 @@ def read_cells(
             and len(phrases) < columns - 1
             and not _starts_aligned(phrases, [p for ln in head[i + 1 :] for p in _phrases(ln, 0.6 * body_size)])
         )
-        spans = _group_spans(phrases, cuts, edges, body_size, underlines) if upper else _header_spans(phrases, cuts, edges, 1.5 * body_size, own, walls)
+        spans = _group_spans(phrases, cuts, edges, body_size, underlines, walls) if upper else _header_spans(phrases, cuts, edges, 1.5 * body_size, own, walls)
         own = {col for col, span, _ in spans if span == 1} if upper else own
         for col, span, text in spans:
             old = row.get(col)
@@ -304,9 +312,10 @@ def read_cells(
     previous_y1: float | None = None
     last_head = {col: " ".join(texts) for col, (_, texts) in rows[-1].items()} if rows else {}
     restarts: set[int] = set()  # a header row again, between blocks stacked in one table ("Name | clog-log | cauchit")
-    for line in _with_raised_pieces(body, cuts):
+    pieces = _with_raised_pieces(body, cuts)
+    for index, line in enumerate(pieces):
         parts: dict[int, list[str]] = {}
-        group_label = any(line[0] in x for x in labels)  # raised pieces make new lists of the same words
+        group_label = any(line[0] in x for x in labels) or _heads_rows(line, pieces[index + 1 : index + 2], cuts, body_size)
         for word in line:
             parts.setdefault(0 if group_label else _column((word.x0 + word.x1) / 2, cuts), []).append(word.text)
         cells = {col: (1, [" ".join(ws)]) for col, ws in parts.items()}
@@ -453,12 +462,14 @@ def captioned_lines(words: Sequence[Word], caption: BBox, body_size: float) -> l
         taken: list[list[Word]] = []
         for line in side:
             gap = (edge - max(w.y1 for w in line)) if side is above else (min(w.y0 for w in line) - edge)
-            if gap > 2.5 * body_size or (len(_phrases(line, 0.6 * body_size)) < 2 and line[-1].x1 - line[0].x0 >= 0.25 * width):
+            reach = max(width, max((ln[-1].x1 for ln in taken), default=0.0) - min((ln[0].x0 for ln in taken), default=0.0))
+            if gap > 2.5 * body_size or (len(_phrases(line, 0.6 * body_size)) < 2 and line[-1].x1 - line[0].x0 >= 0.6 * reach):
                 break
             taken.append(line)
             edge = min(w.y0 for w in line) if side is above else max(w.y1 for w in line)
         if sum(1 for ln in taken if len(_phrases(ln, 0.6 * body_size)) >= 2) >= 2:
-            return [w for ln in taken for w in ln]
+            area = (min(ln[0].x0 for ln in taken), min(w.y0 for ln in taken for w in ln), max(ln[-1].x1 for ln in taken), max(w.y1 for ln in taken for w in ln))
+            return [w for w in words if w.x0 >= area[0] - 1 and w.x1 <= area[2] + 1 and area[1] - 1 <= w.centre <= area[3] + 1]  # rows off the caption's width too
     return []
 
 
@@ -502,19 +513,43 @@ def _with_raised_pieces(body: list[list[Word]], cuts: list[float]) -> list[list[
     return out
 
 
-def _centred_labels(body: list[list[Word]], body_size: float) -> list[list[Word]]:
-    """Lines of one short phrase centred on the table and across a gap between the other lines' columns (three or
-    more): labels of the row groups under them, which must not join two columns."""
-    left, right = min(ln[0].x0 for ln in body), max(ln[-1].x1 for ln in body)
-    width = right - left
-    single = [
-        ln for ln in body
-        if len(_phrases(ln, 0.6 * body_size)) == 1 and ln[-1].x1 - ln[0].x0 < 0.5 * width
-        and abs((ln[0].x0 + ln[-1].x1) / 2 - (left + right) / 2) < 0.05 * width and ln[0].x0 > left + 0.15 * width
-    ]
+def _heads_rows(line: list[Word], following: list[list[Word]], cuts: list[float], body_size: float) -> bool:
+    """A line of the first column alone that names the rows under it, not the rest of the row above: it ends in a colon
+    ("Correct calculations:") or the next line starts further right ("Education" over "Junior college")."""
+    if any(_column((w.x0 + w.x1) / 2, cuts) != 0 for w in line):
+        return False
+    return line[-1].text.endswith(":") or bool(following and following[0][0].x0 > line[0].x0 + 0.5 * body_size)
+
+
+def _lone_lines(body: list[list[Word]], body_size: float) -> tuple[list[list[Word]], list[list[Word]]]:
+    """(labels, notes): lines of one phrase that cross a gap between the columns of the other lines (three or more).
+
+    A label is centred on the table ("Independent samples") or starts at its left edge ("Calculations by Pollet
+    and Nettle (2009):") and heads the rows under it: it must not join two columns. A note is wide and comes
+    after the last line of several phrases ("1 Coefficient of this variable not significant…"): no row at all.
+    """
+    single = [ln for ln in body if len(_phrases(ln, 0.6 * body_size)) == 1]
     others = [ln for ln in body if not any(ln is x for x in single)]
-    cuts = _cuts(others, 0.9 * body_size) if len(others) >= 3 else []
-    return [ln for ln in single if any(ln[0].x0 < c < ln[-1].x1 for c in cuts)]  # a wrapped cell's line keeps to its column
+    if len(others) < 3:
+        return [], []
+    cuts = _cuts(others, 0.9 * body_size)
+    left, right = min(ln[0].x0 for ln in others), max(ln[-1].x1 for ln in others)
+    width = right - left
+    crossing = [ln for ln in single if any(ln[0].x0 < c < ln[-1].x1 for c in cuts)]  # a wrapped cell's line keeps to its column
+    last = max(i for i, ln in enumerate(body) if any(ln is x for x in others))
+    notes = [ln for ln in body[last + 1 :] if any(ln is x for x in crossing) and ln[-1].x1 - ln[0].x0 > 0.5 * width]
+    labels = [
+        ln for ln in crossing
+        if not any(ln is x for x in notes) and ln[-1].x1 - ln[0].x0 < 0.6 * width
+        and (abs(ln[0].x0 - left) < 0.5 * body_size or abs((ln[0].x0 + ln[-1].x1) / 2 - (left + right) / 2) < 0.05 * width)
+    ]
+    return labels, notes
+
+
+def _stacked(upper: list[Word], lower: list[Word], body_size: float) -> bool:
+    """Whether ``upper`` is centred right over a phrase of ``lower``: one header set on two lines ("Number" / "at Risk")."""
+    middle = (upper[0].x0 + upper[-1].x1) / 2
+    return any(abs((p[0].x0 + p[-1].x1) / 2 - middle) < 0.3 * body_size for p in _phrases(lower, 0.6 * body_size))
 
 
 def _off_centre_label(line: list[Word], lines: list[list[Word]], body_size: float) -> bool:

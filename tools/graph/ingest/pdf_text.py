@@ -193,10 +193,16 @@ _MARKS = set("abcdefgh*†‡§¶")
 
 
 def _footnote_mark(span: dict[str, Any], before: dict[str, Any]) -> bool:
-    """A raised mark (:data:`_MARKS`) in a smaller size right after a word ("clmm2" + raised "c", "Gumbel (max)" + raised "b")."""
-    text, last = str(span["text"]), str(before["text"])[-1:]
+    """A raised mark (:data:`_MARKS`) in a smaller size right after a word ("clmm2" + raised "c", "Gumbel (max)" + raised "b"),
+    or a raised digit right after a decimal number ("760.4" + raised "2": no power of a rounded value)."""
+    text, word = str(span["text"]), str(before["text"]).split()[-1:] or [""]
+    last = word[0][-1:]
     after_word = last.isalnum() or last in ")]"
-    return bool(int(span["flags"]) & 1) and text in _MARKS and after_word and float(span["size"]) < 0.85 * float(before["size"])
+    after_decimal = text.isdigit() and len(text) == 1 and _DECIMAL.match(word[0]) is not None
+    return bool(int(span["flags"]) & 1) and (text in _MARKS or after_decimal) and after_word and float(span["size"]) < 0.85 * float(before["size"])
+
+
+_DECIMAL = re.compile(r"^[-−]?\d+\.\d+$")
 
 
 def page_text_blocks(page: pymupdf.Page, fonts: FontEncodings | None = None) -> list[TextBlock]:
