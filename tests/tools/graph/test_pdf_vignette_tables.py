@@ -164,3 +164,11 @@ def test_rows_filled_on_the_left_only_and_a_header_stacked_on_two_lines(graphs: 
     heads = {c.attrs["col"]: c.attrs.get("column_header") for c in cells}
     assert heads[2] == "x" and heads[3].endswith("Breslow") and heads[3].startswith("x") and heads[3] != "x Breslow"
     assert "Number at Risk" in {c.attrs.get("column_header") for c in graphs["validate"].nodes("table_cell") if c.id.startswith(f"{_table(graphs['validate'], '2').id}/")}
+
+
+def test_notes_under_a_wide_tables_last_row_are_no_rows(graphs: dict[str, KnowledgeGraph]) -> None:
+    """chfls1 Table 2 (page 5): "1 AIC for step 4a. 2 BIC for step 4b." and two more notes under the BIC row."""
+    values = _values(graphs["chfls1"], "2")
+    assert {row for row, _ in values} >= {"AIC", "BIC", "Partner income", "Health ♀"}
+    assert not any("step 4a" in row or "No reduction" in row for row, _ in values)
+    assert values[("Partner income", "Step 7")] == "√" and values[("Partner height", "Step 1")] == "—"

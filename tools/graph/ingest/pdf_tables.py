@@ -521,6 +521,15 @@ def _heads_rows(line: list[Word], following: list[list[Word]], cuts: list[float]
     return line[-1].text.endswith(":") or bool(following and following[0][0].x0 > line[0].x0 + 0.5 * body_size)
 
 
+def _note(line: list[Word]) -> bool:
+    """A table note: a raised mark ("1", "a", "*") then words of prose."""
+    if len(line) < 4:
+        return False
+    mark, first, rest = line[0], line[1], [w.text for w in line[1:]]
+    raised = mark.y1 < first.y1 - 0.2 * (first.y1 - first.y0)
+    return raised and len(mark.text) <= 2 and (mark.text.isdigit() or mark.text in "*†‡§¶abcdef") and sum(1 for t in rest if t.isalpha()) >= 3
+
+
 def _lone_lines(body: list[list[Word]], body_size: float) -> tuple[list[list[Word]], list[list[Word]]]:
     """(labels, notes): lines of one phrase that cross a gap between the columns of the other lines (three or more).
 
@@ -538,6 +547,10 @@ def _lone_lines(body: list[list[Word]], body_size: float) -> tuple[list[list[Wor
     crossing = [ln for ln in single if any(ln[0].x0 < c < ln[-1].x1 for c in cuts)]  # a wrapped cell's line keeps to its column
     last = max(i for i, ln in enumerate(body) if any(ln is x for x in others))
     notes = [ln for ln in body[last + 1 :] if any(ln is x for x in crossing) and ln[-1].x1 - ln[0].x0 > 0.5 * width]
+    end = len(body)
+    while end > 1 and _note(body[end - 1]):  # "1 AIC for step 4a. 2 BIC for step 4b." under the last row
+        end -= 1
+    notes += [ln for ln in body[end:] if not any(ln is x for x in notes)]
     labels = [
         ln for ln in crossing
         if not any(ln is x for x in notes) and ln[-1].x1 - ln[0].x0 < 0.6 * width
