@@ -147,27 +147,41 @@ def test_split_hanging_indent_starts_at_the_margin_only() -> None:
         (84, "4(2), 1–9."),
         (72, "Hill W (1999). Another title. Publisher."),
     ])
-    assert _split_references(block) == [
-        "Adams P, Brown Q, Clark R, Davis S, Evans T, Fox U, Green V (2003). A long title that wraps. Journal, 4(2), 1–9.",
-        "Hill W (1999). Another title. Publisher.",
-    ]
+    assert _split_references(block) == (
+        ["Adams P, Brown Q, Clark R, Davis S, Evans T, Fox U, Green V (2003). A long title that wraps. Journal, 4(2), 1–9.", "Hill W (1999). Another title. Publisher."],
+        False,
+    )
 
 
 def test_split_first_line_indent_starts_at_the_indent() -> None:
     block = _block([(84, "Adams P (2001). First title, wrapped"), (72, "over two lines."), (84, "Brown Q (2002). Second title.")])
-    assert _split_references(block) == ["Adams P (2001). First title, wrapped over two lines.", "Brown Q (2002). Second title."]
+    assert _split_references(block) == (["Adams P (2001). First title, wrapped over two lines.", "Brown Q (2002). Second title."], False)
 
 
 def test_split_continuation_rows_before_the_first_margin_row_stay_together() -> None:
     block = _block([(84, "Research, 12, 1–12."), (72, "Brown Q (2002). Second title. Press,"), (84, "London.")])
-    assert _split_references(block) == ["Research, 12, 1–12.", "Brown Q (2002). Second title. Press, London."]
+    assert _split_references(block) == (["Research, 12, 1–12.", "Brown Q (2002). Second title. Press, London."], True)  # the first ends the entry before
+
+
+def test_split_one_row_of_a_long_author_list_under_a_hanging_indent_opens_no_entry() -> None:
+    """MAXtest.pdf (r-cran-coin): a block begins inside an entry whose authors fill four rows; the last of them, with the
+    year, looks like an entry's opening. One such row does not turn the block to first-line indents."""
+    block = _block([
+        (103, "Cambien F, Hengstenberg C, Stark K, Blankenberg S,"),
+        (103, "Ghori MJR, Schreiber S, El Mokhtari NE, Hall AS,"),
+        (103, "C, Ouwehand W, Deloukas P, Thompson JR, Samani NJ (2008)."),
+        (103, "“Repeated replication and a prospective meta-analysis.” Circulation, 117(13), 1675–1684."),
+        (81, "Shahbazi M, Pravica V, Nasreen N, Fakhoury H, Fryer A, Strange R,"),
+    ])
+    entries, continued = _split_references(block)
+    assert len(entries) == 2 and continued and entries[1].startswith("Shahbazi M")
 
 
 def test_split_numbered_without_indent_follows_the_sequence() -> None:
     block = _block([(72, "[1] Smith J. A study of things, vol."), (72, "12. Springer, 2019."), (72, "[2] Lee K. Another study. 2020.")])
-    assert _split_references(block) == ["[1] Smith J. A study of things, vol. 12. Springer, 2019.", "[2] Lee K. Another study. 2020."]
+    assert _split_references(block) == (["[1] Smith J. A study of things, vol. 12. Springer, 2019.", "[2] Lee K. Another study. 2020."], False)
     dotted = _block([(72, "1. Smith J. A study, pages"), (72, "3. Springer, 2019."), (72, "2. Lee K. Another. 2020.")])
-    assert len(_split_references(dotted)) == 2  # "3." breaks the sequence: a wrapped line, not an entry
+    assert len(_split_references(dotted)[0]) == 2  # "3." breaks the sequence: a wrapped line, not an entry
 
 
 def test_split_author_year_without_indent_needs_a_finished_row_before() -> None:
@@ -176,14 +190,11 @@ def test_split_author_year_without_indent_needs_a_finished_row_before() -> None:
         (72, "Baker L (2003). is inside the title here."),
         (72, "Smith J (2008b). Second title."),
     ])
-    assert _split_references(block) == [
-        "Smith J, Jones K (2008a). Title. Journal, Baker L (2003). is inside the title here.",
-        "Smith J (2008b). Second title.",
-    ]
+    assert _split_references(block) == (["Smith J, Jones K (2008a). Title. Journal, Baker L (2003). is inside the title here.", "Smith J (2008b). Second title."], False)
 
 
 def test_split_drops_a_lone_page_number() -> None:
-    assert _split_references(_block([(290, "21")])) == []
+    assert _split_references(_block([(290, "21")])) == ([], False)
 
 
 # --- synthetic: keys and matcher -----------------------------------------------------------

@@ -172,3 +172,13 @@ def test_notes_under_a_wide_tables_last_row_are_no_rows(graphs: dict[str, Knowle
     assert {row for row, _ in values} >= {"AIC", "BIC", "Partner income", "Health ♀"}
     assert not any("step 4a" in row or "No reduction" in row for row, _ in values)
     assert values[("Partner income", "Step 7")] == "√" and values[("Partner height", "Step 1")] == "—"
+
+
+def test_an_entry_with_four_rows_of_authors_is_one_reference(graphs: dict[str, KnowledgeGraph]) -> None:
+    """MAXtest's bibliography prints 24 entries; "Schunkert H, … Samani NJ (2008)." runs over two text blocks, and one
+    row of its authors looks like an entry's opening. It once made 29 reference nodes."""
+    references = [n.text for n in graphs["MAXtest"].nodes("reference")]
+    assert len(references) == 24
+    schunkert = next(t for t in references if t.startswith("Schunkert H"))
+    assert "Samani NJ (2008)" in schunkert and schunkert.endswith("1675–1684.")
+    assert any(t.startswith("Shahbazi M") and "(2002)" in t for t in references)

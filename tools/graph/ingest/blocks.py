@@ -62,6 +62,7 @@ class Block(BaseModel):
     page: int | None = Field(None, description="1-based page (PDF).")
     bbox: tuple[float, float, float, float] | None = None
     end_page: int | None = Field(None, description="Last page of a block spanning pages (tables).")
+    continues: bool = Field(False, description="A reference's rows that end the entry before it (its block began mid-entry).")
 
 
 class ParsedDocument(BaseModel):

@@ -166,6 +166,8 @@ def _add_block(b: _Builder, block: Block) -> str:
         attrs["label"] = block.label
     if block.end_page:
         attrs["end_page"] = block.end_page
+    if block.continues:
+        attrs["continues"] = True
     if block.kind == "table":
         attrs.update(rows=1 + max((c.row for c in block.cells), default=-1), cols=1 + max((c.col for c in block.cells), default=-1))
     node_id = b.add(node_type, block.text, block, **attrs)

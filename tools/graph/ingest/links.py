@@ -313,6 +313,8 @@ def _head_indented(nodes: list[Node], edges: dict[int | None, list[float]]) -> b
 def _continues_entry(nodes: list[Node], index: int, head_indented: bool, edges: dict[int | None, list[float]]) -> bool:
     """Whether ``nodes[index]`` continues the entry before it."""
     node, before = nodes[index], nodes[index - 1]
+    if node.attrs.get("continues"):
+        return True  # its block began mid-entry, under a hanging indent (the splitter saw it)
     if _same_block(node, before):
         return False  # the splitter already cut that block into entries
     numbered = bool(_LABEL_RE.match(nodes[0].text))

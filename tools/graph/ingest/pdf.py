@@ -185,7 +185,8 @@ def _emit(laid_out: list[tuple[list[TextBlock], list[Region]]]) -> list[Block]:
             if block.kind == "heading":
                 in_references = bool(REFERENCE_HEADING.match(block.text))
             elif in_references and block.kind in ("paragraph", "list"):
-                out.extend(Block(kind="reference", text=entry, page=block.page, bbox=block.bbox) for entry in _split_references(tb))
+                entries, continued = _split_references(tb)
+                out.extend(Block(kind="reference", text=e, page=block.page, bbox=block.bbox, continues=continued and i == 0) for i, e in enumerate(entries))
                 continue
             if out and _continues(out[-1], block):
                 _join(out[-1], block)
@@ -244,7 +245,7 @@ def _list_items(tb: TextBlock) -> list[str]:
     return [join_lines(parts) for parts in items]
 
 
-def _split_references(tb: TextBlock) -> list[str]:
+def _split_references(tb: TextBlock) -> tuple[list[str], bool]:
     """Split a bibliography block into entries; never cut an entry at a line break.
 
     Lines on one baseline are one row. When rows start at two left edges, the edge
@@ -252,11 +253,12 @@ def _split_references(tb: TextBlock) -> list[str]:
     first-line indent) starts an entry; rows above the first such row continue an
     entry from the previous block. When all rows share one edge, a row opens an entry
     only if it is the next ``[n]``/``n.`` label, or an author list with a year right
-    after a row that ended a sentence. A block that is only a page number is dropped.
+    after a row that ended a sentence. A block that is only a page number is dropped. Also returns whether the
+    first entry is such rows, the end of an entry begun in the previous block.
     """
     rows = _reference_rows(tb)
     if not rows or (len(rows) == 1 and rows[0][1].isdigit() and len(rows[0][1]) <= 4):
-        return []
+        return [], False
     edges = [x0 for x0, _ in rows]
     margin = min(edges)
     if max(edges) > margin + 2:
@@ -269,7 +271,8 @@ def _split_references(tb: TextBlock) -> list[str]:
             entries.append([text])
         else:
             entries[-1].append(text)
-    return [joined for parts in entries if (joined := join_lines(parts))]
+    joined = [text for parts in entries if (text := join_lines(parts))]
+    return joined, bool(joined) and not starts[0] and max(edges) > margin + 2
 
 
 def _reference_rows(tb: TextBlock) -> list[tuple[float, str]]:
@@ -288,7 +291,9 @@ def _indent_starts(rows: list[tuple[float, str]], margin: float) -> list[bool]:
 
     indented = [x0 > margin + 2 for x0, _ in rows]
     opening = [ind for ind, (_, text) in zip(indented, rows, strict=True) if looks_like_entry_start(text)]
-    head_indented = opening.count(True) > opening.count(False)
+    # First-line indents need two indented openings, or the block's first row: one row of a long author list
+    # under a hanging indent ("C, Ouwehand W, … Samani NJ (2008).") looks like an opening too.
+    head_indented = opening.count(True) > opening.count(False) and (opening.count(True) >= 2 or (indented[0] and looks_like_entry_start(rows[0][1])))
     return [ind == head_indented for ind in indented]
 
 
