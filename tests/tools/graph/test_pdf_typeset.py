@@ -126,6 +126,12 @@ def test_a_header_over_some_columns_with_a_rule_under_it(graphs: dict[str, Knowl
     assert rows[3] == ["warm", "yes", "4", "5", "4", "5", "5", "4", "5"]
 
 
+def test_a_caption_above_rows_with_no_rules_under_a_grid_takes_its_own_rows(graphs: dict[str, KnowledgeGraph]) -> None:
+    """Table 10's caption stands right under Table 9's grid and above its own loose rows."""
+    assert _grid(graphs["tables"], "9") == (["Score"], [["Alpha", "0.125"], ["Beta", "0.250"], ["Gamma", "0.375"]])
+    assert _grid(graphs["tables"], "10") == (["Score"], [["Delta", "11.5"], ["Epsilon", "22.25"], ["Zeta", "33.125"]])
+
+
 def test_type3_fonts_in_t1_read_as_the_source_says(graphs: dict[str, KnowledgeGraph]) -> None:
     kg = graphs["t1fonts"]
     paragraphs = [n.text for n in kg.nodes("paragraph")]

@@ -210,7 +210,9 @@ class _Page:
         return self._words
 
 
-def _captioned_table(pg: _Page, caption: TextBlock, rules: list[BBox], grids: list[Any], used: set[int], others: list[TextBlock]) -> Region | None:
+def _captioned_table(
+    pg: _Page, caption: TextBlock, rules: list[BBox], grids: list[Any], used: set[int], others: list[TextBlock], taken: Sequence[BBox] = ()
+) -> Region | None:
     """The table a caption belongs to: the adjacent ruled grid or the rule-bounded area.
 
     Both readings are tried; the one resolving more rows wins (grid cells on a tie,
@@ -243,7 +245,7 @@ def _captioned_table(pg: _Page, caption: TextBlock, rules: list[BBox], grids: li
         used.update(i for i, t in enumerate(grids) if inside(tuple(t.bbox), box, 4))
         return Region("table", box, rule_cells, caption)
     if grid_index is None:
-        return _unruled_table(pg, caption, rules)
+        return _unruled_table(pg, caption, rules, taken)
     return None
 
 
@@ -271,9 +273,11 @@ def _sideways_table(pg: _Page, caption: TextBlock) -> Region | None:
     return Region("table", back(region.bbox), region.cells, caption) if region is not None else None
 
 
-def _unruled_table(pg: _Page, caption: TextBlock, rules: list[BBox]) -> Region | None:
-    """A captioned table set without a rule group: aligned lines next to the caption, a rule among them ending the header."""
-    words = captioned_lines(pg.words, caption.bbox, pg.body_size)
+def _unruled_table(pg: _Page, caption: TextBlock, rules: list[BBox], taken: Sequence[BBox] = ()) -> Region | None:
+    """A captioned table set without a rule group: aligned lines next to the caption, a rule among them ending the
+    header; never words of a table found already (``taken``: Table 4's grid right above Table 5's caption)."""
+    free = [w for w in pg.words if not any(inside((w.x0, w.y0, w.x1, w.y1), t, 1) for t in taken)]
+    words = captioned_lines(free, caption.bbox, pg.body_size)
     if not words:
         return None
     box = (min(w.x0 for w in words), min(w.y0 for w in words), max(w.x1 for w in words), max(w.y1 for w in words))
@@ -343,7 +347,7 @@ def find_table_regions(
             region = _sideways_table(pg, caption)
         else:  # rules of a table found already belong to no other caption (captions set above their tables)
             free = [r for r in rules if not any(inside(r, found.bbox, 2) for found in regions)]
-            region = _captioned_table(pg, caption, free, grids, used, captions)
+            region = _captioned_table(pg, caption, free, grids, used, captions, [found.bbox for found in regions])
         if region is not None:
             regions.append(region)
     taken = list(figure_boxes) + [r.bbox for r in regions]
