@@ -157,3 +157,15 @@ def test_two_footnotes_in_one_block_are_two_notes(parsed: dict[str, ParsedDocume
     notes = [b.text for b in parsed["R-exts"].blocks if b.kind == "footnote" and b.page == 13]
     assert [n.split()[0] for n in notes] == ["5", "6"]
     assert notes[1].startswith("6 and required by CRAN")
+
+
+def test_a_table_continued_under_its_own_number_on_the_next_page_is_one() -> None:
+    """mnras_guide.pdf (texlive-publishers-doc) captions a table's second page "Table 3 – continued"."""
+    from taskloom.tools.graph.ingest.blocks import Block, TableCell
+    from taskloom.tools.graph.ingest.pdf import _continues
+
+    def part(page: int, number: str) -> Block:
+        return Block(kind="table", number=number, page=page, cells=[TableCell(row=0, col=c, text=t) for c, t in enumerate(("Star", "Mass"))])
+
+    assert _continues(part(4, "3"), part(5, "3"))
+    assert not _continues(part(4, "3"), part(5, "4")) and not _continues(part(4, "3"), part(6, "3"))

@@ -321,7 +321,7 @@ def _continues(prev: Block, block: Block) -> bool:
         return False
     if prev.kind == block.kind == "paragraph":
         return not prev.text.rstrip().endswith((".", ":", "?", "!")) and block.text[:1].islower()
-    if prev.kind == block.kind == "table" and (block.number is None or prev.number is None):
+    if prev.kind == block.kind == "table" and (block.number is None or prev.number is None or block.number == prev.number):  # "Table 3 – continued"
         prev_cols = {c.col for c in prev.cells}
         return prev_cols == {c.col for c in block.cells}
     return False
