@@ -169,3 +169,10 @@ def test_a_table_continued_under_its_own_number_on_the_next_page_is_one() -> Non
 
     assert _continues(part(4, "3"), part(5, "3"))
     assert not _continues(part(4, "3"), part(5, "4")) and not _continues(part(4, "3"), part(6, "3"))
+
+
+def test_page_numbers_just_above_a_low_margin_are_no_paragraphs(parsed: dict[str, ParsedDocument]) -> None:
+    """xtableGallery prints its page numbers at 90% of the page's height, above the margin band running heads are sought in."""
+    doc = parsed["xtableGallery"]
+    assert not [b.text for b in doc.blocks if b.kind == "paragraph" and b.text.strip().isdigit()]
+    assert any(b.kind == "paragraph" and "longtable" in b.text for b in doc.blocks)  # prose at the foot of a page stays

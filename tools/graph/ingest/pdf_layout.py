@@ -70,8 +70,16 @@ def drop_running_heads(pages: list[list[TextBlock]], page_height: float, titles:
     threshold = max(2, min(int(0.3 * len(pages)), max(3, int(0.05 * len(pages)))))  # a chapter's running head repeats on its pages only
     kept = []
     for blocks in pages:
-        kept.append([b for b in blocks if (k := key(b)) is None or (k and margin_keys[k] < threshold and not (k in named and _paged(b.text)))])
+        lowest = max(blocks, key=lambda b: b.bbox[1], default=None)  # a page number set just above a low margin ("21")
+        folio = lowest if lowest is not None and lowest.bbox[1] > 0.8 * page_height and _FOLIO.match(lowest.text) else None
+        kept.append([
+            b for b in blocks
+            if b is not folio and ((k := key(b)) is None or (k and margin_keys[k] < threshold and not (k in named and _paged(b.text))))
+        ])
     return kept
+
+
+_FOLIO = re.compile(r"^\s*(?:\d{1,4}|[ivxlc]{1,6})\s*$")
 
 
 def caption_of(block: TextBlock) -> tuple[str, str] | None:
