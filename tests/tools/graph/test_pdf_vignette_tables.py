@@ -172,6 +172,9 @@ def test_notes_under_a_wide_tables_last_row_are_no_rows(graphs: dict[str, Knowle
     assert {row for row, _ in values} >= {"AIC", "BIC", "Partner income", "Health ♀"}
     assert not any("step 4a" in row or "No reduction" in row for row, _ in values)
     assert values[("Partner income", "Step 7")] == "√" and values[("Partner height", "Step 1")] == "—"
+    # the page is set up the page: pymupdf flags no superscript on the raised note marks after the values
+    assert [values[("AIC", "Step 4a")], values[("AIC", "Step 7")], values[("BIC", "Step 4b")], values[("BIC", "Step 5")]] == ["3779.4", "3753.9", "3848.7", "3844.3"]
+    assert _values(graphs["chfls1"], "1")[("Partner height", "Start")] == "√"  # "√" and a raised "1"
 
 
 def test_an_entry_with_four_rows_of_authors_is_one_reference(graphs: dict[str, KnowledgeGraph]) -> None:

@@ -52,9 +52,14 @@ def page_words(page: pymupdf.Page, area: BBox | None = None, encoding: dict[int,
 
 def _without_mark(word: Word, marks: Sequence[BBox]) -> Word:
     """``word`` without the raised footnote mark that ends it ("densea" printed "dense" with a raised "a")."""
+    upward = word.y1 - word.y0 > 1.5 * (word.x1 - word.x0) and len(word.text) > 2  # set up the page: it ends at its top
     for mark in marks:
-        if abs(word.x1 - mark[2]) <= 0.5 and word.y0 - 2 <= mark[1] <= word.y1 and len(word.text) > 1:
+        if len(word.text) < 2:
+            continue
+        if not upward and abs(word.x1 - mark[2]) <= 0.5 and word.y0 - 2 <= mark[1] <= word.y1:
             return Word(word.x0, word.y0, mark[0], word.y1, word.text[:-1])
+        if upward and abs(word.y0 - mark[1]) <= 0.5 and word.x0 - 2 <= mark[0] <= word.x1:
+            return Word(word.x0, mark[3], word.x1, word.y1, word.text[:-1])
     return word
 
 

@@ -194,12 +194,13 @@ _MARKS = set("abcdefgh*†‡§¶")
 
 def _footnote_mark(span: dict[str, Any], before: dict[str, Any]) -> bool:
     """A raised mark (:data:`_MARKS`) in a smaller size right after a word ("clmm2" + raised "c", "Gumbel (max)" + raised "b"),
-    or a raised digit right after a decimal number ("760.4" + raised "2": no power of a rounded value)."""
+    or a small digit right after a decimal number or a sign ("760.4" + "2", "√" + "1": no power of a rounded value or
+    a tick; set up the page, pymupdf flags no superscript, so the size says it)."""
     text, word = str(span["text"]), str(before["text"]).split()[-1:] or [""]
-    last = word[0][-1:]
-    after_word = last.isalnum() or last in ")]"
-    after_decimal = text.isdigit() and len(text) == 1 and _DECIMAL.match(word[0]) is not None
-    return bool(int(span["flags"]) & 1) and (text in _MARKS or after_decimal) and after_word and float(span["size"]) < 0.85 * float(before["size"])
+    last, smaller = word[0][-1:], float(span["size"]) < 0.85 * float(before["size"])
+    if text.isdigit() and len(text) == 1 and (_DECIMAL.match(word[0]) or last in "√✓✗—–*"):
+        return smaller and (bool(int(span["flags"]) & 1) or float(span["size"]) < 0.75 * float(before["size"]))
+    return bool(int(span["flags"]) & 1) and text in _MARKS and (last.isalnum() or last in ")]") and smaller
 
 
 _DECIMAL = re.compile(r"^[-−]?\d+\.\d+$")
