@@ -109,3 +109,19 @@ def test_a_passage_is_quoted_only_up_to_a_double_quote_in_it(tmp_path: Path) -> 
     short, long = sorted(kg.nodes("paragraph"), key=lambda n: n.text.index('"'))
     assert addresses.opening(short) is None  # six words before the first quote: too few to be unique
     assert addresses.opening(long) == "Each tree in the forest is grown on…"  # eight words, once in the text
+
+
+def test_a_reference_to_a_number_two_tables_carry_makes_no_task() -> None:
+    """sample631.pdf (texlive-publishers-doc): "Table 1" and its continued page, read as a second table numbered 1,
+    made four tasks asking which table "Table 1" is."""
+
+    def index(second_number: str) -> _Index:
+        kg = KnowledgeGraph(GraphMeta(id="g"))
+        kg.add_node(Node(id="p", type=NodeType.PARAGRAPH, text="The objects of Table 1 are bright."))
+        for tid, number in (("t1", "1"), ("t2", second_number)):
+            kg.add_node(Node(id=tid, type=NodeType.TABLE, text="a | b", attrs={"number": number}))
+        kg.add_edge(Edge(source="p", target="t1", type=EdgeType.REFERS_TO, attrs={"label": "Table 1"}))
+        return _Index(kg)
+
+    assert index("1").refers == []
+    assert index("2").refers == [("p", "t1", "Table 1")]

@@ -101,7 +101,7 @@ class _Index:
         self.children: dict[str, list[str]] = {}
         self.parent: dict[str, str] = {}
         self.caption_of: dict[str, str] = {}  # target -> caption node
-        self.refers: list[tuple[str, str, str]] = []  # (source, target, label)
+        self._refers: list[tuple[str, str, str]] = []  # (source, target, label)
         self.cites: dict[str, list[str]] = {}
         self.mentions: dict[str, list[str]] = {}
         for e in kg.edges():
@@ -112,7 +112,7 @@ class _Index:
             elif t == "caption_of":
                 self.caption_of.setdefault(e.target, e.source)
             elif t == "refers_to":
-                self.refers.append((e.source, e.target, str(e.attrs.get("label", ""))))
+                self._refers.append((e.source, e.target, str(e.attrs.get("label", ""))))
             elif t == "cites":
                 self.cites.setdefault(e.source, []).append(e.target)
             elif t == "mentions":
@@ -130,6 +130,12 @@ class _Index:
 
             self._addresses = Addresses(self)
         return self._addresses
+
+    @property
+    def refers(self) -> list[tuple[str, str, str]]:
+        """``refers_to`` edges (source, target, label) whose target no other node of its kind shares a number with:
+        "Table 1" names one table, not a table and the "Table 1 (continued)" read as another."""
+        return [(s, t, label) for s, t, label in self._refers if not self.nodes[t].attrs.get("number") or self.addr.unique_number(self.nodes[t])]
 
     def of(self, *types: str) -> list[Node]:
         return [n for t in types for n in self.by_type.get(t, [])] if len(types) > 1 else list(self.by_type.get(types[0], []))
