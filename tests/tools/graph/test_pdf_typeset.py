@@ -132,6 +132,16 @@ def test_a_caption_above_rows_with_no_rules_under_a_grid_takes_its_own_rows(grap
     assert _grid(graphs["tables"], "10") == (["Score"], [["Delta", "11.5"], ["Epsilon", "22.25"], ["Zeta", "33.125"]])
 
 
+def test_two_halves_side_by_side_are_one_table_of_the_left_halfs_columns(graphs: dict[str, KnowledgeGraph]) -> None:
+    """Table 11 repeats "Unit | Key | Factor" to set seven rows in two halves: "metre" is no column of "gram"'s row."""
+    heads, rows = _grid(graphs["tables"], "11")
+    assert heads == ["Key", "Factor"]
+    assert rows == [
+        ["gram", "g", "1"], ["kilogram", "kg", "1000"], ["tonne", "t", "1000000"], ["ounce", "oz", "28.35"],
+        ["metre", "m", "1"], ["kilometre", "km", "1000"], ["centimetre", "cm", "0.01"],
+    ]  # fmt: skip
+
+
 def test_type3_fonts_in_t1_read_as_the_source_says(graphs: dict[str, KnowledgeGraph]) -> None:
     kg = graphs["t1fonts"]
     paragraphs = [n.text for n in kg.nodes("paragraph")]

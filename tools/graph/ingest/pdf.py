@@ -23,6 +23,7 @@ from .pdf_layout import (
 )
 from .pdf_outline import Listing, find_listings, in_listing
 from .pdf_regions import Region, figure_label_of, find_figure_regions, find_table_regions, inside
+from .pdf_tables import unfold_halves
 from .pdf_text import TextBlock, body_font_size, join_lines, page_text_blocks, union
 from .tex_encodings import FontEncodings
 from .registry import parser
@@ -218,7 +219,8 @@ def _to_block(tb: TextBlock) -> Block | None:
         caption = region.caption
         number = caption.attrs.get("number") if caption else None
         if tb.kind == "table":
-            return Block(kind="table", text=table_text(region.cells), cells=region.cells, number=number, **common)
+            cells = unfold_halves(region.cells)
+            return Block(kind="table", text=table_text(cells), cells=cells, number=number, **common)
         return Block(kind="figure", text=region.text, number=number, **common)
     text = tb.text
     if not text:

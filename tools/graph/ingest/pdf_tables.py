@@ -19,7 +19,7 @@ import pymupdf
 from .blocks import TableCell
 from .pdf_text import LIGATURES, TextBlock, TextLine, join_lines
 
-__all__ = ["Word", "page_words", "read_cells", "rule_runs", "whitespace_tables", "captioned_lines", "join_band_labels", "mono_share", "value_grids", "lines_of", "phrases_of"]
+__all__ = ["Word", "page_words", "read_cells", "rule_runs", "whitespace_tables", "captioned_lines", "join_band_labels", "mono_share", "value_grids", "lines_of", "phrases_of", "unfold_halves"]
 
 BBox = tuple[float, float, float, float]
 
@@ -362,6 +362,25 @@ def read_cells(
             out.append(TableCell(row=r, col=col, text=join_lines(texts), header=r < len(head) or r in restarts, span=span))
             covered.update(range(col, col + span))
     return out
+
+
+def unfold_halves(cells: list[TableCell]) -> list[TableCell]:
+    """A table printed as two halves side by side, its header repeated ("description | key | default | description |
+    key | default"), as one table: the right half's rows after the left half's, under the left half's header."""
+    width = 1 + max((c.col for c in cells), default=-1)
+    head = [c for c in cells if c.header]
+    if width < 4 or width % 2 or not head or any(c.span > 1 for c in cells):
+        return cells
+    half, last = width // 2, max(c.row for c in head)
+    heads = {c.col: c.text for c in head if c.row == last}
+    if any(not heads.get(col) or heads.get(col) != heads.get(col + half) for col in range(half)):
+        return cells
+    right = [c for c in cells if c.col >= half and not c.header]
+    filled = {c.row for c in right if c.text}
+    below = max(c.row for c in cells) + 1
+    moved = [c for c in cells if c.col < half] + [c.model_copy(update={"row": below + c.row, "col": c.col - half}) for c in right if c.row in filled]
+    rows = {r: i for i, r in enumerate(sorted({c.row for c in moved}))}
+    return [c.model_copy(update={"row": rows[c.row]}) for c in moved]
 
 
 def mono_share(blocks: Sequence[TextBlock], area: BBox) -> float:
