@@ -18,7 +18,8 @@ from typing import Any
 import pymupdf
 
 from .blocks import TableCell
-from .pdf_tables import Word, captioned_lines, lines_of, phrases_of, join_band_labels, mono_share, page_words, read_cells, rule_runs, value_grids, whitespace_tables
+from .pdf_table_areas import captioned_lines, mono_share, rule_runs, value_grids, whitespace_tables
+from .pdf_tables import Word, join_band_labels, lines_of, page_words, phrases_of, read_cells
 from .pdf_text import LIGATURES, TextBlock
 from .tex_encodings import decode
 
