@@ -346,3 +346,11 @@ def test_a_lettered_appendix_after_the_references_is_a_section(graphs: dict[str,
     kg = graphs["clm_article"]
     assert any(s.attrs.get("number") == "A" and "Newton-Raphson" in s.text for s in kg.nodes("section"))
     assert sum(1 for _ in kg.nodes("reference")) == 46
+
+
+def test_typewriter_output_in_a_type3_font_is_code_and_no_table(graphs: dict[str, KnowledgeGraph]) -> None:
+    """adjcurve sets R output in a Type 3 bitmap font named "F45": its fixed width, not its name, says typewriter, so the
+    printed ratios on pages 21 and 23 ("50-54 0.9 1.0 …") are code, never uncaptioned tables."""
+    kg = graphs["adjcurve"]
+    assert sorted(t.source.page for t in kg.nodes("table")) == [3, 5]  # Tables 1 and 2 only
+    assert any("50-54" in n.text and n.source.page == 21 for n in kg.nodes("paragraph"))
