@@ -107,6 +107,24 @@ def test_chunk_texts_overlap_and_members() -> None:
     assert all(word in joined for word in "alpha beta gamma delta epsilon zeta eta theta".split())
 
 
+def test_chunks_are_cut_where_paragraphs_are_when_one_is_near() -> None:
+    """A window ends at a paragraph's end in its second half and the next begins at a paragraph in the overlap:
+    no window starts mid-paragraph when a paragraph starts close by, and none repeats only what the last one held."""
+    paragraphs = [
+        ("p1", "Tiles stand for cells. Their areas follow the counts of the table."),
+        ("p2", "Shading marks the residuals. Blue is above the model and red below."),
+        ("p3", "Labels may overlap on small plots. Abbreviate the level names then."),
+        ("p4", "Spacing between tiles grows with each split of the variables here."),
+    ]
+    chunks = chunk_texts(paragraphs, size=150, overlap=80)
+    texts = [text for text, _ in chunks]
+    starts = {text for _, text in paragraphs}
+    assert texts[0] == f"{paragraphs[0][1]} {paragraphs[1][1]}"  # cut at the end of p2, not at the 150th character's word
+    assert all(any(text.startswith(p) or p.startswith(text) for p in starts) for text in texts)  # each begins with a paragraph
+    assert [members for _, members in chunks] == [["p1", "p2"], ["p2", "p3"], ["p3", "p4"]]
+    assert chunk_texts(paragraphs, size=150, overlap=80) == chunks
+
+
 def test_link_similar_respects_threshold_and_cap() -> None:
     kg = KnowledgeGraph(GraphMeta(id="g"))
     ids = [f"p{i}" for i in range(5)]
