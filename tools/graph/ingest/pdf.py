@@ -22,7 +22,8 @@ from .pdf_layout import (
     split_footnotes,
 )
 from .pdf_outline import Listing, find_listings, in_listing
-from .pdf_regions import Region, figure_label_of, find_figure_regions, find_table_regions, inside
+from .pdf_figures import figure_label_of, find_figure_regions
+from .pdf_regions import Region, find_table_regions, inside
 from .pdf_tables import unfold_halves
 from .pdf_text import TextBlock, body_font_size, join_lines, page_text_blocks, union
 from .tex_encodings import FontEncodings

@@ -23,7 +23,7 @@ from .pdf_tables import Word, join_band_labels, lines_of, page_words, phrases_of
 from .pdf_text import LIGATURES, TextBlock
 from .tex_encodings import decode
 
-__all__ = ["Region", "horizontal_rules", "find_table_regions", "find_figure_regions", "figure_label_of", "inside"]
+__all__ = ["Region", "horizontal_rules", "find_table_regions", "inside"]
 
 BBox = tuple[float, float, float, float]
 
@@ -393,98 +393,3 @@ def _value_grid_tables(pg: _Page, blocks: list[TextBlock], rules: list[BBox], ta
             out.append(Region("table", box, cells))
             taken.append(box)
     return out
-
-
-def find_figure_regions(page: pymupdf.Page, captions: list[TextBlock], drawings: list[dict[str, Any]] | None = None) -> list[Region]:
-    """Figures: the graphics next to each "Figure N" caption, and uncaptioned raster images (``drawings``: the page's, if known)."""
-    graphics: list[BBox] = [tuple(r) for r in page.cluster_drawings(drawings=drawings) if r.width >= 20 and r.height >= 20]
-    images = [tuple(info["bbox"]) for info in page.get_image_info() if info["bbox"][2] - info["bbox"][0] >= 20]
-    graphics += images
-    regions: list[Region] = []
-    taken: set[int] = set()
-    ordered = sorted(captions, key=lambda c: c.bbox[1])
-    for index, caption in enumerate(ordered):
-        cb = caption.bbox
-        # Captions go under their figures by convention: take the graphics above this caption and
-        # below the previous caption of the same column first; only without any, the nearest below.
-        ceiling = max((c.bbox[3] for c in ordered[:index] if _x_overlap(c.bbox, cb) > 0), default=0.0)
-        candidates = [
-            i
-            for i, g in enumerate(graphics)
-            if i not in taken and _x_overlap(g, cb) > 0 and g[3] <= cb[1] + 4 and g[1] >= ceiling - 4
-        ] or [i for i, g in enumerate(graphics) if i not in taken and _x_overlap(g, cb) > 0 and g[1] >= cb[3] - 4]
-        if not candidates:
-            regions.append(Region("figure", cb, caption=caption))
-            continue
-        nearest = min(candidates, key=lambda i: min(abs(cb[1] - graphics[i][3]), abs(graphics[i][1] - cb[3])))
-        anchor = graphics[nearest]
-        above = anchor[3] <= cb[1] + 4
-        members = [i for i in candidates if (graphics[i][3] <= cb[1] + 4) == above and not (graphics[i][3] < anchor[1] - 12 or graphics[i][1] > anchor[3] + 12)]
-        box = (
-            min(graphics[i][0] for i in members),
-            min(graphics[i][1] for i in members),
-            max(graphics[i][2] for i in members),
-            max(graphics[i][3] for i in members),
-        )
-        box = _with_neighbours(box, graphics, set(members) | taken, members)
-        taken.update(members)
-        regions.append(Region("figure", box, caption=caption))
-    for i, box in enumerate(graphics):
-        if i not in taken and box in images:
-            regions.append(Region("figure", box))
-    return regions
-
-
-#: How far outside a figure's graphics its labels sit (axis titles, tick labels), in body-text sizes.
-LABEL_REACH = 4.0
-#: How far apart the drawings of one figure may stand side by side (the bars of a double-decker plot), in points.
-_NEIGHBOUR_GAP = 24.0
-
-
-def _with_neighbours(box: BBox, graphics: list[BBox], skip: set[int], members: list[int]) -> BBox:
-    """``box`` grown by the graphics beside it (within :data:`_NEIGHBOUR_GAP`, overlapping it from top to bottom), until none is left;
-    their indices join ``members``. A figure's panels need not stand over its caption."""
-    grown = True
-    while grown:
-        grown = False
-        for i, g in enumerate(graphics):
-            if i in skip or g[1] < box[1] - 4 or g[3] > box[3] + 4:
-                continue
-            if g[0] - box[2] <= _NEIGHBOUR_GAP and box[0] - g[2] <= _NEIGHBOUR_GAP:
-                box = (min(box[0], g[0]), box[1], max(box[2], g[2]), box[3])
-                skip.add(i)
-                members.append(i)
-                grown = True
-    return box
-
-
-def figure_label_of(block: TextBlock, figures: list[Region], body_size: float) -> Region | None:
-    """The figure whose graphics ``block`` labels: short, plain text no larger than the body, just outside one figure's region.
-
-    Tick labels and axis titles ("0 2 4 6 8", "Number of years of education") are drawn as text
-    next to the plot's lines, so they fall outside the drawing cluster; a heading (bold or
-    larger) or a sentence never counts as a label.
-    """
-    words = block.text.split()
-    short = (len(words) <= 12 and len(block.lines) == 1) or (len(words) <= 6 and len(block.lines) <= 2)  # a row of tick labels, or an axis title
-    if not words or block.size > 1.02 * body_size or (block.bold and block.size >= 0.9 * body_size):  # plots set small bold titles
-        return None
-    reach = LABEL_REACH * body_size
-    for figure in figures:
-        x0, y0, x1, y1 = figure.bbox
-        label = short and not block.text.rstrip().endswith((".", ":", ";"))
-        if label and inside(block.bbox, (x0 - reach, y0 - reach, x1 + reach, y1 + reach), 0):
-            return figure
-        if _legend_of(block, figure, reach):
-            return figure
-    return None
-
-
-def _legend_of(block: TextBlock, figure: Region, reach: float) -> bool:
-    """A column of a few words a line (a legend: "Pearson residuals: 4.0 2.0 0.0 -2.0") level with a captioned figure's
-    graphics, within them or beside them up to the caption's column edges."""
-    if figure.caption is None or len(block.text.split()) > 4 * len(block.lines):
-        return False
-    x0, y0, x1, y1 = figure.bbox
-    cap = figure.caption.bbox
-    return inside(block.bbox, (min(cap[0], x0 - reach), y0 - reach, max(cap[2], x1 + reach), y1 + reach), 0)
