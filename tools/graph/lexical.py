@@ -15,7 +15,8 @@ score is no anchor: a cosine is divided by the list's best, with 0 as its floor 
 best, and the same graph gives the same hybrid ranking on either store.
 
 On ``bench/search.py`` this gave hybrid MRR 0.769 and recall@10 0.981 when chosen (reciprocal rank fusion,
-k = 60: 0.744 and 0.944; 0.768 now, and 0.642 on its 40 held-out questions); choosing the weight on four of the five PDFs and scoring the fifth
+k = 60: 0.744 and 0.944; with chunks cut at paragraphs and code found by its terms only, 0.774, and 0.629 on
+its 40 held-out questions); choosing the weight on four of the five PDFs and scoring the fifth
 picks 0.5 every time.
 
 BM25 uses ``k1 = 0.9, b = 0.4``, the passage-retrieval defaults of Anserini, which normalise
