@@ -29,9 +29,9 @@ right in the first place (a table whose rows were merged gives a grounded but wr
 the graph tests (``tests/tools/graph/test_pdf_*.py``) check that against the PDFs.
 
 The **structure audit** (printed after the tasks; alone with ``--structure``, which needs no task generation
-and defaults to all seventeen PDFs, the five above, the long vignettes crq, strucplot, sandwich-CL, adjcurve,
+and defaults to all nineteen PDFs, the five above, the long vignettes crq, strucplot, sandwich-CL, adjcurve,
 survival, clm_article, and the vignettes first read unseen: MAXtest, Implementation, LegoCondInf, chfls1, rq,
-validate) sets what the graph read against what the PDF prints, read apart from the graph with pymupdf:
+validate, paper2JSS, RcppEigen-Introduction) sets what the graph read against what the PDF prints, read apart from the graph with pymupdf:
 tables and figures found against the "Table N" / "Figure N" captions (and how many carry a printed number),
 numbered sections against bold numbered headings, footnote nodes against footnotes set small at a page's foot
 behind a raised mark, reference nodes that look like entries (a year, on or after the bibliography heading),
@@ -70,7 +70,10 @@ _ROOT = Path(__file__).resolve().parent.parent
 
 PDFS = ("lmer", "countreg", "zoo", "generalsiminf", "xtableGallery")
 #: The long vignettes added for the structure audit (issue 36): booktabs tables, many numbered sections, run-in headings.
-LONG_PDFS = ("crq", "strucplot", "sandwich-CL", "adjcurve", "survival", "clm_article", "MAXtest", "Implementation", "LegoCondInf", "chfls1", "rq", "validate")
+LONG_PDFS = (
+    "crq", "strucplot", "sandwich-CL", "adjcurve", "survival", "clm_article", "MAXtest", "Implementation", "LegoCondInf", "chfls1", "rq",
+    "validate", "paper2JSS", "RcppEigen-Introduction",
+)  # fmt: skip
 _TOC_LINE = re.compile(r"(?:\.\s?){3,}\s*\d+\s*$|\s{2,}\d{1,4}\s*$")
 #: Control characters: glyphs of old TeX fonts without a Unicode map (ligatures "ff" → \x1b, "fi" → \x1c, en dash → \x15).
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
@@ -349,7 +352,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pdf", action="append", help="a PDF to audit: a name in tests/data/cache or a path (repeatable; default: the five small ones)")
     parser.add_argument("--count", type=int, default=40, help="tasks generated per PDF (default 40)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--structure", action="store_true", help="only the structure audit (no tasks); default PDFs: all seventeen")
+    parser.add_argument("--structure", action="store_true", help="only the structure audit (no tasks); default PDFs: all nineteen")
     parser.add_argument("--show", action="append", default=[], metavar="TYPE", help="print the tasks of this type verbatim (repeatable)")
     args = parser.parse_args(argv)
     results: dict[str, Any] = {}

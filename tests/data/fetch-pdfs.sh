@@ -12,7 +12,9 @@
 # with no rule above, captions above their tables, a header repeated between stacked blocks, centred group
 # labels, a double top rule), chfls1.pdf (r-cran-multcomp: group labels ending in a colon, table notes inside
 # the rules), rq.pdf (r-cran-quantreg: estimates over their intervals) and validate.pdf (r-cran-survival: rows
-# filled on the left only, a header stacked on two lines, vertical rules boxing a spanning header).
+# filled on the left only, a header stacked on two lines, vertical rules boxing a spanning header),
+# paper2JSS.pdf (r-cran-fitdistrplus: 2 × 2 panels of plots with bold titles, strokes clipped at their frames)
+# and RcppEigen-Introduction.pdf (r-cran-rcppeigen: method names such as ".llt()" inside sentences).
 # Idempotent: fetches nothing when every PDF is already there, and only the packages of missing ones.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -24,6 +26,7 @@ declare -A package=(
   [adjcurve]=r-cran-survival [survival]=r-cran-survival [clm_article]=r-cran-ordinal
   [MAXtest]=r-cran-coin [Implementation]=r-cran-coin [LegoCondInf]=r-cran-coin
   [chfls1]=r-cran-multcomp [rq]=r-cran-quantreg [validate]=r-cran-survival
+  [paper2JSS]=r-cran-fitdistrplus [RcppEigen-Introduction]=r-cran-rcppeigen
 )
 missing=()
 for name in "${!package[@]}"; do [ -s "$cache/$name.pdf" ] || missing+=("$name"); done

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from pathlib import Path
 
@@ -125,3 +126,21 @@ def test_a_reference_to_a_number_two_tables_carry_makes_no_task() -> None:
 
     assert index("1").refers == []
     assert index("2").refers == [("p", "t1", "Table 1")]
+
+
+def test_code_is_never_prose_and_a_method_name_ends_no_sentence(tmp_path: Path) -> None:
+    """RcppEigen-Introduction (r-cran-rcppeigen): section 3.4's summary had R console input as its third sentence and its
+    second cut at ".llt()" ("… the corresponding methods are ."). Code paragraphs are no paragraphs to the generator."""
+    from taskloom.tools.generate.document.index import split_sentences
+
+    pdf = Path(__file__).resolve().parents[2] / "data" / "cache" / "RcppEigen-Introduction.pdf"
+    service = GraphService(Settings(workspace=tmp_path / "ws", embedder="hashing"))
+    kg = service.load(service.ingest_document(pdf).graph_id)
+    ix = _Index(kg)
+    code = [n for n in kg.nodes("paragraph") if n.attrs.get("code")]
+    assert code and not {n.id for n in code} & {n.id for n in ix.of("paragraph")} and {n.id for n in code} <= {n.id for n in ix.of("code")}
+    held = next(n for n in kg.nodes("paragraph") if ".llt()" in n.text and not n.attrs.get("code"))
+    assert any(s.endswith("methods are .llt() and .ldlt().") for s in split_sentences(held.text))
+    tasks, _ = generate_document_tasks(kg, count=60, seed=0)
+    texts = [json.dumps(t.model_dump(mode="json")) for t in tasks]
+    assert tasks and not [t for t in texts if "R> " in t or "methods are .\"" in t]

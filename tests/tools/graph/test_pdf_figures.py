@@ -3,7 +3,8 @@
 Pages of Debian's vignettes (``tests/data/fetch-pdfs.sh``), each laid out on its own as ingest lays it out:
 uncaptioned R plots in survival.pdf (a step curve with its legend, four panels of smooths), a caption under
 two rows of panels in clm_article.pdf, a plot whose clipped strokes run on past its caption in sandwich-CL.pdf,
-a plot set at a larger size than the text in lmer.pdf; ruled tables and framed code stay what they are.
+a plot set at a larger size than the text in lmer.pdf, 2 × 2 panels with bold titles whose strokes run past
+their frames in paper2JSS.pdf (r-cran-fitdistrplus); ruled tables and framed code stay what they are.
 """
 
 from __future__ import annotations
@@ -79,6 +80,21 @@ def test_tick_labels_set_larger_than_the_text_still_label_their_plot() -> None:
     (figure,) = [r for r in regions if r.kind == "figure"]
     assert "−2 −1 0 1 2" in figure.text and "−0.5" in figure.text
     assert not [p for p in _prose(blocks) if p in ("0.5", "−0.5", "−1.0", "−2 −1 0 1 2")]
+
+
+def test_bold_plot_titles_over_a_grid_of_clipped_panels_are_the_figures_not_sections() -> None:
+    """paper2JSS p. 5: Figure 3 is 2 × 2 panels titled "Histogram and theoretical densities", "Q−Q plot", …; a Q-Q line
+    clipped at its frame runs far above it in the drawing. Before, the panels were three figures and the titles headings."""
+    blocks, regions = _laid_out("paper2JSS.pdf", 5)
+    (figure,) = [r for r in regions if r.kind == "figure"]
+    assert figure.caption is not None and figure.caption.text.startswith("Figure 3")
+    for title in ("Histogram and theoretical densities", "Q−Q plot", "Empirical and theoretical CDFs", "P−P plot"):
+        assert title in figure.text
+    assert not [b.text for b in blocks if b.kind == "heading"]
+    blocks, regions = _laid_out("paper2JSS.pdf", 10)  # one plot set larger than the text: its title, ticks "1e−01 …" and axis title
+    (figure,) = [r for r in regions if r.kind == "figure"]
+    assert "Fitting a lognormal distribution" in figure.text and "1e−01 1e+01" in figure.text and "data in log scale" in figure.text
+    assert not [b.text for b in blocks if b.kind == "heading"]
 
 
 @pytest.mark.parametrize(("pdf", "page"), [("countreg.pdf", 2), ("crq.pdf", 16), ("xtableGallery.pdf", 3), ("validate.pdf", 6)])

@@ -47,9 +47,35 @@ def _segmenter() -> pysbd.Segmenter:
     return pysbd.Segmenter(language="en", clean=False)
 
 
+#: A lone capital and its stop, then a word that opens sentences, not names: "… written in R. The package …" ends at "R."
+_LETTER_THEN_OPENER = re.compile(
+    r"(?<=\b[A-Z]\.) (?=(?:The|This|These|That|Those|It|Its|We|Our|In|An|For|If|When|As|To|There|Here|However|Then|Thus|Since|Note|See)\b)"
+)
+
+
 @lru_cache(maxsize=8192)
 def _sentences(text: str) -> tuple[str, ...]:
-    return tuple(s.strip() for s in _segmenter().segment(text) if s.strip())
+    """pysbd's sentences, glued back where it cut before a method name (".llt()") and cut after a lone capital that
+    ends a sentence ("R.") when a sentence opener follows.
+
+    >>> _sentences("The methods are .llt() and .ldlt(). It is written in R. The package is fast.")
+    ('The methods are .llt() and .ldlt().', 'It is written in R.', 'The package is fast.')
+    >>> _sentences("As shown by R. A. Fisher and D. Cox.")
+    ('As shown by R. A. Fisher and D. Cox.',)
+    """
+    spans: list[list[int]] = []  # [start, end] of each sentence in text
+    at = 0
+    for piece in (p.strip() for p in _segmenter().segment(text)):
+        start = text.find(piece, at) if piece else -1
+        if start < 0:
+            continue
+        if spans and start == spans[-1][1] and start > 0 and not text[start - 1].isspace():  # no space before it: one sentence
+            spans[-1][1] = start + len(piece)
+        else:
+            spans.append([start, start + len(piece)])
+        at = start + len(piece)
+    out = [text[a:b] for a, b in spans]
+    return tuple(part for sentence in out for part in _LETTER_THEN_OPENER.split(sentence))
 
 
 def split_sentences(text: str) -> list[str]:
@@ -88,6 +114,11 @@ def _has_label(text: str, label: str) -> bool:
 # --- graph index ----------------------------------------------------------------------------
 
 
+def _kind(node: Node) -> str:
+    """A node's type for generation: a paragraph of code (R input or output, a program) is "code", never prose."""
+    return "code" if node.type.value == "paragraph" and node.attrs.get("code") else node.type.value
+
+
 class _Index:
     """Lookups over one graph, all in insertion order."""
 
@@ -96,7 +127,7 @@ class _Index:
         self.nodes: dict[str, Node] = {n.id: n for n in kg.nodes()}
         self.by_type: dict[str, list[Node]] = {}
         for n in self.nodes.values():
-            self.by_type.setdefault(n.type.value, []).append(n)
+            self.by_type.setdefault(_kind(n), []).append(n)
         self.edge_types = {e.type.value for e in kg.edges()}
         self.children: dict[str, list[str]] = {}
         self.parent: dict[str, str] = {}
@@ -141,7 +172,7 @@ class _Index:
         return [n for t in types for n in self.by_type.get(t, [])] if len(types) > 1 else list(self.by_type.get(types[0], []))
 
     def kids(self, nid: str, *types: str) -> list[Node]:
-        return [self.nodes[c] for c in self.children.get(nid, []) if not types or self.nodes[c].type.value in types]
+        return [self.nodes[c] for c in self.children.get(nid, []) if not types or _kind(self.nodes[c]) in types]
 
     def section_of(self, nid: str) -> Node | None:
         p = self.parent.get(nid)

@@ -22,7 +22,7 @@ from .pdf_layout import (
     split_footnotes,
 )
 from .pdf_outline import Listing, find_listings, in_listing
-from .pdf_figures import figure_label_of, find_figure_regions
+from .pdf_figures import drawn, figure_label_of, find_figure_regions
 from .pdf_regions import Region, find_table_regions, inside
 from .pdf_tables import unfold_halves
 from .pdf_text import TextBlock, body_font_size, join_lines, page_text_blocks, union
@@ -116,7 +116,7 @@ def _layout_page(
             block.kind = "caption"
             block.attrs.update(label=cap[0], number=cap[1])
     captions = [b for b in blocks if b.kind == "caption"]
-    drawings = page.get_drawings()
+    drawings = drawn(page)
     figures = find_figure_regions(page, [c for c in captions if c.attrs["label"] == "figure"], drawings)
     tables = find_table_regions(
         page, [c for c in captions if c.attrs["label"] == "table"], [f.bbox for f in figures], body, blocks, drawings, encoding

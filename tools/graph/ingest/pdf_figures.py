@@ -17,7 +17,7 @@ import pymupdf
 from .pdf_regions import BBox, Region, _x_overlap, inside
 from .pdf_text import TextBlock
 
-__all__ = ["find_figure_regions", "figure_label_of", "LABEL_REACH"]
+__all__ = ["drawn", "find_figure_regions", "figure_label_of", "LABEL_REACH"]
 
 #: How far outside a figure's graphics its labels sit (axis titles, tick labels), in body-text sizes.
 LABEL_REACH = 4.0
@@ -27,14 +27,41 @@ _NEIGHBOUR_GAP = 24.0
 _PLOT_ITEMS, _PLOT_SHAPES = 20, 10
 #: Least distinct heights of level lines, and places of upright ones, in a step curve (a ruled table has a line per row and column).
 _STEP_PLACES = 20
+#: A section number opening a heading ("3", "2.1", "A.2").
+_NUMBERED = re.compile(r"(?:\d+|[A-Z])(?:\.\d+)*\.?\s")
 #: A tick label: a number, maybe signed, maybe a percentage.
-_TICK = re.compile(r"[−–-]?\d*[.,]?\d+%?")
+_TICK = re.compile(r"[−–-]?\d*[.,]?\d+(?:e[−–+-]?\d+)?%?")
+
+
+def drawn(page: pymupdf.Page) -> list[dict[str, Any]]:
+    """The page's drawings (``get_drawings``), each box cut to the clip it is drawn in.
+
+    A plot clips its data lines to its frame, but a line's own box runs on to wherever its
+    points are (a steep fitted line, a reference line): without the clip, a panel seems to
+    reach into the next one or past its caption.
+    """
+    out: list[dict[str, Any]] = []
+    clips: list[tuple[int, pymupdf.Rect]] = []  # (level, scissor) of the clips in force
+    for item in page.get_drawings(extended=True):
+        level = int(item.get("level", 0))
+        while clips and clips[-1][0] >= level:
+            clips.pop()
+        if item.get("type") == "clip":
+            scissor = pymupdf.Rect(item["scissor"])
+            clips.append((level, scissor & clips[-1][1] if clips else scissor))
+        elif item.get("type") != "group":
+            box = pymupdf.Rect(item["rect"])
+            if clips and not clips[-1][1].contains(box):
+                cut = box & clips[-1][1]
+                box = cut if not cut.is_empty or box.is_empty else box  # a rule of no height stays itself
+            out.append({**item, "rect": box})
+    return out
 
 
 def find_figure_regions(page: pymupdf.Page, captions: list[TextBlock], drawings: list[dict[str, Any]] | None = None) -> list[Region]:
     """Figures: the graphics next to each "Figure N" caption, uncaptioned raster images and uncaptioned vector plots
-    (``drawings``: the page's, if known)."""
-    drawings = page.get_drawings() if drawings is None else drawings
+    (``drawings``: the page's, if known, as :func:`drawn` gives them)."""
+    drawings = drawn(page) if drawings is None else drawings
     graphics: list[BBox] = [tuple(r) for r in page.cluster_drawings(drawings=drawings) if r.width >= 20 and r.height >= 20]
     images = [tuple(info["bbox"]) for info in page.get_image_info() if info["bbox"][2] - info["bbox"][0] >= 20]
     graphics += images
@@ -96,7 +123,7 @@ def _stacked(graphics: list[BBox], members: list[int], others: list[int]) -> lis
 
 def _panel_rows(graphics: list[BBox], members: list[int], others: list[int]) -> list[int]:
     """The ``others`` that continue a grid of panels, row by row: the same left and right edges as a panel
-    of the figure (within 3 points), about its height, at most two heights from it."""
+    of the figure (within 6 points: tick labels of another width), about its height, at most two heights from it."""
     rows: list[int] = []
     grown = True
     while grown:
@@ -108,7 +135,7 @@ def _panel_rows(graphics: list[BBox], members: list[int], others: list[int]) -> 
             for m in members + rows:
                 p = graphics[m]
                 height = p[3] - p[1]
-                aligned = abs(g[0] - p[0]) <= 3 and abs(g[2] - p[2]) <= 3 and abs((g[3] - g[1]) - height) <= 0.25 * height
+                aligned = abs(g[0] - p[0]) <= 6 and abs(g[2] - p[2]) <= 6 and abs((g[3] - g[1]) - height) <= 0.25 * height
                 if aligned and max(g[1] - p[3], p[1] - g[3]) <= 2 * height:
                     rows.append(i)
                     grown = True
@@ -151,22 +178,38 @@ def figure_label_of(block: TextBlock, figures: list[Region], body_size: float) -
 
     Tick labels and axis titles ("0 2 4 6 8", "Number of years of education") are drawn as text
     next to the plot's lines, so they fall outside the drawing cluster; a heading (bold or
-    larger), a sentence or a line of code never counts as a label.
+    larger), a sentence or a line of code never counts as a label. A plot's own title ("Q−Q plot",
+    bold) is one: a few words with no section number, over the figure within its width, just above it.
     """
+    if (figure := _plot_title_of(block, figures, body_size)) is not None:
+        return figure
     words = block.text.split()
     column = len(words) <= 12 and all(len(line.text.split()) <= 3 for line in block.lines)  # an axis's tick labels, one a line
     ticks = len(words) <= 24 and all(_TICK.fullmatch(w) for w in words)  # or numbers alone ("0 0.1 0.2 … 0.9")
     short = (len(words) <= 12 and len(block.lines) == 1) or (len(words) <= 6 and len(block.lines) <= 2) or column or ticks  # or a title
     tiny = ticks or (len(words) == 1 and len(words[0]) <= 3)  # tick labels and axis letters keep the plot's size, larger or not
-    if not words or (block.size > 1.02 * body_size and not tiny) or (block.bold and block.size >= 0.9 * body_size) or block.mono_share >= 0.5:
+    scaled = block.size <= 1.25 * body_size and not block.bold and not _NUMBERED.match(block.text.strip())  # a plot scaled up a little
+    if not words or (block.size > 1.02 * body_size and not (tiny or scaled)) or (block.bold and block.size >= 0.9 * body_size) or block.mono_share >= 0.5:
         return None  # a heading (larger, or bold: plots set small bold titles) or code
-    reach = LABEL_REACH * body_size
+    reach = LABEL_REACH * max(body_size, block.size)  # a plot set larger sets its labels farther out
     label = short and not block.text.rstrip().endswith((".", ":", ";"))
     near = [
         f for f in figures
-        if (label and inside(block.bbox, (f.bbox[0] - reach, f.bbox[1] - reach, f.bbox[2] + reach, f.bbox[3] + reach), 2)) or _legend_of(block, f, reach)
+        if (label and inside(block.bbox, (f.bbox[0] - reach, f.bbox[1] - reach, f.bbox[2] + reach, f.bbox[3] + reach), 3)) or _legend_of(block, f, reach)
     ]  # fmt: skip
     return min(near, key=lambda f: _distance(block.bbox, f.bbox), default=None)  # panels side by side: the one it is next to
+
+
+def _plot_title_of(block: TextBlock, figures: list[Region], body_size: float) -> Region | None:
+    """The figure ``block`` is the bold title of: at most 8 words on at most 2 lines, no section number or closing
+    punctuation, within a figure's width and no more than :data:`LABEL_REACH` body sizes above its graphics."""
+    text = block.text.strip()
+    if not block.bold or not text or len(text.split()) > 8 or len(block.lines) > 2 or _NUMBERED.match(text) or text.endswith((".", ":", ";")):
+        return None
+    reach = LABEL_REACH * body_size
+    x0, y0, x1, y1 = block.bbox
+    over = [f for f in figures if f.bbox[0] - reach <= x0 and x1 <= f.bbox[2] + reach and f.bbox[1] - reach <= y0 and y1 <= f.bbox[1] + 2]
+    return min(over, key=lambda f: f.bbox[1] - y1, default=None)
 
 
 def _distance(a: BBox, b: BBox) -> float:
