@@ -144,3 +144,34 @@ def test_code_is_never_prose_and_a_method_name_ends_no_sentence(tmp_path: Path) 
     tasks, _ = generate_document_tasks(kg, count=60, seed=0)
     texts = [json.dumps(t.model_dump(mode="json")) for t in tasks]
     assert tasks and not [t for t in texts if "R> " in t or "methods are .\"" in t]
+
+
+def _table_graph(caption: str, cells: list[str]) -> KnowledgeGraph:
+    kg = KnowledgeGraph(GraphMeta(id="g"))
+    kg.add_node(Node(id="table:1", type=NodeType.TABLE, text="", attrs={"number": "2", "caption": caption}))
+    for i, text in enumerate(cells):
+        kg.add_node(Node(id=f"table:1/r1c{i}", type=NodeType.TABLE_CELL, text=text, attrs={"row": 1, "col": i}))
+        kg.add_edge(Edge(source="table:1", target=f"table:1/r1c{i}", type=EdgeType.CONTAINS))
+    return kg
+
+
+def test_tables_whose_rows_are_not_sure_are_never_addressed() -> None:
+    """Unseen-PDF audit: psych's Table 2 read its header and nine rows into its caption (a row of values became the
+    header: columns "1.86", "1.5"); fitdistrplus's Tables 1 and 2 set formulas whose lines became rows."""
+    from taskloom.tools.generate.document.index import _good_sentence
+
+    body = " ".join(f"Row{i} 0.{i}1 -0.0{i} 0.8{i} 0.1{i}" for i in range(9))
+    swallowed = _table_graph(f"Table 2: fa2latex A factor analysis table Variable MR1 MR2 MR3 h2 {body}", ["SS loadings", "2.64"])
+    formulas = _table_graph("Table 1: Goodness-of-fit statistics.", ["Cramer-von Mises", "1 + nP Fi −2i−1 2 12n 2n i=1"])
+    plain = _table_graph("Table 1: Estimates of the model with the interaction of stage and x-ray.", ["n = ∞", "1.571"])
+    assert not _Index(swallowed).of("table") and not _Index(formulas).of("table") and _Index(plain).of("table")
+    assert not _good_sentence("(as in the case of the sat.act data, the variables are items of a test)")
+    assert _good_sentence("(This holds for every data set we tried in the simulation study.)")
+
+
+def test_a_summary_takes_no_sentence_that_only_introduces_code() -> None:
+    from taskloom.tools.generate.document.generator import _INTRODUCES
+
+    assert _INTRODUCES.search("A fit of the MM-estimator with these settings looks as follows.")
+    assert _INTRODUCES.search("The simulation is then run with the following call:")
+    assert not _INTRODUCES.search("The MM-estimator keeps its efficiency under the normal model.")

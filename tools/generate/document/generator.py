@@ -10,6 +10,8 @@ arguments and seed give the same tasks.
 
 from __future__ import annotations
 
+import re
+
 import hashlib
 import math
 from collections import Counter
@@ -72,12 +74,16 @@ def _b_extraction(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> Iter
                     break
 
 
+#: A sentence that only introduces what follows it ("… looks as follows.", "… with the following call:"): no key statement.
+_INTRODUCES = re.compile(r"(?:as follows|the following(?:\s+\w+){0,3}|below)\s*[.:]$|:$")
+
+
 def _b_summarization(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> Iterator[_Cand]:
     for sec in ix.of("section"):
         paras = [p for p in ix.kids(sec.id, "paragraph") if _is_prose(p.text, 120)][:3]
         keys = []
         for p in paras:
-            first = next((s for s in split_sentences(p.text) if _good_sentence(s, 25, 400)), None)
+            first = next((s for s in split_sentences(p.text) if _good_sentence(s, 25, 400) and not _INTRODUCES.search(s)), None)
             if first:
                 keys.append((p, first))
         if len(keys) < 2 or (name := ix.addr.section(sec)) is None:

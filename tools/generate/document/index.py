@@ -100,7 +100,8 @@ def _is_prose(text: str, min_chars: int = 60) -> bool:
 
 def _good_sentence(s: str, lo: int = 30, hi: int = 320) -> bool:
     """A whole sentence of prose: starts like a sentence (not a fragment continued from a page break)."""
-    return lo <= len(s) <= hi and (s[0].isupper() or s[0] in "(“\"") and _is_prose(s, lo)
+    opens = s[0].isupper() or (s[0] in "(“\"" and s[1:2].isupper())  # "(as in the case …" is the rest of a sentence
+    return lo <= len(s) <= hi and opens and _is_prose(s, lo)
 
 
 def _whole_word(term: str) -> re.Pattern[str]:
@@ -112,6 +113,24 @@ def _has_label(text: str, label: str) -> bool:
 
 
 # --- graph index ----------------------------------------------------------------------------
+
+
+#: The limits of a displayed sum or integral in a table cell ("i=1,...,n", "−∞", an integral sign read as "R" before "∞"):
+#: the cell holds a formula. "n = ∞" alone is a value.
+_DISPLAY_MATH = re.compile(r"\bi\s?=\s?1\b|−∞|\bR\s?∞|∞\s?\(")
+
+
+#: A number as a table prints it ("-0.04", "1.86", "12%").
+_VALUE = re.compile(r"[−-]?\d+(?:[.,]\d+)?%?")
+
+
+def _unsure_table(kg: KnowledgeGraph, table: Node) -> bool:
+    """A table no task may address: formulas set as a table (a formula's lines read as rows, so no row is sure), or
+    one whose caption is mostly numbers (its rows were read into the caption, so its header is a row of values)."""
+    if any(_DISPLAY_MATH.search(c.text) for c in kg.nodes("table_cell") if c.id.startswith(f"{table.id}/")):
+        return True
+    words = str(table.attrs.get("caption", "")).split()
+    return len(words) >= 30 and sum(bool(_VALUE.fullmatch(w.strip("(),;"))) for w in words) >= 0.4 * len(words)
 
 
 def _kind(node: Node) -> str:
@@ -129,6 +148,10 @@ class _Index:
         for n in self.nodes.values():
             self.by_type.setdefault(_kind(n), []).append(n)
         self.edge_types = {e.type.value for e in kg.edges()}
+        for table in list(self.by_type.get("table", [])):
+            if _unsure_table(kg, table):
+                self.by_type["table"].remove(table)
+                self.by_type.setdefault("unsure_table", []).append(table)
         self.children: dict[str, list[str]] = {}
         self.parent: dict[str, str] = {}
         self.caption_of: dict[str, str] = {}  # target -> caption node
