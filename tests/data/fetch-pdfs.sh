@@ -14,7 +14,8 @@
 # the rules), rq.pdf (r-cran-quantreg: estimates over their intervals) and validate.pdf (r-cran-survival: rows
 # filled on the left only, a header stacked on two lines, vertical rules boxing a spanning header),
 # paper2JSS.pdf (r-cran-fitdistrplus: 2 × 2 panels of plots with bold titles, strokes clipped at their frames)
-# and RcppEigen-Introduction.pdf (r-cran-rcppeigen: method names such as ".llt()" inside sentences).
+# RcppEigen-Introduction.pdf (r-cran-rcppeigen: method names such as ".llt()" inside sentences) and intro.pdf
+# (r-cran-psych: a caption set in one text block with the header and rows of the table under it).
 # Idempotent: fetches nothing when every PDF is already there, and only the packages of missing ones.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -26,7 +27,7 @@ declare -A package=(
   [adjcurve]=r-cran-survival [survival]=r-cran-survival [clm_article]=r-cran-ordinal
   [MAXtest]=r-cran-coin [Implementation]=r-cran-coin [LegoCondInf]=r-cran-coin
   [chfls1]=r-cran-multcomp [rq]=r-cran-quantreg [validate]=r-cran-survival
-  [paper2JSS]=r-cran-fitdistrplus [RcppEigen-Introduction]=r-cran-rcppeigen
+  [paper2JSS]=r-cran-fitdistrplus [RcppEigen-Introduction]=r-cran-rcppeigen [intro]=r-cran-psych
 )
 missing=()
 for name in "${!package[@]}"; do [ -s "$cache/$name.pdf" ] || missing+=("$name"); done

@@ -19,11 +19,12 @@ from .pdf_layout import (
     reading_order,
     resolve_headings,
     split_before_caption,
+    split_caption_at_rule,
     split_footnotes,
 )
 from .pdf_outline import Listing, find_listings, in_listing
 from .pdf_figures import drawn, figure_label_of, find_figure_regions
-from .pdf_regions import Region, find_table_regions, inside
+from .pdf_regions import Region, find_table_regions, horizontal_rules, inside
 from .pdf_tables import unfold_halves
 from .pdf_text import TextBlock, body_font_size, join_lines, page_text_blocks, union
 from .tex_encodings import FontEncodings
@@ -115,8 +116,10 @@ def _layout_page(
         if (cap := caption_of(block)) is not None and not in_listing(block, listings or {}):
             block.kind = "caption"
             block.attrs.update(label=cap[0], number=cap[1])
-    captions = [b for b in blocks if b.kind == "caption"]
     drawings = drawn(page)
+    rules = horizontal_rules(drawings)
+    blocks = [part for block in blocks for part in (split_caption_at_rule(block, rules) if block.kind == "caption" else [block])]
+    captions = [b for b in blocks if b.kind == "caption"]
     figures = find_figure_regions(page, [c for c in captions if c.attrs["label"] == "figure"], drawings)
     tables = find_table_regions(
         page, [c for c in captions if c.attrs["label"] == "table"], [f.bbox for f in figures], body, blocks, drawings, encoding

@@ -17,6 +17,7 @@ from .pdf_outline import Listing, clean_title, drop_page_number, in_listing, is_
 from .pdf_text import TextBlock, union
 
 __all__ = [
+    "split_caption_at_rule",
     "CAPTION_RE",
     "drop_running_heads",
     "caption_of",
@@ -102,6 +103,21 @@ def split_before_caption(block: TextBlock) -> list[TextBlock]:
         if CAPTION_RE.match(line.text) and before[-1:].isdigit():
             parts = [block.lines[:index], block.lines[index:]]
             return [TextBlock(lines=g, bbox=union([ln.bbox for ln in g]), page=block.page, kind=block.kind, attrs=dict(block.attrs)) for g in parts]
+    return [block]
+
+
+def split_caption_at_rule(block: TextBlock, rules: list[tuple[float, float, float, float]]) -> list[TextBlock]:
+    """A caption block that runs on past a rule crossing it (pymupdf set "Table 2: …", the header and the rows of a
+    table captioned above in one block) cut at the first such rule: the caption above, the rest a plain block."""
+    x0, _, x1, _ = block.bbox
+    for rule in sorted(rules, key=lambda r: r[1]):
+        if min(rule[2], x1) - max(rule[0], x0) < 0.6 * (x1 - x0):
+            continue
+        above = [ln for ln in block.lines if ln.bbox[3] <= rule[1] + 1]
+        below = [ln for ln in block.lines if ln.bbox[1] >= rule[1] - 1]
+        if above and below and len(above) + len(below) == len(block.lines):
+            head = TextBlock(lines=above, bbox=union([ln.bbox for ln in above]), page=block.page, kind=block.kind, attrs=dict(block.attrs))
+            return [head, TextBlock(lines=below, bbox=union([ln.bbox for ln in below]), page=block.page)]
     return [block]
 
 
