@@ -175,3 +175,16 @@ def test_a_summary_takes_no_sentence_that_only_introduces_code() -> None:
     assert _INTRODUCES.search("A fit of the MM-estimator with these settings looks as follows.")
     assert _INTRODUCES.search("The simulation is then run with the following call:")
     assert not _INTRODUCES.search("The MM-estimator keeps its efficiency under the normal model.")
+
+
+def test_sentences_cut_at_a_page_break_or_an_unresolved_citation_are_never_gold() -> None:
+    """Third unseen-PDF audit: r-cran-mcmc's demo.pdf gave "Gilks, 1996) that an acceptance rate of about 20% is right …"
+    as a summary sentence (its opening "(Gelman, Roberts, and" ended page 3); RcppArmadillo's next-sentence gold stopped
+    at "… referred to ?" where LaTeX printed "?" for citations it could not resolve."""
+    from taskloom.tools.generate.document.index import _good_sentence, split_sentences
+
+    assert not _good_sentence("Gilks, 1996) that an acceptance rate of about 20% is right for this sampler.")
+    assert _good_sentence("The acceptance rate (about 20%) is right for this sampler of ours.")
+    assert split_sentences("Details are referred to ? as well as ?. The next sentence starts here.") == [
+        "Details are referred to ? as well as ?.", "The next sentence starts here."
+    ]

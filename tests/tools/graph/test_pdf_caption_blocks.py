@@ -1,4 +1,5 @@
-"""A caption that pymupdf set in one text block with the table under it (r-cran-psych's intro.pdf, Table 2).
+"""Blocks cut in the wrong place: a caption that pymupdf set in one text block with the table under it (r-cran-psych's
+intro.pdf, Table 2), and a paragraph cut by a page break inside a bracket.
 
 The block ran from "Table 2: fa2latex" over the header and nine rows down to the table's bottom rule, so the whole
 table read as the caption and the "SS loadings" row under it became the header ("1.86", "1.5" as column names):
@@ -30,3 +31,16 @@ def test_a_caption_ends_at_the_rule_under_it_and_the_table_keeps_its_header_and_
     assert by_label["Letter.Group"] == ["-0.06", "0.21", "0.64", "0.53", "0.47", "1.23"]
     assert by_label["SS loadings"][:3] == ["2.64", "1.86", "1.5"]
     assert not [b for b in blocks if b.kind == "caption" and "Sentences" in b.text]
+
+
+def test_a_paragraph_cut_inside_a_bracket_by_a_page_break_goes_on_over_the_page() -> None:
+    """r-cran-mcmc's demo.pdf: page 3 ends "It is generally accepted (Gelman, Roberts, and", page 4 goes on "Gilks, 1996)
+    that an acceptance rate of about 20% is right"; the capital G had kept the two paragraphs apart."""
+    from taskloom.tools.graph.ingest.blocks import Block
+    from taskloom.tools.graph.ingest.pdf import _continues
+
+    end = Block(kind="paragraph", text="It is generally accepted (Gelman, Roberts, and", page=3)
+    assert _continues(end, Block(kind="paragraph", text="Gilks, 1996) that an acceptance rate of about 20% is right.", page=4))
+    assert not _continues(end, Block(kind="paragraph", text="Gilks (1996) says so.", page=4))  # closes nothing left open
+    assert not _continues(Block(kind="paragraph", text="The rate is set by the scale", page=3), Block(kind="paragraph", text="Gilks, 1996) that …", page=4))
+    assert _continues(Block(kind="paragraph", text="The rate is set by the", page=3), Block(kind="paragraph", text="scale of the proposal.", page=4))

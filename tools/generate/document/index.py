@@ -55,11 +55,14 @@ _LETTER_THEN_OPENER = re.compile(
 
 @lru_cache(maxsize=8192)
 def _sentences(text: str) -> tuple[str, ...]:
-    """pysbd's sentences, glued back where it cut before a method name (".llt()") and cut after a lone capital that
-    ends a sentence ("R.") when a sentence opener follows.
+    """pysbd's sentences, glued back where it cut before a method name (".llt()") or after a "?" that goes on in lower
+    case (a citation LaTeX could not resolve), and cut after a lone capital that ends a sentence ("R.") when a sentence
+    opener follows.
 
     >>> _sentences("The methods are .llt() and .ldlt(). It is written in R. The package is fast.")
     ('The methods are .llt() and .ldlt().', 'It is written in R.', 'The package is fast.')
+    >>> _sentences("It is referred to ? as well as ?. The end.")
+    ('It is referred to ? as well as ?.', 'The end.')
     >>> _sentences("As shown by R. A. Fisher and D. Cox.")
     ('As shown by R. A. Fisher and D. Cox.',)
     """
@@ -69,7 +72,8 @@ def _sentences(text: str) -> tuple[str, ...]:
         start = text.find(piece, at) if piece else -1
         if start < 0:
             continue
-        if spans and start == spans[-1][1] and start > 0 and not text[start - 1].isspace():  # no space before it: one sentence
+        glued = start > 0 and not text[start - 1].isspace()  # no space before it (".llt()"), or a "?" went on in lower case
+        if spans and (glued and start == spans[-1][1] or (text[spans[-1][1] - 1] == "?" and piece[:1].islower())):
             spans[-1][1] = start + len(piece)
         else:
             spans.append([start, start + len(piece)])
@@ -101,7 +105,8 @@ def _is_prose(text: str, min_chars: int = 60) -> bool:
 def _good_sentence(s: str, lo: int = 30, hi: int = 320) -> bool:
     """A whole sentence of prose: starts like a sentence (not a fragment continued from a page break)."""
     opens = s[0].isupper() or (s[0] in "(“\"" and s[1:2].isupper())  # "(as in the case …" is the rest of a sentence
-    return lo <= len(s) <= hi and opens and _is_prose(s, lo)
+    closes_first = ")" in s and ("(" not in s or s.index(")") < s.index("("))  # "Gilks, 1996) that …": the rest of one too
+    return lo <= len(s) <= hi and opens and not closes_first and _is_prose(s, lo)
 
 
 def _whole_word(term: str) -> re.Pattern[str]:

@@ -325,8 +325,9 @@ def _continues(prev: Block, block: Block) -> bool:
     its caption, and so its number, may stand on its first page or its last)."""
     if prev.page is None or block.page != (prev.end_page or prev.page) + 1:
         return False
-    if prev.kind == block.kind == "paragraph":
-        return not prev.text.rstrip().endswith((".", ":", "?", "!")) and block.text[:1].islower()
+    if prev.kind == block.kind == "paragraph":  # the next page goes on in lower case, or closes a bracket left open
+        open_bracket = prev.text.count("(") > prev.text.count(")") and block.text.count(")") > block.text.count("(")
+        return not prev.text.rstrip().endswith((".", ":", "?", "!")) and (block.text[:1].islower() or open_bracket)
     if prev.kind == block.kind == "table" and (block.number is None or prev.number is None or block.number == prev.number):  # "Table 3 – continued"
         prev_cols = {c.col for c in prev.cells}
         return prev_cols == {c.col for c in block.cells}
