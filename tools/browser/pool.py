@@ -23,6 +23,7 @@ from playwright.async_api import Browser, BrowserContext, Page, Playwright, Rout
 from playwright.async_api import Error as PlaywrightError
 
 from ..errors import TaskloomError
+from ..looplock import LoopLock
 from ..security.origin import OriginFence
 from .devtools_fence import close_stray_pages, fence_page
 from .socket_fence import NO_WEBRTC_SCRIPT, REPORT_URL, fence_policy, guard_socket, list_policy_refusals, meta_policy_script, record_report, with_policy
@@ -211,7 +212,7 @@ class BrowserPool:
         self.headless = headless
         self._playwright: Playwright | None = None
         self._browser: Browser | None = None
-        self._lock = asyncio.Lock()
+        self._lock = LoopLock()  # the pool outlives an event loop (a build runs each unit in its own)
 
     async def browser(self) -> Browser:
         """The running browser, launched on first call."""

@@ -12,12 +12,13 @@ replay) starts from the same state.
 
 from __future__ import annotations
 
-import asyncio
 import shutil
 import sqlite3
 import time
 from collections.abc import Callable
 from pathlib import Path
+
+from ..looplock import LoopLock
 
 __all__ = ["StateFolder", "StateTurns", "SQLITE_SUFFIXES"]
 
@@ -109,5 +110,5 @@ class StateTurns:
     def __init__(self, reset: Callable[[], object] | None = None, wait_s: float = 900.0) -> None:
         self.reset = reset
         self.wait_s = wait_s  # how long an episode waits for the one holding the application
-        self.lock = asyncio.Lock()
+        self.lock = LoopLock()
         self.holder: str | None = None

@@ -24,6 +24,7 @@ from ..browser import BrowserPool
 from ..browser.dom import NAVIGATION_WATCH_JS
 from ..browser.login import log_in
 from ..errors import InputError, NotFoundError
+from ..looplock import LoopLock
 from ..tasks.model import SuccessCriterion, Task, criterion_key
 from ..security.origin import OriginFence
 from ..settings import SiteLogin
@@ -118,7 +119,7 @@ class EpisodeManager:
         self.documents: dict[str, DocumentEpisode] = {}
         self.sessions: dict[str, str] = {}
         self.owners: dict[str, str | None] = {}  # episode id -> binding key of the session that started it
-        self._lock = asyncio.Lock()
+        self._lock = LoopLock()
         #: An application's state (shared with the runtime's other managers): with a reset, one browser episode at a
         #: time holds it (reset, act, final check) and another waits up to ``turns.wait_s`` seconds.
         self.turns = turns if turns is not None else StateTurns()
