@@ -185,6 +185,58 @@ def test_sentences_cut_at_a_page_break_or_an_unresolved_citation_are_never_gold(
 
     assert not _good_sentence("Gilks, 1996) that an acceptance rate of about 20% is right for this sampler.")
     assert _good_sentence("The acceptance rate (about 20%) is right for this sampler of ours.")
+    assert not _good_sentence("Thurstone Holzinger-Swineford (1937) introduced the bifactor model of a general factor and un-")
+    assert _good_sentence("It is “the bifactor model of a general factor and uncorrelated group factors.”")
     assert split_sentences("Details are referred to ? as well as ?. The next sentence starts here.") == [
         "Details are referred to ? as well as ?.", "The next sentence starts here."
     ]
+
+
+def _ingested(tmp_path: Path, name: str) -> KnowledgeGraph:
+    service = GraphService(Settings(workspace=tmp_path / "ws", embedder="hashing"))
+    return service.load(service.ingest_document(Path(__file__).resolve().parents[2] / "data" / "cache" / f"{name}.pdf").graph_id)
+
+
+def test_a_reference_whose_words_fit_another_figure_and_a_drawn_grid_make_no_task(tmp_path: Path) -> None:
+    """Third unseen-PDF audit, sp's over.pdf: "Figure 5 shows the result of this aggregation … (meuse.grid)" means
+    Figure 4 ("aggregation over meuse.grid …"; Figure 5 is a checker board), and made a cross-reference and a synthesis
+    task with the checker board as gold ("the line shown in Figure 2" on the same page is Figure 3's); p10's plot of a grid numbered 1-9 was read as a table with the header 1 | 2 | 3."""
+    kg = _ingested(tmp_path, "over")
+    ix = _Index(kg)
+    slip = next(n for n in kg.nodes("paragraph") if "Figure 5 shows the result of this aggregation" in n.text)
+    figure5 = next(n for n in kg.nodes("figure") if n.attrs.get("number") == "5")
+    assert (slip.id, figure5.id) in {(s, t) for s, t, _ in ix._refers}  # the graph keeps what the text says
+    assert (slip.id, figure5.id) not in {(s, t) for s, t, _ in ix.refers}
+    line = next(n for n in kg.nodes("paragraph") if "along (or under) the line shown in Figure 2" in n.text)
+    assert (line.id, "figure:2") not in {(s, t) for s, t, _ in ix.refers}  # the second slip: that grid is Figure 3's
+    kept = [ix.nodes[s].text[:40] for s, t, _ in ix.refers if t.startswith("figure:")]
+    assert kept == ["Building on the simple example of sectio"]  # the passage that does mean Figure 5
+    grid = [t for t in kg.nodes("table") if not t.attrs.get("caption")]
+    assert grid and not {t.id for t in grid} & {t.id for t in ix.of("table")}
+    assert [t.attrs.get("number") for t in ix.of("table")] == ["1"]
+    tasks, _ = generate_document_tasks(kg, count=30, seed=0)
+    assert tasks and not [t for t in tasks if slip.id in t.evidence and figure5.id in t.evidence]
+
+
+def test_a_first_page_footer_at_the_page_numbers_height_is_no_text(tmp_path: Path) -> None:
+    """Third unseen-PDF audit, RcppArmadillo-intro (Elsevier preprint): "Preprint submitted to Computational Statistics
+    and Data Analysis / February 10, 2020", printed at the foot of page 1 only, began the paragraph page 2 goes on."""
+    kg = _ingested(tmp_path, "RcppArmadillo-intro")
+    texts = [n.text for n in kg.nodes() if n.text]
+    assert not [t for t in texts if "Preprint submitted" in t]
+    assert any("linear program solvers, and" in t for t in texts)  # the text on either side of it is kept
+    assert any(t.startswith("Linear algebra is a cornerstone") for t in texts)
+
+
+def test_code_panels_under_one_header_and_another_works_chapter_make_no_task(tmp_path: Path) -> None:
+    """Second unseen-PDF audit, Rcpp-jss-2011 (r-cran-rcpp): Table 1 sets C++ side by side, and the running head above
+    it was read as the one header of both columns (five cell tasks named the column "Dirk Eddelbuettel, Romain
+    François"); "(?, Chapter 5)", Chapter 5 of 'Writing R Extensions' with its citation unresolved, was linked to
+    the paper's own section 5."""
+    kg = _ingested(tmp_path, "Rcpp-jss-2011")
+    ix = _Index(kg)
+    assert [t.attrs.get("number") for t in ix.of("table")] == ["2"] and [t.attrs.get("number") for t in ix.of("unsure_table")] == ["1"]
+    chapter = [n for n in kg.nodes("paragraph") if "(?, Chapter 5)" in n.text]
+    assert len(chapter) == 2 and [label for s, _, label in ix._refers if s in {n.id for n in chapter}] == ["Section 2"]
+    tasks, _ = generate_document_tasks(kg, count=30, seed=0)
+    assert tasks and not [t for t in tasks if "Dirk Eddelbuettel" in t.instruction + t.gold_answer]

@@ -18,6 +18,7 @@ ENTRIES = [
     "Smith-Jones A (2012). Hyphenated.",
     "Müller H (2019). Umlaut.",
     "Smith J (2001). Plain.",
+    "Holzinger K, Swineford F (1937). The bi-factor method.",
 ]
 
 
@@ -47,3 +48,9 @@ def test_names_of_several_words_and_punctuation_are_cited() -> None:
 def test_a_name_inside_another_word_cites_nothing() -> None:
     cites = _cited(["xSmith (2001) is no name; -Smith (2001) neither.", "Jones-Smith (2012) does not exist."])
     assert cites == {"xSmith (2001) is no name; -Smith (2001) neither.": [], "Jones-Smith (2012) does not exist.": []}
+
+
+def test_a_pair_joined_by_a_hyphen_cites_the_entry_of_those_two() -> None:
+    """psych's intro.pdf: "Holzinger-Swineford (1937)" was not counted (the entry is "Holzinger, K. and Swineford, F.")."""
+    cites = _cited(["Holzinger-Swineford (1937) introduced it.", "Smith-Brown (2001) is not Smith alone."])
+    assert cites == {"Holzinger-Swineford (1937) introduced it.": [ENTRIES[6]], "Smith-Brown (2001) is not Smith alone.": []}

@@ -31,7 +31,7 @@ def _kind(word: str) -> str:
 
 
 #: A mention of another work's part: "Supplementary Table 1", "Table 4 in Salib and Hillier (1997)", "Figure 2 of Bates et al. 2015".
-_ELSEWHERE_BEFORE = re.compile(r"(?:\b(?:Supplementary|Supplemental|Online)|\b(?:1[6-9]|20)\d\d[a-z]?\)?,)\s*$", re.I)  # "Hsu (1996), Chapter 7"
+_ELSEWHERE_BEFORE = re.compile(r"(?:\b(?:Supplementary|Supplemental|Online)|\b(?:1[6-9]|20)\d\d[a-z]?\)?,|[(\s]\?\)?,)\s*$", re.I)  # "Hsu (1996), Chapter 7", "(?, Chapter 5)": a citation LaTeX left unresolved
 _ELSEWHERE_AFTER = re.compile(r"^\s*(?:in|of|from)\s+(?:the\s+)?[A-Z][\w'’-]+(?:\s+et\s+al\.?|\s+(?:and|&)\s+[A-Z][\w'’-]+)?\s*,?\s*\(?(?:1[6-9]|20)\d\d")
 
 
@@ -42,6 +42,9 @@ def elsewhere(text: str, start: int, end: int) -> bool:
     >>> [elsewhere(t, m.start(), m.end()) for m in REFERENCE_RE.finditer(t)]
     [True, True, False]
     >>> t = "(Davis 2006, Chapter 2), Hsu (1996), Chapter 7, and see Chapter 3"
+    >>> [elsewhere(t, m.start(), m.end()) for m in REFERENCE_RE.finditer(t)]
+    [True, True, False]
+    >>> t = "as in (?, Chapter 5) and ?, Section 2; what is it? Section 4 says"
     >>> [elsewhere(t, m.start(), m.end()) for m in REFERENCE_RE.finditer(t)]
     [True, True, False]
     """
@@ -88,7 +91,7 @@ _NAME_TOKEN_RE = re.compile(r"^(?:[A-ZÀ-Þ][\w'’´¨`-]*\.?|(?:[A-Z]\.){1,3}-
 _LIST_WORDS = {"and", "&", "et", "al.", "al", "others", "(eds.)", "(ed.)", "(eds)", "(ed)"}
 _AUTHOR_SPLIT_RE = re.compile(r"\s*[,;]\s*(?:and\s+|&\s*)?|\s+and\s+|\s*&\s*")
 _NAME = r"(?:(?:[a-z]+\s+){0,2}[A-ZÀ-Þ][\w'’´¨-]+(?:\s+[A-ZÀ-Þ][\w'’´¨-]+)?)"
-_CITE_TAIL = rf"(?P<tail>\s+et\s+al\.?|(?:\s*,\s*{_NAME})*\s*,?\s+(?:and|&)\s+{_NAME}|\s*&\s*{_NAME}|\s+and\s+others)?"
+_CITE_TAIL = rf"(?P<tail>\s+et\s+al\.?|(?:\s*,\s*{_NAME})*\s*,?\s+(?:and|&)\s+{_NAME}|\s*&\s*{_NAME}|\s+and\s+others|-[A-ZÀ-Þ][\w'’´¨]+)?"  # "-Swineford": a pair joined by a hyphen
 _CITE_YEARS = rf"(?P<years>{_YEAR}[a-z]?(?:\s*,\s*(?:{_YEAR}[a-z]?|[a-z]\b))*)"
 
 
@@ -398,7 +401,7 @@ def link_citations(kg: KnowledgeGraph) -> int:
 
 def _citation_pattern(first: str) -> re.Pattern[str]:
     """How a first author is cited: name, optional co-authors or "et al.", then one or more years."""
-    return re.compile(rf"(?<![\w-]){re.escape(first)}(?![\w-])(?:\s+(?:Jr|Sr)\.?)?{_CITE_TAIL}(?:’s|'s)?\s*,?\s*[(\[]?\s*{_CITE_YEARS}(?![\w-])")
+    return re.compile(rf"(?<![\w-]){re.escape(first)}(?![\w]|-(?![A-ZÀ-Þ]))(?:\s+(?:Jr|Sr)\.?)?{_CITE_TAIL}(?:’s|'s)?\s*,?\s*[(\[]?\s*{_CITE_YEARS}(?![\w-])")
 
 
 class _Authors:
@@ -484,11 +487,11 @@ def _pick(group: list[tuple[RefKey, str]], year: str, tail: str) -> list[str]:
     >>> two, three = RefKey("Hothorn", "2008", authors=["Hothorn", "Bretz"]), RefKey("Hothorn", "2008", authors=["Hothorn", "Bretz", "Westfall"])
     >>> _pick([(three, "r3")], "2008", " and Bretz"), _pick([(two, "r2")], "2008", " et al."), _pick([(three, "r3")], "2008", " et al.")
     ([], [], ['r3'])
-    >>> _pick([(two, "r2"), (three, "r3")], "2008", " and Bretz"), _pick([(three, "r3")], "2008", "")
-    (['r2'], ['r3'])
+    >>> _pick([(two, "r2"), (three, "r3")], "2008", " and Bretz"), _pick([(three, "r3")], "2008", ""), _pick([(two, "r2")], "2008", "-Bretz")
+    (['r2'], ['r3'], ['r2'])
     """
     found = [(key, ref_id) for key, ref_id in group if f"{key.year}{key.suffix}" == year]
-    second = re.search(rf"(?:and|&|,)\s+({_NAME})\s*$", tail)
+    second = re.search(rf"(?:(?:and|&|,)\s+|^-)({_NAME})\s*$", tail)
     if re.search(r"\bet\s+al\b|\bothers\b", tail):
         return [r for k, r in found if len(k.authors) >= 3 or k.et_al or not k.authors]
     if second:

@@ -69,15 +69,32 @@ def drop_running_heads(pages: list[list[TextBlock]], page_height: float, titles:
         for k in {key(b) for b in blocks} - {None}:
             margin_keys[k] += 1  # type: ignore[index]
     threshold = max(2, min(int(0.3 * len(pages)), max(3, int(0.05 * len(pages)))))  # a chapter's running head repeats on its pages only
+    folios = [_folio(blocks, page_height) for blocks in pages]
+    foot = _foot_line([f for f in folios if f is not None], len(pages))
     kept = []
-    for blocks in pages:
-        lowest = max(blocks, key=lambda b: b.bbox[1], default=None)  # a page number set just above a low margin ("21")
-        folio = lowest if lowest is not None and lowest.bbox[1] > 0.8 * page_height and _FOLIO.match(lowest.text) else None
+    for blocks, folio in zip(pages, folios):
         kept.append([
             b for b in blocks
-            if b is not folio and ((k := key(b)) is None or (k and margin_keys[k] < threshold and not (k in named and _paged(b.text))))
+            if b is not folio and b.bbox[1] < foot
+            and ((k := key(b)) is None or (k and margin_keys[k] < threshold and not (k in named and _paged(b.text))))
         ])
     return kept
+
+
+def _folio(blocks: list[TextBlock], page_height: float) -> TextBlock | None:
+    """The page number set just above a low margin ("21"): the page's lowest block, when it is one."""
+    lowest = max(blocks, key=lambda b: b.bbox[1], default=None)
+    return lowest if lowest is not None and lowest.bbox[1] > 0.8 * page_height and _FOLIO.match(lowest.text) else None
+
+
+def _foot_line(folios: list[TextBlock], pages: int) -> float:
+    """Where the foot of the page starts: the top of the page numbers, when at least half the pages (three or more) have
+    one at the foot. Nothing of the text starts there; a line that does is furniture printed once, such as the
+    "Preprint submitted to … / February 10, 2020" of an Elsevier preprint's first page (not repeated, so no running foot)."""
+    if len(folios) < max(3, pages // 2):
+        return float("inf")
+    tops = sorted(f.bbox[1] for f in folios)
+    return tops[len(tops) // 2] - 2.0
 
 
 _FOLIO = re.compile(r"^\s*(?:\d{1,4}|[ivxlc]{1,6})\s*$")
