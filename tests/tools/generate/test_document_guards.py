@@ -240,3 +240,14 @@ def test_code_panels_under_one_header_and_another_works_chapter_make_no_task(tmp
     assert len(chapter) == 2 and [label for s, _, label in ix._refers if s in {n.id for n in chapter}] == ["Section 2"]
     tasks, _ = generate_document_tasks(kg, count=30, seed=0)
     assert tasks and not [t for t in tasks if "Dirk Eddelbuettel" in t.instruction + t.gold_answer]
+
+
+def test_contents_below_an_abstract_are_no_sections_and_no_prose(tmp_path: Path) -> None:
+    """Third unseen-PDF audit, sp's over.pdf: page 1 prints its contents under the abstract; each line became an empty
+    section ("1 Introduction" twice), so sections 1-4 could only be named by their page."""
+    kg = _ingested(tmp_path, "over")
+    numbers = [n.attrs.get("number") for n in kg.nodes("section") if n.attrs.get("number")]
+    assert numbers == ["1", "2", "3", "4", "5", "5.1", "5.2", "6", "6.1"]
+    listing = [n.text for n in kg.nodes("paragraph") if n.attrs.get("listing")]
+    assert "2 Geometry overlays 2" in listing and not [t for t in listing if "According to" in t]
+    assert not {n.id for n in kg.nodes("paragraph") if n.attrs.get("listing")} & {n.id for n in _Index(kg).of("paragraph")}

@@ -169,8 +169,11 @@ def _unsure_table(kg: KnowledgeGraph, table: Node) -> bool:
 
 
 def _kind(node: Node) -> str:
-    """A node's type for generation: a paragraph of code (R input or output, a program) is "code", never prose."""
-    return "code" if node.type.value == "paragraph" and node.attrs.get("code") else node.type.value
+    """A node's type for generation: a paragraph of code (R input or output, a program) is "code", a line of a contents,
+    index or list of figures "listing"; neither is prose."""
+    if node.type.value == "paragraph":
+        return "code" if node.attrs.get("code") else "listing" if node.attrs.get("listing") else "paragraph"
+    return node.type.value
 
 
 class _Index:

@@ -30,6 +30,7 @@ BlockKind = Literal[
     "footnote",
     "reference",
     "code",
+    "listing",
 ]
 
 

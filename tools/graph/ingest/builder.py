@@ -20,6 +20,7 @@ _KIND_TO_TYPE = {
     "heading": NodeType.HEADING,
     "paragraph": NodeType.PARAGRAPH,
     "code": NodeType.PARAGRAPH,
+    "listing": NodeType.PARAGRAPH,
     "list": NodeType.LIST,
     "table": NodeType.TABLE,
     "figure": NodeType.FIGURE,
@@ -159,8 +160,8 @@ def _add_block(b: _Builder, block: Block) -> str:
     attrs: dict[str, object] = {"number": block.number}
     if block.kind == "heading":
         attrs["level"] = block.level
-    if block.kind == "code":
-        attrs["code"] = True
+    if block.kind in ("code", "listing"):
+        attrs[block.kind] = True
     if block.kind == "list":
         attrs["items"] = block.items
     if block.kind == "caption":

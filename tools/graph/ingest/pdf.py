@@ -83,6 +83,10 @@ def parse_pdf(path: Path, progress: ProgressFn | None = None, max_pages: int = 2
                 progress(index + 1, doc.page_count, f"page {index + 1}/{doc.page_count}")
         candidates = [b for blocks, _ in laid_out for b in blocks if b.kind == "heading"]
         resolve_headings(candidates, [b for blocks, _ in laid_out for b in blocks], outline, body, listings)
+        for blocks, _ in laid_out:
+            for block in blocks:
+                if block.kind == "paragraph" and in_listing(block, listings):
+                    block.kind = "listing"  # a contents, index or list-of-figures line: no passage of the document
         blocks = _emit(laid_out)
         return ParsedDocument(path=str(path), format="pdf", title=title, pages=doc.page_count, blocks=blocks, outline=outline)
     finally:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from .pdf_text import TextBlock, TextLine
 
 __all__ = [
+    "CONTENTS_RE",
     "Listing",
     "Row",
     "text_rows",
@@ -48,6 +49,8 @@ LISTING_HEADING_RE = re.compile(
     r"(?:\s+and\s+(?:figures|tables))?|(?:figures|tables|illustrations))\s*$",
     re.I,
 )
+#: A contents heading, which may stand below a title page's abstract (sp's over.pdf), not only at a page's top.
+CONTENTS_RE = re.compile(r"^\s*(?:table\s+of\s+)?contents\s*$", re.I)
 CAPTION_ENTRY_RE = re.compile(r"^\s*(?:figure|fig\.|table|tab\.)\s*[A-Z]?\d", re.I)
 LICENCE_RE = re.compile(
     r"copyright|©|\(c\)\s*\d{4}|all rights reserved|licen[cs]ed\s+(?:under|to)|permission\s+is\s+(?:hereby\s+)?granted"
@@ -136,14 +139,15 @@ def page_listing(blocks: list[TextBlock], previous: Listing | None = None) -> Li
     """The listing (contents, index, list of figures/tables) on a page, if the page holds one.
 
     A page holds a listing when a listing heading ("Contents", "Index", "List of
-    Figures", …) is followed by rows ending in page numbers, when most of its rows
+    Figures", …; among the first six rows, or "Contents" anywhere, as below an
+    abstract) is followed by rows ending in page numbers, when most of its rows
     are dotted-leader entries, or when it continues the previous page's listing
     with rows of the same shape.
     """
     rows = text_rows(blocks)
     if not rows:
         return None
-    heading_at = next((i for i, r in enumerate(rows[:6]) if LISTING_HEADING_RE.match(r.text)), None)
+    heading_at = next((i for i, r in enumerate(rows) if LISTING_HEADING_RE.match(r.text) and (i < 6 or CONTENTS_RE.match(r.text))), None)
     body = rows[heading_at + 1 :] if heading_at is not None else rows
     entries = [(r, e) for r in body if (e := entry_title(r.text)) is not None]
     leaders = sum(1 for _, (_, has_leader) in entries if has_leader)
