@@ -29,6 +29,7 @@ declare -A package=(
   [chfls1]=r-cran-multcomp [rq]=r-cran-quantreg [validate]=r-cran-survival
   [paper2JSS]=r-cran-fitdistrplus [RcppEigen-Introduction]=r-cran-rcppeigen [intro]=r-cran-psych
   [RcppArmadillo-intro]=r-cran-rcpparmadillo [over]=r-cran-sp [Rcpp-jss-2011]=r-cran-rcpp
+  [seriation]=r-cran-seriation [dbscan]=r-cran-dbscan [constparty]=r-cran-partykit
 )
 missing=()
 for name in "${!package[@]}"; do [ -s "$cache/$name.pdf" ] || missing+=("$name"); done

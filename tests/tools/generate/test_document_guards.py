@@ -251,3 +251,42 @@ def test_contents_below_an_abstract_are_no_sections_and_no_prose(tmp_path: Path)
     listing = [n.text for n in kg.nodes("paragraph") if n.attrs.get("listing")]
     assert "2 Geometry overlays 2" in listing and not [t for t in listing if "According to" in t]
     assert not {n.id for n in kg.nodes("paragraph") if n.attrs.get("listing")} & {n.id for n in _Index(kg).of("paragraph")}
+
+
+def test_a_paragraph_goes_on_past_floats_and_wrapped_table_rows_are_never_addressed(tmp_path: Path) -> None:
+    """Fourth unseen-PDF audit. partykit's constparty.pdf: "… the full learning data are not part of the" (page 8)
+    goes on "PMML description …" under a figure and its code on page 9, and became a gold "sentence"; dbscan's OPTICS
+    paragraph goes on two pages later, past a page of figures. seriation's Table 1 wraps "Hamiltonian path" /
+    "length (restricted)" and "Neighbor-" / "hoods" over two lines (two rows each to the parser), and its wrapped
+    method names ("MDS_nonmetric") were read as group labels prefixed to every row below them."""
+    constparty = _ingested(tmp_path / "c", "constparty")
+    joined = next(n for n in constparty.nodes("paragraph") if "full learning data are not part of the" in n.text)
+    assert "not part of the PMML description" in joined.text and joined.attrs.get("end_page") == 9
+    dbscan = _ingested(tmp_path / "d", "dbscan")
+    optics = next(n for n in dbscan.nodes("paragraph") if n.text.startswith("Unless OPTICS is purely used"))
+    assert "mostly affects core and reachability-distance calculation" in optics.text and (optics.source.page, optics.attrs.get("end_page")) == (13, 15)
+    seriation = _ingested(tmp_path / "s", "seriation")
+    ix = _Index(seriation)
+    table = next(t for t in ix.of("table") if t.attrs.get("number") == "1")
+    labels = {str(c.attrs.get("row_header")) for c in ix.table_cells(table.id)}
+    assert not [label for label in labels if "Spectral_norm" in label and "Genetic" in label]  # no wrapped line as a group label
+    cells = {(c.attrs.get("row_header"), c.attrs.get("column_header")): c.text for c in ix.valid_cells(table.id)}
+    assert cells[('"ARSA"', "Optimizes")] == "Linear seriation crit." and cells[('"TSP"', "Optimizes")] == "Hamiltonian path length"
+    assert ('"OLO"', "Optimizes") not in cells and ("hoods", "method") not in cells  # cut in two by the parser: no task
+    tasks, _ = generate_document_tasks(seriation, count=40, seed=0)
+    assert tasks and not [t for t in tasks if t.gold_answer in ("Hamiltonian path", "length (restricted)", '"SPIN_STS"')]
+
+
+def test_a_section_opening_is_its_first_sentence_or_none(tmp_path: Path) -> None:
+    """Fourth unseen-PDF audit: comparison_sections gave a sentence from the middle of seriation's 2.8 (whose first
+    sentence runs into a formula) and constparty's 2.2 (into R code) as "the point each section opens with"."""
+    from taskloom.tools.generate.document.generator import _first_sentence
+    from taskloom.tools.generate.document.index import normalise
+
+    for name, number in (("seriation", "2.8"), ("constparty", "2.2")):
+        kg = _ingested(tmp_path / name, name)
+        ix = _Index(kg)
+        section = next(n for n in kg.nodes("section") if n.attrs.get("number") == number)
+        assert _first_sentence(ix, section) is None
+        opened = [(s, got) for s in kg.nodes("section") if (got := _first_sentence(ix, s)) is not None]
+        assert opened and all(ix.kids(s.id, "paragraph")[0].id == p.id and normalise(p.text).startswith(first) for s, (p, first) in opened)

@@ -41,6 +41,8 @@ def test_a_paragraph_cut_inside_a_bracket_by_a_page_break_goes_on_over_the_page(
 
     end = Block(kind="paragraph", text="It is generally accepted (Gelman, Roberts, and", page=3)
     assert _continues(end, Block(kind="paragraph", text="Gilks, 1996) that an acceptance rate of about 20% is right.", page=4))
-    assert not _continues(end, Block(kind="paragraph", text="Gilks (1996) says so.", page=4))  # closes nothing left open
+    opened = Block(kind="paragraph", text="It is generally accepted (Gelman, Roberts", page=3)
+    assert not _continues(opened, Block(kind="paragraph", text="Gilks (1996) says so.", page=4))  # closes nothing left open
+    assert _continues(end, Block(kind="paragraph", text="Gilks (1996) says so.", page=4))  # but "… and" is no end of a sentence
     assert not _continues(Block(kind="paragraph", text="The rate is set by the scale", page=3), Block(kind="paragraph", text="Gilks, 1996) that …", page=4))
     assert _continues(Block(kind="paragraph", text="The rate is set by the", page=3), Block(kind="paragraph", text="scale of the proposal.", page=4))

@@ -33,6 +33,7 @@ from .index import (
     _DIFFICULTIES,
     _Index,
     _NUMBER,
+    _ends_sentence,
     _good_sentence,
     _has_label,
     _is_prose,
@@ -130,12 +131,14 @@ def _b_comparison_rows(ix: _Index, t: TaskTemplate, rng: np.random.Generator) ->
 
 
 def _first_sentence(ix: _Index, sec: Node) -> tuple[Node, str] | None:
-    for p in ix.kids(sec.id, "paragraph"):
-        if _is_prose(p.text, 80):
-            s = next((s for s in split_sentences(p.text) if _good_sentence(s, 25, 400)), None)
-            if s:
-                return p, s
-    return None
+    """The sentence a section opens with: the first sentence of its first paragraph, when that is a whole sentence of
+    prose. None otherwise; a later sentence is no opening (seriation's 2.8 opens with a sentence that runs into a formula,
+    constparty's 2.2 with one that runs into R code: both were passed over for a sentence from the middle)."""
+    first = next(iter(ix.kids(sec.id, "paragraph")), None)
+    if first is None or not _is_prose(first.text, 80):
+        return None
+    s = next(iter(split_sentences(first.text)), None)
+    return (first, s) if s and _good_sentence(s, 25, 400) else None
 
 
 def _b_comparison_sections(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> Iterator[_Cand]:
@@ -163,7 +166,7 @@ def _b_analysis(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> Iterat
             continue
         seen.add((src, tgt))
         sents = [s for s in split_sentences(para.text) if _has_label(s, ref)][:3]
-        if not sents or (opening := ix.addr.opening(para)) is None:
+        if not sents or not all(_ends_sentence(s) for s in sents) or (opening := ix.addr.opening(para)) is None:
             continue
         cap = ix.caption_of[tgt]
         yield _Cand(t, {"label": ix.label(target), "opening": opening, "caption": normalise(ix.nodes[cap].text), "sentences": sents},
@@ -263,7 +266,7 @@ def _b_synthesis(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> Itera
         picked: list[tuple[str, str]] = []
         for src, ref in refs:
             s = next((s for s in split_sentences(ix.nodes[src].text) if _has_label(s, ref) and len(s) >= 25), None)
-            if s and s not in [x for _, x in picked]:
+            if s and _ends_sentence(s) and s not in [x for _, x in picked]:  # a sentence cut by a page break is no statement
                 picked.append((src, s))
         picked = picked[:3]
         openings = [ix.addr.opening(ix.nodes[s]) for s, _ in picked]

@@ -106,8 +106,12 @@ def _good_sentence(s: str, lo: int = 30, hi: int = 320) -> bool:
     """A whole sentence of prose: starts like a sentence (not a fragment continued from a page break)."""
     opens = s[0].isupper() or (s[0] in "(“\"" and s[1:2].isupper())  # "(as in the case …" is the rest of a sentence
     closes_first = ")" in s and ("(" not in s or s.index(")") < s.index("("))  # "Gilks, 1996) that …": the rest of one too
-    ends = bool(_SENTENCE_END.search(s))  # "… of a general factor and un-" stops where a line or page did
-    return lo <= len(s) <= hi and opens and ends and not closes_first and _is_prose(s, lo)
+    return lo <= len(s) <= hi and opens and _ends_sentence(s) and not closes_first and _is_prose(s, lo)
+
+
+def _ends_sentence(s: str) -> bool:
+    """Whether ``s`` ends as a sentence does; "… of a general factor and un-" stops where a line or page did."""
+    return bool(_SENTENCE_END.search(s))
 
 
 #: How a whole sentence ends: a full stop, "?", "!" or ":" and perhaps closing quotes or brackets.
@@ -331,10 +335,11 @@ class _Index:
             return []  # a "header" that is also a value of its column is a data row: the table printed no header
         if listing_columns(cells):
             return []  # each column a list of its own: a row holds no record
+        wrapped = wrapped_rows(cells)
         out = []
         for c in cells:
             rh, ch, text = normalise(str(c.attrs.get("row_header", ""))), normalise(str(c.attrs.get("column_header", ""))), normalise(c.text)
-            if c.attrs.get("header") or not (rh and ch and text) or len(text) > _MAX_CELL_CHARS:
+            if c.attrs.get("header") or not (rh and ch and text) or len(text) > _MAX_CELL_CHARS or int(c.attrs.get("row", -1)) in wrapped:
                 continue
             if text == rh or rh == ch or len(rows_of_header.get(rh, ())) != 1 or pairs[(rh, ch)] != 1:
                 continue
@@ -346,6 +351,38 @@ class _Index:
                 continue
             out.append(c)
         return out
+
+
+def wrapped_rows(cells: list[Node]) -> set[int]:
+    """Rows whose cells may have been cut in two: a body row that leaves the last column empty under a filled one and
+    goes on in lower case under a filled cell holding something else, and the row above it. Seriation's Table 1 wraps
+    "Hamiltonian path" / "length (restricted)" and "Sorting Points Into Neighbor-" / "hoods" over two lines, read as
+    two rows each. Rows under a group label carried down ("" | "quasi" | …) and standard errors under estimates
+    ("" | "(0.024)" | …) fill the last column: they are rows.
+
+    >>> from taskloom.tools.graph.model import NodeType
+    >>> grid = [["Algorithm", "Optimizes", "Input"], ["OLO", "Hamiltonian path", "dist"], ["", "length (restricted)", ""],
+    ...         ["QAP", "2-Sum crit.", "dist"], ["", "Linear crit.", "dist"], ["", "Inertia crit.", "dist"],
+    ...         ["PCA", "least squares", "matrix"]]
+    >>> sorted(wrapped_rows([Node(id=f"c{r}{k}", type=NodeType.TABLE_CELL, text=t, attrs={"row": r, "col": k, "header": r == 0})
+    ...                      for r, row in enumerate(grid) for k, t in enumerate(row)]))
+    [1, 2]
+    """
+    rows: dict[int, dict[int, str]] = {}
+    for c in cells:
+        if not c.attrs.get("header"):
+            rows.setdefault(int(c.attrs.get("row", -1)), {})[int(c.attrs.get("col", -1))] = normalise(c.text)
+    out: set[int] = set()
+    last = max((k for row in rows.values() for k in row), default=0)
+    for r in sorted(rows):
+        above, here = rows.get(r - 1), rows[r]
+        if above is None:
+            continue
+        short = bool(above.get(last)) and not here.get(last)
+        goes_on = any(text[:1].islower() for k, text in here.items() if text and above.get(k) not in (None, "", text))
+        if short and goes_on:
+            out |= {r - 1, r}
+    return out
 
 
 def listing_columns(cells: list[Node]) -> bool:

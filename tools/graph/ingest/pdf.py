@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import re
+
 import pymupdf
 
 from ...errors import DocumentError
@@ -83,12 +85,11 @@ def parse_pdf(path: Path, progress: ProgressFn | None = None, max_pages: int = 2
                 progress(index + 1, doc.page_count, f"page {index + 1}/{doc.page_count}")
         candidates = [b for blocks, _ in laid_out for b in blocks if b.kind == "heading"]
         resolve_headings(candidates, [b for blocks, _ in laid_out for b in blocks], outline, body, listings)
-        for blocks, _ in laid_out:
-            for block in blocks:
-                if block.kind == "paragraph" and in_listing(block, listings):
-                    block.kind = "listing"  # a contents, index or list-of-figures line: no passage of the document
-        blocks = _emit(laid_out)
-        return ParsedDocument(path=str(path), format="pdf", title=title, pages=doc.page_count, blocks=blocks, outline=outline)
+        for page_blocks, _ in laid_out:
+            for tb in page_blocks:
+                if tb.kind == "paragraph" and in_listing(tb, listings):
+                    tb.kind = "listing"  # a contents, index or list-of-figures line: no passage of the document
+        return ParsedDocument(path=str(path), format="pdf", title=title, pages=doc.page_count, blocks=_emit(laid_out), outline=outline)
     finally:
         doc.close()
 
@@ -200,12 +201,33 @@ def _emit(laid_out: list[tuple[list[TextBlock], list[Region]]]) -> list[Block]:
             if out and _continues(out[-1], block):
                 _join(out[-1], block)
                 continue
+            if block.kind == "paragraph" and (part := _paragraph_before_floats(out)) is not None and _continues(out[part], block, past_floats=True):
+                _join(out[part], block)  # the paragraph goes on below the floats at the top of the page
+                continue
             if block.kind == "table" and (part := _table_before_furniture(out)) is not None and _continues(out[part], block):
                 del out[part + 1 :]  # "Continued on next page" and the page number between a long table's parts
                 _join(out[part], block)
                 continue
             out.append(block)
     return out
+
+
+def _paragraph_before_floats(out: list[Block]) -> int | None:
+    """The index of the paragraph ``out`` ends with but for floats (figures, tables, their captions, code) on the pages
+    after it: a paragraph a page break cut, which goes on under them (constparty, dbscan, seriation)."""
+    k = len(out)
+    while k > 0 and out[k - 1].kind in _FLOATS:
+        k -= 1
+    if not 0 < k < len(out) or out[k - 1].kind != "paragraph":
+        return None
+    last = out[k - 1].end_page or out[k - 1].page or 0
+    return k - 1 if all((b.page or 0) > last for b in out[k:]) else None
+
+
+#: Blocks a typesetter floats to the top of a page, between the halves of a paragraph cut by the page break.
+_FLOATS = ("figure", "table", "caption", "code")
+#: A line that stops on a word no sentence ends with ("… are not part of the", "… equipped with an").
+_OPEN_END = re.compile(r"\b(?:a|an|the|of|to|in|on|for|with|by|and|or|from|at|than|that|which|whose|is|are|was|were|be)$", re.I)
 
 
 def _table_before_furniture(out: list[Block]) -> int | None:
@@ -324,14 +346,17 @@ def _text_starts(lines: list[str]) -> list[bool]:
     return starts
 
 
-def _continues(prev: Block, block: Block) -> bool:
+def _continues(prev: Block, block: Block, past_floats: bool = False) -> bool:
     """A paragraph or table cut by a page break continues on the next page (a long table over several;
-    its caption, and so its number, may stand on its first page or its last)."""
-    if prev.page is None or block.page != (prev.end_page or prev.page) + 1:
+    its caption, and so its number, may stand on its first page or its last); ``past_floats``: pages of
+    floats alone may stand between a paragraph's halves."""
+    last = prev.end_page or prev.page
+    if last is None or block.page is None or not (block.page == last + 1 or (past_floats and block.page > last)):
         return False
-    if prev.kind == block.kind == "paragraph":  # the next page goes on in lower case, or closes a bracket left open
+    if prev.kind == block.kind == "paragraph":  # the next page goes on in lower case, closes a bracket left open, or ends "of the"
         open_bracket = prev.text.count("(") > prev.text.count(")") and block.text.count(")") > block.text.count("(")
-        return not prev.text.rstrip().endswith((".", ":", "?", "!")) and (block.text[:1].islower() or open_bracket)
+        goes_on = block.text[:1].islower() or open_bracket or bool(_OPEN_END.search(prev.text.rstrip()))
+        return not prev.text.rstrip().endswith((".", ":", "?", "!")) and goes_on
     if prev.kind == block.kind == "table" and (block.number is None or prev.number is None or block.number == prev.number):  # "Table 3 – continued"
         prev_cols = {c.col for c in prev.cells}
         return prev_cols == {c.col for c in block.cells}

@@ -443,7 +443,8 @@ def _lone_lines(body: list[list[Word]], body_size: float) -> tuple[list[list[Wor
     """(labels, notes): lines of one phrase that cross a gap between the columns of the other lines (three or more).
 
     A label is centred on the table ("Independent samples") or starts at its left edge ("Calculations by Pollet
-    and Nettle (2009):") and heads the rows under it: it must not join two columns. A note is wide and comes
+    and Nettle (2009):") and heads the rows under it: it must not join two columns. A line that starts where a
+    later column's cells start is a cell's wrapped text running over the gap (seriation's "MDS_nonmetric"). A note is wide and comes
     after the last line of several phrases ("1 Coefficient of this variable not significant…"): no row at all.
     """
     single = [ln for ln in body if len(_phrases(ln, 0.6 * body_size)) == 1]
@@ -460,10 +461,12 @@ def _lone_lines(body: list[list[Word]], body_size: float) -> tuple[list[list[Wor
     while end > 1 and _note(body[end - 1]):  # "1 AIC for step 4a. 2 BIC for step 4b." under the last row
         end -= 1
     notes += [ln for ln in body[end:] if not any(ln is x for x in notes)]
+    starts = [min(w.x0 for ln in others for w in ln if _column((w.x0 + w.x1) / 2, cuts) == c) for c in range(1, len(cuts) + 1)]
     labels = [
         ln for ln in crossing
         if not any(ln is x for x in notes) and ln[-1].x1 - ln[0].x0 < 0.6 * width
         and (abs(ln[0].x0 - left) < 0.5 * body_size or abs((ln[0].x0 + ln[-1].x1) / 2 - (left + right) / 2) < 0.05 * width)
+        and not any(abs(ln[0].x0 - x) < 0.3 * body_size for x in starts)  # set where a column's cells start: wrapped cell text
     ]
     return labels, notes
 
