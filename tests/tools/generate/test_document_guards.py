@@ -187,6 +187,10 @@ def test_sentences_cut_at_a_page_break_or_an_unresolved_citation_are_never_gold(
     assert _good_sentence("The acceptance rate (about 20%) is right for this sampler of ours.")
     assert not _good_sentence("Thurstone Holzinger-Swineford (1937) introduced the bifactor model of a general factor and un-")
     assert _good_sentence("It is “the bifactor model of a general factor and uncorrelated group factors.”")
+    from taskloom.tools.generate.document.index import _whole_sentence  # what analysis and synthesis quote
+
+    assert not _whole_sentence("can take the values listed in Table 2.") and not _whole_sentence("(see Table 4).")
+    assert _whole_sentence("See Table 4.") and not _whole_sentence("Submit it at http://journals.")
     assert split_sentences("Details are referred to ? as well as ?. The next sentence starts here.") == [
         "Details are referred to ? as well as ?.", "The next sentence starts here."
     ]

@@ -459,3 +459,27 @@ def test_an_outline_title_opening_with_a_capital_word_matches_its_lettered_appen
     resolve_headings(body, body, outline, body_size=10.9)
     assert _levels(body) == [("1. Introduction", 1), ("A. A regularized Newton-Raphson algorithm with step halving", 1)]
     assert body[1].attrs["number"] == "A"
+
+
+def test_roman_section_numbers_nest_at_the_outline_levels() -> None:
+    """Fifth unseen-PDF audit, REVTeX 4.2's Author's Guide (texlive-publishers-doc): "II.", "VI.2." were no numbers,
+    so 39 of 72 headings were lost (VI-IX fell under "V.7"); its outline puts the title at level 1, so a numbered heading
+    the outline does not match ("II. SOME LATEX 2ε BASICS" for "Some LaTeX2e Basics") goes one level below its number."""
+    body = [
+        _heading("REVTeX 4.2 Author's Guide", 1, 60, 17),
+        _heading("I. INTRODUCTION", 1, 300, 10.9),
+        _heading("I.1. Changes in REVTeX 4.2", 2, 100, 10.9),
+        _heading("II. SOME LATEX 2ε BASICS", 3, 100, 10.9),
+        _heading("II.1. Useful markup", 3, 300, 10.9),
+        _heading("VI.2. Text in math", 9, 100, 10.9),
+    ]
+    outline = [(1, "REVTeX 4.2 Author's Guide", 1), (2, "Introduction", 1), (3, "Changes in REVTeX 4.2", 2), (2, "Some LaTeX2e Basics", 3)]
+    resolve_headings(body, body, outline, body_size=10.9)
+    assert [(b.attrs["number"], b.attrs["level"]) for b in body] == [(None, 1), ("I", 2), ("I.1", 3), ("II", 2), ("II.1", 3), ("VI.2", 3)]
+
+
+def test_references_to_lettered_and_roman_sections_keep_their_whole_number() -> None:
+    from taskloom.tools.graph.ingest.links import REFERENCE_RE
+
+    text = "see Section X.2, Sec. V.3, Appendix A.1, Section IV and Appendix B; Table 2 and Fig. 3"
+    assert [m.group(2) for m in REFERENCE_RE.finditer(text)] == ["X.2", "V.3", "A.1", "IV", "B", "2", "3"]

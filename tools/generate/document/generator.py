@@ -33,7 +33,7 @@ from .index import (
     _DIFFICULTIES,
     _Index,
     _NUMBER,
-    _ends_sentence,
+    _whole_sentence,
     _good_sentence,
     _has_label,
     _is_prose,
@@ -166,7 +166,7 @@ def _b_analysis(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> Iterat
             continue
         seen.add((src, tgt))
         sents = [s for s in split_sentences(para.text) if _has_label(s, ref)][:3]
-        if not sents or not all(_ends_sentence(s) for s in sents) or (opening := ix.addr.opening(para)) is None:
+        if not sents or not all(_whole_sentence(s) for s in sents) or (opening := ix.addr.opening(para)) is None:
             continue
         cap = ix.caption_of[tgt]
         yield _Cand(t, {"label": ix.label(target), "opening": opening, "caption": normalise(ix.nodes[cap].text), "sentences": sents},
@@ -266,7 +266,7 @@ def _b_synthesis(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> Itera
         picked: list[tuple[str, str]] = []
         for src, ref in refs:
             s = next((s for s in split_sentences(ix.nodes[src].text) if _has_label(s, ref) and len(s) >= 25), None)
-            if s and _ends_sentence(s) and s not in [x for _, x in picked]:  # a sentence cut by a page break is no statement
+            if s and _whole_sentence(s) and s not in [x for _, x in picked]:  # a sentence cut by a page break is no statement
                 picked.append((src, s))
         picked = picked[:3]
         openings = [ix.addr.opening(ix.nodes[s]) for s, _ in picked]

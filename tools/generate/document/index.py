@@ -110,12 +110,27 @@ def _good_sentence(s: str, lo: int = 30, hi: int = 320) -> bool:
 
 
 def _ends_sentence(s: str) -> bool:
-    """Whether ``s`` ends as a sentence does; "… of a general factor and un-" stops where a line or page did."""
-    return bool(_SENTENCE_END.search(s))
+    """Whether ``s`` ends as a sentence does; "… of a general factor and un-" stops where a line or page did, and
+    "… see https:" or "… at http://journals." where a URL broken over two lines was cut.
+
+    >>> _ends_sentence("It is right."), _ends_sentence("See https:"), _ends_sentence("Go to http://journals."), _ends_sentence("Go to http://a.org.")
+    (True, False, False, True)
+    """
+    return bool(_SENTENCE_END.search(s)) and not _CUT_URL.search(s)
+
+
+def _whole_sentence(s: str) -> bool:
+    """A sentence as printed, of any length: it starts as one and ends as one ("can take the values listed in Table 2."
+    and "(see Table 4)." are pieces of one)."""
+    opens = s[:1].isupper() or (s[:1] in "(“\"" and s[1:2].isupper())
+    closes_first = ")" in s and ("(" not in s or s.index(")") < s.index("("))
+    return opens and not closes_first and _ends_sentence(s)
 
 
 #: How a whole sentence ends: a full stop, "?", "!" or ":" and perhaps closing quotes or brackets.
 _SENTENCE_END = re.compile(r"[.!?:][\"”’')\]]*$")
+#: A URL cut where its line broke: the scheme alone, or a host of one word ("http://journals." of "journals.aps.org").
+_CUT_URL = re.compile(r"(?:\b(?:https?|ftp):|\b(?:https?|ftp)://[^\s/.]+\.)$")
 
 
 def _whole_word(term: str) -> re.Pattern[str]:

@@ -19,7 +19,7 @@ __all__ = [
 
 REFERENCE_RE = re.compile(
     r"\b(Tables?|Tab\.|Figures?|Figs?\.|Sections?|Sec\.|§|Chapters?|Chap\.|Appendix|Equations?|Eqs?\.)\s*"
-    r"(\(\s*\d+[a-z]?\s*\)|[A-Z]?\d+(?:\.\d+)*[a-z]?|[A-Z]\b)"
+    r"(\(\s*\d+[a-z]?\s*\)|[A-Z]?\d+(?:\.\d+)*[a-z]?|[A-Z]{1,7}(?:\.\d+)+\b|[IVXLC]{2,7}\b|[A-Z]\b)"  # "Section 2.1", "A.3", "X.2", "IV", "Appendix B"
 )
 _KIND = {"tab": "table", "fig": "figure", "sec": "section", "§": "section", "cha": "section", "app": "section", "equ": "formula", "eq.": "formula", "eqs": "formula"}
 _SOURCE_TYPES = (NodeType.PARAGRAPH, NodeType.CAPTION, NodeType.LIST, NodeType.FOOTNOTE, NodeType.TABLE, NodeType.FORMULA)

@@ -30,7 +30,7 @@ __all__ = [
 BBox = tuple[float, float, float, float]
 
 CAPTION_RE = re.compile(r"^\s*(Table|Tab\.|Figure|Fig\.)\s*([A-Z]?\d+(?:\.\d+)*)\s*[:.|—–-](?!\d)\s*", re.I)  # "Figure 2.3 shows" is prose, not Figure 2
-SECTION_NUMBER_RE = re.compile(r"^((?:\d+|[A-Z])(?:\.\d+)*)\.?\s+(?=\S)")
+SECTION_NUMBER_RE = re.compile(r"^((?:\d+|[IVXLC]{2,7}(?=\.)|[A-Z])(?:\.\d+)*)\.?\s+(?=\S)")  # "2.1", "A.3", "VI.2." (REVTeX)
 EQ_LABEL_RE = re.compile(r"^\(\s*(\d+[a-z]?)\s*\)$")
 BULLET_RE = re.compile(r"^\s*(?:[•●◦▪∙·–—∗*-]|\(?[a-z0-9]{1,2}[.)])\s+")
 UNNUMBERED_SECTIONS = {
@@ -374,6 +374,7 @@ def resolve_headings(
     ranks = {style: rank for rank, style in enumerate(sorted({_style(b) for b in candidates}))}
     stack: list[tuple[int, int]] = []  # (level, style rank) of the open headings
     licence: tuple[int, int] | None = None  # (level, style rank) of the open licence heading: its numbered lines are clauses
+    offset = 0  # outline level minus number depth of the last numbered heading the outline confirmed (1 under a title entry)
     for block in candidates:
         block.kind = "paragraph"
         listed = in_listing(block, listings)
@@ -383,11 +384,13 @@ def resolve_headings(
         rank, numbered = ranks[_style(block)], _heading_level_by_number(block.text)[0] is not None
         if licence is not None and entry is None and numbered and rank > licence[1]:
             continue  # "1. Source Code." in a licence, in a weaker look than its title: text of the licence's section
-        level = _level(block, entry, book, rank, stack)
+        level = _level(block, entry, book, rank, stack, offset)
         if level is None:
             continue
         if entry is not None:
             book.matched.add(entry)
+            depth = _heading_level_by_number(block.text)[1]
+            offset = offset if depth is None or _bare_letter(_heading_level_by_number(block.text)[0]) else level - depth
         _make_heading(block, level, confirmed=entry is not None)
         if is_licence_title(block.text):
             licence = (level, rank) if licence is None or level <= licence[0] else licence
@@ -401,17 +404,17 @@ def resolve_headings(
     _recover_outline_entries(book, all_blocks, listings)
 
 
-def _level(block: TextBlock, entry: int | None, book: _Outline, rank: int, stack: list[tuple[int, int]]) -> int | None:
-    """A candidate's heading level, or None when it is not a heading."""
+def _level(block: TextBlock, entry: int | None, book: _Outline, rank: int, stack: list[tuple[int, int]], offset: int = 0) -> int | None:
+    """A candidate's heading level, or None when it is not a heading. A numbered heading the outline does not confirm
+    sits at its number's depth plus ``offset``: REVTeX's outline puts the title at level 1, so "I." is at level 2, and
+    an unmatched "VIII.3." must go under "VIII." (level 3), not beside it."""
     if entry is not None:
         return book.entries[entry][0]
     number, depth = _heading_level_by_number(block.text)
     if _norm(block.text) in UNNUMBERED_SECTIONS:
         return 1
-    if number and not _bare_letter(number):
-        return depth
-    if number and not book.entries:
-        return depth
+    if number and depth is not None and (not _bare_letter(number) or not book.entries):
+        return depth + offset
     open_ = [s for s in stack if s[1] < rank]
     level = open_[-1][0] + 1 if open_ else 1
     if book.entries and level <= book.depth:
