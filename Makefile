@@ -65,10 +65,11 @@ test: setup test-data
 	MYPYPATH=$(VENV)/typecheck $(BIN)/mypy -p taskloom.server -p taskloom.tools -p taskloom.resources -p taskloom.prompts -p taskloom.harness
 	$(BIN)/pytest -n 2 --dist loadfile --no-loadscope-reorder -q --durations=30
 
-## The default tier only (no `slow` tests): a quick check while working; `make test` runs every tier.
+## The unit tier only (no `slow`, no `integration` tests: nothing that starts a browser, a server, a display or a
+## cluster): a quick check while working; `make test` runs every tier.
 test-fast: setup test-data
 	$(BIN)/ruff check --quiet .
-	$(BIN)/pytest -n 2 --dist loadfile --no-loadscope-reorder -q -m "not slow"
+	$(BIN)/pytest -n 2 --dist loadfile --no-loadscope-reorder -q -m "not slow and not integration"
 
 demo: setup
 	$(BIN)/taskloom demo

@@ -182,6 +182,7 @@ async def test_a_non_zero_exit_raises_with_the_code_and_stderr(probe_job: Job, a
 
 
 @pytest.mark.anyio
+@pytest.mark.integration
 async def test_a_hanging_command_is_killed_at_its_timeout_with_everything_it_started(agent_dir: Path, agent_python: str, probe_job: Job) -> None:
     pids_file, marker = probe_job.episodes_dir / "agent.stdout.log", f"300.{secrets.randbelow(10**9)}"
     cmd = "{python} " + _script(agent_dir, "hang.py", HANG) + f" - {marker}"
@@ -197,6 +198,7 @@ async def test_a_hanging_command_is_killed_at_its_timeout_with_everything_it_sta
 
 
 @pytest.mark.anyio
+@pytest.mark.integration
 async def test_cancelling_the_attempt_kills_the_command_and_everything_it_started(agent_dir: Path, agent_python: str, probe_job: Job) -> None:
     pids_file, marker = probe_job.episodes_dir / "agent.stdout.log", f"300.{secrets.randbelow(10**9)}"
     cmd = "{python} " + _script(agent_dir, "hang.py", HANG) + f" - {marker}"

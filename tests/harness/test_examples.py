@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from taskloom.harness.service import Harness, load_tasks_file
 from taskloom.server.app import build_server
 from taskloom.tools.graph.service import GraphService
@@ -18,6 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 TASKS = ROOT / "examples" / "tasks" / "field-guide-document-tasks.jsonl"
 
 
+@pytest.mark.integration
 def test_the_example_document_tasks_run_after_ingesting_the_field_guide(settings: Settings) -> None:
     graph_id = GraphService(settings).ingest_document(ROOT / "examples" / "documents" / "field-guide.pdf").graph_id
     tasks = load_tasks_file(TASKS)

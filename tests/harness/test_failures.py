@@ -28,6 +28,7 @@ def document_task(settings: Settings) -> Task:
     return TaskStore(Workspace(settings.workspace)).load(ids[0])
 
 
+@pytest.mark.integration
 def test_a_crashing_and_a_hanging_agent_fail_alone(settings: Settings, document_task: Task, tmp_path: Path, agent_dir: Path, agent_python: str) -> None:
     hang = agent_dir / "hang.py"  # the command agent runs sandboxed: its script must be readable by the agent user
     hang.write_text("import time\ntime.sleep(60)\n")

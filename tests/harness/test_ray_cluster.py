@@ -65,6 +65,7 @@ print("exit", code or 0, "ray imported" if "ray" in sys.modules else "ray not im
 """
 
 
+@pytest.mark.integration
 def test_the_cli_and_local_runs_never_import_ray(settings: Settings) -> None:
     GraphService(settings).ingest_document(ROOT / "examples" / "documents" / "field-guide.pdf")
     listed = subprocess.run([sys.executable, "-c", PROBE, "plugins"], env=_env(settings), capture_output=True, text=True, timeout=120)
@@ -76,6 +77,7 @@ def test_the_cli_and_local_runs_never_import_ray(settings: Settings) -> None:
     assert len(RunStore(Workspace(settings.workspace), "here").results()) == len(DOC_TASKS.read_text().splitlines())
 
 
+@pytest.mark.integration
 def test_without_ray_the_run_is_refused_with_how_to_install_it(settings: Settings) -> None:
     code = "import sys; sys.modules['ray'] = None; from taskloom.server.cli import main; sys.argv[0] = 'taskloom'; main()"
     args = ["run", "--tasks", str(DOC_TASKS), "--agent", "oracle", "--executor", "ray", "--run-id", "no-ray"]
@@ -88,6 +90,7 @@ def test_without_ray_the_run_is_refused_with_how_to_install_it(settings: Setting
 
 
 @needs_ray
+@pytest.mark.integration
 def test_an_address_nothing_answers_at_is_refused_before_the_run_exists(settings: Settings) -> None:
     address = f"127.0.0.1:{_free_port()}"
     done = _cli("run", "--tasks", str(DOC_TASKS), "--agent", "oracle", "--executor", "ray", "--address", address, "--run-id", "nowhere", env=_env(settings))

@@ -85,6 +85,7 @@ def folder(tmp_path: Path) -> Path:
     return tmp_path
 
 
+@pytest.mark.integration
 def test_ingest_prints_plain_progress_lines_when_stderr_is_a_pipe(folder: Path) -> None:
     done = _taskloom(folder, "ingest", PDF.name)
     assert done.returncode == 0, done.stderr
@@ -98,6 +99,7 @@ def test_ingest_prints_plain_progress_lines_when_stderr_is_a_pipe(folder: Path) 
     assert json.loads(done.stdout)["graph_id"], "stdout holds the report only"
 
 
+@pytest.mark.integration
 def test_quiet_silences_progress_as_an_option_and_through_the_environment(folder: Path) -> None:
     for result in (_taskloom(folder, "--quiet", "ingest", PDF.name), _taskloom(folder, "ingest", PDF.name, "--name", "again", TASKLOOM_QUIET="1")):
         assert result.returncode == 0, result.stderr

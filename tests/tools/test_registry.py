@@ -107,6 +107,7 @@ def test_a_generator_and_an_export_format_from_outside_are_used(settings: Settin
         service.export(fmt="csv")
 
 
+@pytest.mark.integration
 def test_an_entry_point_plugin_is_listed_and_a_broken_one_only_warns(tmp_path: Path) -> None:
     site = tmp_path / "site"
     (site / "tl_demo_plugin-0.3.dist-info").mkdir(parents=True)

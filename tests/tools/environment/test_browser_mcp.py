@@ -32,6 +32,7 @@ pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's ch
 
 
 @pytest.mark.anyio
+@pytest.mark.integration
 async def test_full_episode_is_acted_and_recorded(site: Site, settings: Settings) -> None:
     settings = settings.model_copy(update={"record_screenshots": True})  # per-step screenshots are opt-in
     server = build_server(settings, profile="agent")
@@ -211,6 +212,7 @@ async def test_screenshots_are_taken_only_when_asked_for(site: Site, settings: S
 
 
 @pytest.mark.anyio
+@pytest.mark.integration
 async def test_each_observation_shows_the_page_the_action_led_to(site: Site, settings: Settings) -> None:
     """Without screenshots there is no pause before the snapshot: the page an action navigated to
     (waited for by Playwright, as after Enter, or not, as after choosing an option) must be shown

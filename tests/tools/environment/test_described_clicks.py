@@ -75,6 +75,7 @@ async def test_a_clicked_element_is_recorded_as_it_was_before_the_click(settings
 
 
 @pytest.mark.anyio
+@pytest.mark.integration
 async def test_a_stale_shown_ref_fails_at_once_and_its_click_never_lands(settings: Settings, buttons: str) -> None:
     async with Client(build_server(settings, profile="agent")) as client:
         started = await act(client, "env_start", url=buttons)

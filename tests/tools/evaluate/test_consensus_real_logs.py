@@ -147,6 +147,7 @@ def _cli(*args: str, workspace: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([str(TASKLOOM), "consensus", *args], env=env, capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.integration
 def test_cli_imports_builds_and_reports_a_set(tmp_path: Path) -> None:
     imported = _cli("import", "abp", str(ABP), "--set", "abp", "--tasks", str(TASKS), workspace=tmp_path)
     assert imported.returncode == 0, imported.stderr

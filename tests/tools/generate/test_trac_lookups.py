@@ -104,6 +104,7 @@ def test_compares_over_a_milestones_query_name_the_milestone_and_are_true_in_tra
             pytest.fail(f"an aggregate over no number field: {goal['op']}")
 
 
+@pytest.mark.integration
 def test_a_filter_is_a_scope_only_when_other_listings_prove_it(trac: TracRun) -> None:
     """Trac's per-milestone queries are scopes; the active-ticket queries (several statuses, a negation) are not."""
     listings = listing_data(trac.kg)
