@@ -19,6 +19,8 @@ The gold trajectories are written in the workspace by the worker that replayed t
 several machines the workspace must be the same path on a shared filesystem (as for runs).
 Crawling several sites (``taskloom crawl URL URL … --executor ray``) runs each site's crawl
 as a Ray task (:func:`crawl_sites`) in a browser of its own; the driver stores the graphs.
+``taskloom build MANIFEST --executor ray`` does both for every site of the manifest
+(:class:`RayBuildWork`), connected to the cluster once for the whole build.
 
 Ray is imported only when a replay or a crawl starts.
 """
@@ -26,6 +28,7 @@ Ray is imported only when a replay or a crawl starts.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections import deque
 from typing import Any
 
@@ -37,7 +40,7 @@ from ..tools.settings import Settings
 from ..tools.tasks.model import Task
 from .ray_executor import _why, check_reachable, connected, import_ray, map_on_executor, portable, where, worker_env
 
-__all__ = ["RayReplayer", "ReplayWorker", "crawl_on_worker", "crawl_sites"]
+__all__ = ["RayBuildWork", "RayReplayer", "ReplayWorker", "crawl_on_worker", "crawl_sites"]
 
 
 class ReplayWorker:
@@ -144,3 +147,40 @@ def crawl_on_worker(job: CrawlJob) -> Crawled:
 def crawl_sites(jobs: list[CrawlJob], address: str | None = None) -> list[Crawled]:
     """Crawl each site as a Ray task, spread over the nodes, each in a browser of its own; a task whose worker died runs again (twice at most)."""
     return map_on_executor(crawl_on_worker, jobs, "ray", address)
+
+
+class RayBuildWork:
+    """``taskloom build --executor ray``: each site's crawl as a Ray task, its candidates' replays on Ray workers.
+
+    A :class:`~taskloom.tools.build.pipeline.RemoteWork`; the build runs inside
+    :meth:`connected`, so the cluster (or a new local Ray) is joined once.
+    """
+
+    def __init__(self, settings: Settings, address: str | None = None, workers: int | None = None) -> None:
+        self.replayer = RayReplayer(settings, address, workers)
+        self.address = address
+        self.per_node: dict[str, dict[str, int]] = {}
+
+    def connected(self) -> contextlib.AbstractContextManager[Any]:
+        """Joined to the cluster for the block."""
+        return connected(self.address)
+
+    def _count(self, node: str | None, what: str) -> None:
+        counts = self.per_node.setdefault(node or "?", {"crawls": 0, "replays": 0})
+        counts[what] += 1
+
+    async def replay(self, tasks: list[Task]) -> list[Verdict]:
+        verdicts = await self.replayer(tasks)
+        for spot in self.replayer.placements:
+            self._count(spot["node"], "replays")
+        return verdicts
+
+    def crawl_all(self, jobs: list[CrawlJob]) -> list[Crawled]:
+        crawled = crawl_sites(jobs, self.address)
+        for site in crawled:
+            self._count(site.node, "crawls")
+        return crawled
+
+    def summary(self) -> dict[str, Any]:
+        """The executor, and per node the crawls and replays it ran."""
+        return {"name": "ray", "address": self.address, "per_node": self.per_node}

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
 
@@ -12,9 +13,12 @@ from ...tools.tasks.model import Difficulty, TaskKind
 from .common import echo_json, progress_bar, roots, run, settings
 
 if TYPE_CHECKING:
-    from ...harness.ray_generation import RayReplayer
+    from ...harness.ray_generation import RayBuildWork, RayReplayer
+    from ...tools.settings import Settings
     from ...tools.generate.service import TaskService
     from ...tools.runtime import Runtime
+
+T = TypeVar("T")
 
 app = typer.Typer(help="List, show and export generated tasks.", no_args_is_help=True)
 
@@ -57,6 +61,28 @@ def generate(
 
 def _replayer(executor: str, address: str | None, workers: int | None) -> RayReplayer | None:
     """None (replays here) for ``local``; a Ray replayer for ``ray`` (Ray imported only then); else the usage refused."""
+    return _on_executor(executor, address, workers, lambda: _ray_replayer(address, workers))
+
+
+def ray_work(executor: str, address: str | None, workers: int | None, current: Settings) -> RayBuildWork | None:
+    """``taskloom build``'s browser work: None (here) for ``local``; on a Ray cluster for ``ray``; else the usage refused."""
+
+    def make() -> RayBuildWork:
+        from ...harness.ray_generation import RayBuildWork
+
+        return RayBuildWork(current, address, workers)
+
+    return _on_executor(executor, address, workers, make)
+
+
+def _ray_replayer(address: str | None, workers: int | None) -> RayReplayer:
+    from ...harness.ray_generation import RayReplayer
+
+    return RayReplayer(settings(), address, workers)
+
+
+def _on_executor(executor: str, address: str | None, workers: int | None, make: Callable[[], T]) -> T | None:
+    """None for ``local`` (then --address and --workers are refused), ``make()`` for ``ray``; a bad choice refused with exit code 2."""
     from rich.markup import escape
 
     from ...tools.errors import InputError
@@ -69,9 +95,7 @@ def _replayer(executor: str, address: str | None, workers: int | None) -> RayRep
             if address is not None or workers is not None:
                 raise InputError("--address and --workers only apply to --executor ray")
             return None
-        from ...harness.ray_generation import RayReplayer
-
-        return RayReplayer(settings(), address, workers)
+        return make()
     except InputError as exc:  # printed verbatim: the install command's "[ray]" is no markup
         console.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
         raise typer.Exit(2) from None

@@ -168,3 +168,60 @@ def test_ray_crawls_several_sites_as_a_local_crawl_does_and_reports_the_one_that
         shots = sorted(p.name for p in (there.workspace / assets).glob("*.jpg"))
         assert shots and shots == sorted(p.name for p in (here.workspace / assets).glob("*.jpg"))  # written by the worker, in the workspace
     assert not (there.workspace / "graphs" / f"{on_ray['sites'][2]['graph_id']}.assets").exists()
+
+
+BUILD_MANIFEST = """
+[dataset]
+name = "mini"
+version = "1.0"
+seed = 2
+embedder = "hashing"
+
+[[source]]
+name = "guide"
+kind = "document"
+path = "{guide}"
+count = 3
+licence = "Apache-2.0"
+
+[[source]]
+name = "library"
+kind = "site"
+start_url = "{url}/index.html"
+max_pages = 6
+max_depth = 2
+count = 4
+licence = "CC-BY-4.0"
+"""
+
+
+def _dataset_tasks(out: Path) -> list[dict[str, Any]]:
+    """The built dataset's tasks, without where their gold trajectories were written."""
+    rows = [json.loads(line) for line in (out / "mini-1.0" / "tasks.jsonl").read_text(encoding="utf-8").splitlines()]
+    return [{k: v for k, v in row.items() if k != "gold_trajectory"} for row in rows]
+
+
+@needs_ray
+@pytest.mark.integration
+@pytest.mark.slow
+def test_a_build_on_ray_gives_the_tasks_of_a_local_build_with_the_site_crawled_and_replayed_on_the_cluster(cluster: Cluster, tmp_path: Path) -> None:
+    guide = Path(__file__).resolve().parents[2] / "examples" / "documents" / "field-guide.md"
+    here = Settings(workspace=tmp_path / "here", embedder="hashing", crawl_delay=0, record_screenshots=False, allow_roots=[tmp_path, guide.parent])
+    there = here.model_copy(update={"workspace": tmp_path / "there"})
+    with serve_static() as site:
+        manifest = tmp_path / "manifest.toml"
+        manifest.write_text(BUILD_MANIFEST.format(guide=guide, url=site.url), encoding="utf-8")
+        local_proc = _start("build", here, str(manifest), "--out", str(tmp_path / "out-here"))  # both at once, each into its own workspace
+        ray_proc = _start("build", there, str(manifest), "--out", str(tmp_path / "out-there"), "--executor", "ray", "--address", cluster.address,
+                          env=_env(there, cluster.env))
+        (code, local, probe), (code_ray, on_ray, _) = _outputs(local_proc, ray_proc)
+    assert (code, probe) == (0, "exit 0 ray not imported")  # a local build never imports Ray
+    assert code_ray == 0 and local["executor"] == {"name": "local"}
+    print("\nbuild on the cluster:", on_ray["executor"])
+    assert [(u["name"], u["action"], u["tasks"]) for u in on_ray["units"]] == [(u["name"], u["action"], u["tasks"]) for u in local["units"]]
+    tasks = _dataset_tasks(tmp_path / "out-here")
+    assert {t["kind"] for t in tasks} == {"document", "web"} and sum(t["kind"] == "web" for t in tasks) >= 3
+    assert _dataset_tasks(tmp_path / "out-there") == tasks  # the same tasks, in the same order
+    per_node = on_ray["executor"]["per_node"]
+    assert sum(n["crawls"] for n in per_node.values()) == 1  # the site's crawl ran as a Ray task
+    assert len(per_node) == 2 and all(n["replays"] >= 1 for n in per_node.values())  # both nodes replayed candidates

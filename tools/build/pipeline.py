@@ -27,11 +27,11 @@ import json
 import os
 import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
@@ -43,9 +43,11 @@ from .manifest import ComposeSection, Manifest, Source
 from .serve import served
 
 if TYPE_CHECKING:  # imported on first need: an unchanged re-run loads neither Chromium's driver nor Chroma
+    from ..generate.web.paths import Verdict
+    from ..graph.web.pipeline import CrawlJob, Crawled
     from ..runtime import Runtime
 
-__all__ = ["file_sha256", "BUILD_FORMAT", "Unit", "plan", "drop_reason", "GraphBuilt", "FamilyReport", "UnitRecord", "UnitOutcome", "BuildResult", "Builder", "build_dir", "unit_stamp", "STAMP_SETTINGS"]
+__all__ = ["file_sha256", "BUILD_FORMAT", "Unit", "plan", "drop_reason", "GraphBuilt", "FamilyReport", "UnitRecord", "UnitOutcome", "BuildResult", "Builder", "RemoteWork", "build_dir", "unit_stamp", "STAMP_SETTINGS"]
 
 #: Bumped when a unit's output for the same inputs would change: every unit is then redone.
 BUILD_FORMAT = 1
@@ -110,6 +112,7 @@ class BuildResult(BaseModel):
 
     dataset: str
     build: str
+    executor: dict[str, Any] = Field(default_factory=lambda: {"name": "local"}, description="Where the browser work ran: local, or ray with crawls and replays per node.")
     units: list[UnitOutcome]
     tasks: int
     dataset_written: bool = Field(description="False when the dataset folder was already up to date.")
@@ -201,15 +204,27 @@ def _drops(report: Any) -> dict[str, int]:
     return counts
 
 
+class RemoteWork(Protocol):
+    """A build's browser work done elsewhere (``--executor ray``: :class:`taskloom.harness.ray_generation.RayBuildWork`).
+
+    Each site is crawled by ``crawl_all`` and its candidates replayed by ``replay``; this
+    process alone ingests documents, stores graphs and selects and writes the tasks, so the
+    tasks are those of a local build. A site with ``state`` is replayed here: every replay
+    starts from a fresh copy of its seed, which only this process resets.
+    """
+
+    def replay(self, tasks: list[Task]) -> Awaitable[list[Verdict]]: ...
+
+    def crawl_all(self, jobs: list[CrawlJob]) -> list[Crawled]: ...
+
+    def summary(self) -> dict[str, Any]: ...
+
+
 class Builder:
     """Runs a manifest's units in one runtime, recording each; ``progress`` and ``say`` report to the user."""
 
-    def __init__(self, manifest: Manifest, settings: Settings, out: Path, progress: ProgressFactory, say: Callable[[str], None], executor: str = "local") -> None:
-        if executor == "ray":
-            raise InputError("--executor ray is not built yet for taskloom build; use --executor local (the default)")
-        if executor != "local":
-            raise InputError(f"unknown executor {executor!r}; choose local")
-        self.manifest, self.settings, self.out = manifest, settings, out
+    def __init__(self, manifest: Manifest, settings: Settings, out: Path, progress: ProgressFactory, say: Callable[[str], None], remote: RemoteWork | None = None) -> None:
+        self.manifest, self.settings, self.out, self.remote = manifest, settings, out, remote
         self.progress, self.say = progress, say
         self.dir = build_dir(out, manifest)
         self.units = self.dir / "units"
@@ -391,7 +406,14 @@ class Builder:
 
                 async def crawl() -> Any:
                     assert source.start_url is not None
-                    return await self.runtime.graphs.ingest_website(source.start_url, source.max_pages, source.max_depth, source.allowed_domains, 2, None, crawl_progress)
+                    graphs = self.runtime.graphs
+                    if self.remote is None:
+                        return await graphs.ingest_website(source.start_url, source.max_pages, source.max_depth, source.allowed_domains, 2, None, crawl_progress)
+                    options = graphs.crawl_options(source.start_url, source.max_pages, source.max_depth, source.allowed_domains, 2)
+                    (site,) = await graphs.ingest_websites([options], self.remote.crawl_all, crawl_progress)
+                    if site.report is None:
+                        raise TaskloomError(f"crawling {source.start_url} failed: {site.error}")
+                    return site.report
 
                 report = self.runtime.run(crawl)
             rec.graphs.append(GraphBuilt(graph_id=report.graph_id, origin=source.start_url, kind="web", nodes=report.nodes))
@@ -402,6 +424,7 @@ class Builder:
         start = time.monotonic()
         seed = source.seed if source.seed is not None else self.manifest.dataset.seed
         service = self.runtime.task_service()
+        replay = self.remote.replay if self.remote is not None and source.state is None else None  # a stateful site replays here
         tasks: dict[str, Task] = {}
         for graph in rec.graphs:
             families: list[str | None] = [*source.generators] or [None]
@@ -410,7 +433,7 @@ class Builder:
                 with self.progress(label, None):
 
                     async def go(graph_id: str = graph.graph_id, family: str | None = family) -> Any:
-                        return await service.generate(graph_id, source.count, seed=seed, use_llm=self.manifest.dataset.use_llm, generator=family)
+                        return await service.generate(graph_id, source.count, seed=seed, use_llm=self.manifest.dataset.use_llm, generator=family, replay=replay)
 
                     result = self.runtime.run(go)
                 name = result.generator.name if result.generator is not None else (family or "default")
