@@ -303,8 +303,12 @@ def test_bad_manifests_are_refused_naming_the_field(tmp_path: Path) -> None:
     settings = Settings(workspace=tmp_path / "ws", embedder="hashing")
     with pytest.raises(InputError, match=r"generators: unknown 'web-nope'"):
         Builder(manifest, settings, tmp_path, lambda label, total: None, print)  # type: ignore[arg-type, return-value]
-    with pytest.raises(InputError, match=r"--executor ray is not built yet"):
-        Builder(manifest, settings, tmp_path, lambda label, total: None, print, executor="ray")  # type: ignore[arg-type, return-value]
+    (tmp_path / "ok.toml").write_text(head + '[[source]]\nname = "s"\nkind = "site"\nstart_url = "http://127.0.0.1:1/"\n')
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TASKLOOM_")} | {"TASKLOOM_WORKSPACE": str(tmp_path / "ws")}
+    for args, message in ((["--executor", "dask"], "unknown executor 'dask'; choose local or ray"), (["--address", "auto"], "--address and --workers only apply to --executor ray")):
+        done = subprocess.run([str(TASKLOOM), "build", str(tmp_path / "ok.toml"), "--out", str(tmp_path / "out"), *args], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 2 and message in done.stderr and "Traceback" not in done.stderr, done.stderr
+        assert not (tmp_path / "out").exists()  # refused before any unit ran
 
 
 def test_the_example_manifest_is_valid_and_its_paths_exist() -> None:
