@@ -97,7 +97,8 @@ class UnseenPages:
         self._spidered = False
 
     def _ours(self, url: str) -> bool:
-        return (urlparse(url).scheme, urlparse(url).netloc) == self.origin
+        parts = urlparse(url)
+        return (parts.scheme, parts.netloc) == self.origin
 
     async def _load(self, urls: list[str]) -> list[str]:
         """Fetch ``urls`` not read yet; returns the links they show."""
@@ -118,14 +119,23 @@ class UnseenPages:
             return
         self._spidered = True
         queue = list(dict.fromkeys(self.urls))
+        queued = set(queue)  # every URL ever queued: still in the queue, or read (in _texts)
+        looked: set[str] = set()  # links as written, each considered once (a manual's pages repeat thousands of links)
         while queue:
             room = MAX_UNSEEN_PAGES - len(self._texts)
             if room <= 0:
                 return  # left unread: not complete
             batch, queue = queue[:room], queue[room:]
-            found = await self._load(batch)
-            fresh = (normalize_url(u) for u in found if u.startswith(("http://", "https://")) and self._ours(u) and _document(u))
-            queue += [u for u in dict.fromkeys(fresh) if u not in self._texts and u not in self.crawled and u not in queue]
+            for link in await self._load(batch):
+                if link in looked:
+                    continue
+                looked.add(link)
+                if not link.startswith(("http://", "https://")) or not self._ours(link) or not _document(link):
+                    continue
+                url = normalize_url(link)
+                if url not in self._texts and url not in self.crawled and url not in queued:
+                    queued.add(url)
+                    queue.append(url)
         self.complete = True
 
     async def holders(self, sentence: str, urls: list[str] | None = None) -> list[str]:
