@@ -133,8 +133,9 @@ class TaskService:
             tasks = filter_scripts(kg, tasks, report)  # goals only: a click script is dropped with the rule that caught it
         tasks = filter_reachable(kg, tasks, hops, report)
         if verify and not llm_on and replay is None and kg.meta.kind in ("web", "desktop") and count < len(tasks):
-            async with self._verifier(kg, report) as check:  # only the candidates the selection reaches are verified
-                chosen = await select_verified(kg, tasks, count, check, self.graphs.embedder, self.settings.dedup_threshold, report)
+            async with self._verifier(kg) as check:  # only the candidates the selection reaches are verified
+                ahead = self.episodes.limits.replay_concurrency - 1 if kg.meta.kind == "web" and self.episodes.state_reset is None else 0
+                chosen = await select_verified(kg, tasks, count, check, self.graphs.embedder, self.settings.dedup_threshold, report, ahead)
             return self._stored(kg, chosen, report, spec, scored=False)
         if kg.meta.kind == "web" and verify:
             tasks = await confirm_gold(kg, tasks, self.graphs.browsers, report)  # a second route re-derives each lookup and compare gold
@@ -161,20 +162,23 @@ class TaskService:
         )
 
     @contextlib.asynccontextmanager
-    async def _verifier(self, kg: KnowledgeGraph, report: GenerationReport) -> AsyncIterator[Verify]:
-        """One candidate's verification at a time, as the whole pipeline verifies it (one second-read browser context for all)."""
+    async def _verifier(self, kg: KnowledgeGraph) -> AsyncIterator[Verify]:
+        """One candidate's verification, as the whole pipeline verifies it (one second-read browser context for all).
+
+        Web candidates may be verified a few at a time (``replay_concurrency``), never on an
+        application with a state reset (every replay starts from the same state) nor on a desktop.
+        """
         pool = self.graphs.browsers
         reader = Rereader(pool, kg) if kg.meta.kind == "web" and pool is not None else None
 
-        async def check(task: Task) -> bool:
+        async def check(task: Task) -> tuple[bool, GenerationReport]:
             part = GenerationReport()
             if kg.meta.kind == "web":
                 kept = await confirm_gold(kg, [task], None, part, reader) if reader is not None else [task]
                 kept = await verify_web_tasks(kept, self.episodes, part) if kept else []
             else:
                 kept = await verify_desktop_tasks([task], self.graphs.workspace.runs / "episodes", part)
-            report.absorb(part)
-            return bool(kept)
+            return bool(kept), part
 
         try:
             yield check

@@ -103,7 +103,7 @@ def test_selection_that_verifies_as_it_goes_keeps_what_verifying_everything_keep
     kg = _graph()
     rng = random.Random(7)
     families = ["web-lookup", "web-find", "web-view", "web-compare"]
-    saved = 0
+    saved = overlapped = 0
     for round_ in range(60):
         tasks = [
             _task(
@@ -117,13 +117,37 @@ def test_selection_that_verifies_as_it_goes_keeps_what_verifying_everything_keep
         eager = mmr_select(kg, deduplicate([t for t in tasks if t.id not in failing], HashingEmbedder(), 0.95, GenerationReport()), count)
         asked: list[str] = []
 
-        async def verify(task: Task, asked: list[str] = asked, failing: set[str] = failing) -> bool:
+        async def verify(task: Task, asked: list[str] = asked, failing: set[str] = failing) -> tuple[bool, GenerationReport]:
             asked.append(task.id)
-            return task.id not in failing
+            part = GenerationReport()
+            part.stage("replay", 1, int(task.id not in failing))
+            return task.id not in failing, part
 
         report = GenerationReport()
         lazy = asyncio.run(select_verified(kg, tasks, count, verify, HashingEmbedder(), 0.95, report))
         assert [t.id for t in lazy] == [t.id for t in eager], (round_, count)
         assert len(asked) == len(set(asked)) and report.unverified == len(tasks) - len(asked)  # each candidate verified at most once
+        assert report.stages["replay"]["in"] == len(asked)
         saved += report.unverified
+        # verifying the next guesses beside the one needed: the same tasks and the same report, the unneeded guesses discarded
+        guessed: list[str] = []
+        in_flight = [0, 0]
+
+        async def slow_verify(task: Task, guessed: list[str] = guessed, failing: set[str] = failing, in_flight: list[int] = in_flight) -> tuple[bool, GenerationReport]:
+            guessed.append(task.id)
+            in_flight[0] += 1
+            in_flight[1] = max(in_flight)
+            await asyncio.sleep(0.001)
+            in_flight[0] -= 1
+            part = GenerationReport()
+            part.stage("replay", 1, int(task.id not in failing))
+            return task.id not in failing, part
+
+        ahead_report = GenerationReport()
+        ahead = asyncio.run(select_verified(kg, tasks, count, slow_verify, HashingEmbedder(), 0.95, ahead_report, ahead=1))
+        assert [t.id for t in ahead] == [t.id for t in eager], (round_, count)
+        assert ahead_report.model_dump() == report.model_dump()  # stages, drops and unverified: as verifying one at a time
+        assert len(guessed) == len(set(guessed)) and set(asked) <= set(guessed)
+        overlapped += in_flight[1] > 1
     assert saved > 0  # some rounds filled their selection before verifying every candidate
+    assert overlapped > 0  # verifications ran two at a time
