@@ -3,7 +3,8 @@
 :func:`harbor_python` finds a working Python ≥ 3.12 (``TASKLOOM_HARBOR_PYTHON``, else
 python3.12+ on PATH or under ``~/.pyenv/versions``), makes ``tests/data/cache/harbor-venv``
 with ``pip install harbor`` from PyPI on first use, and returns the venv's interpreter; it
-skips the calling test, saying why, when there is no such Python.
+skips the calling test, saying why, when there is no such Python. ``make test-data`` makes the
+venv beforehand (``python tests/tools/harbor_side.py``), so no test spends a minute on pip.
 """
 
 from __future__ import annotations
@@ -57,3 +58,10 @@ def _made(python: Path) -> Path:
         if done.returncode != 0:
             pytest.skip(f"could not install harbor from PyPI into {VENV}: {done.stderr.strip().splitlines()[-1:]}")
     return python
+
+
+if __name__ == "__main__":
+    try:
+        print(f"harbor venv ready: {harbor_python()}")
+    except pytest.skip.Exception as why:  # no Python >= 3.12 or no harbor on PyPI: the two Harbor tests will skip, saying this
+        print(f"harbor venv not made: {why}")

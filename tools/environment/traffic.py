@@ -5,12 +5,15 @@ from __future__ import annotations
 import asyncio
 import time
 
+from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Frame, Page, Request
 
 __all__ = ["SETTLE_LIMIT", "SETTLE_QUIET", "Traffic"]
 
 #: After an action that started requests: how long none must be open before the page is observed, and the most to wait (s).
 SETTLE_QUIET, SETTLE_LIMIT = 0.05, 3.0
+#: Resolves once the page has run what was queued before it: a zero-delay timer, then an animation frame (or 50 ms when hidden).
+PAGE_TURN_JS = "() => new Promise(r => setTimeout(() => { const t = setTimeout(r, 50); requestAnimationFrame(() => { clearTimeout(t); r(); }); }, 0))"
 
 
 class Traffic:
@@ -56,7 +59,12 @@ class Traffic:
             await asyncio.sleep(0.01)
 
     async def settle(self, quiet: float = SETTLE_QUIET, limit: float = SETTLE_LIMIT) -> None:
-        """If the action started requests: wait until none has been open for ``quiet`` seconds (at most ``limit``)."""
+        """If the action started requests: wait until none has been open for ``quiet`` seconds (at most ``limit``).
+
+        Then the page itself is waited for: a script that handles a response runs in a
+        task of the page's own, which a busy machine can hold back past ``quiet``; one
+        round trip through the page's task queue lets what was queued before it run.
+        """
         deadline, calm_since = time.monotonic() + limit, None
         while self.started:
             now = time.monotonic()
@@ -65,7 +73,15 @@ class Traffic:
             elif calm_since is None:
                 calm_since = now
             elif now - calm_since >= quiet:
+                await self._page_turn(deadline - now)
                 return
             if now >= deadline:
                 return
             await asyncio.sleep(0.01)
+
+    async def _page_turn(self, limit: float) -> None:
+        """Wait (at most ``limit`` s) until the page has run the tasks queued before this call (a zero-delay timer, then a frame)."""
+        try:
+            await asyncio.wait_for(self.page.evaluate(PAGE_TURN_JS), max(limit, 0.05))
+        except (PlaywrightError, TimeoutError):
+            pass  # the page navigated or its thread is held: observed as it is, which the snapshot then shows
