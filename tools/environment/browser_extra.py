@@ -28,6 +28,9 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 CONTEXT = 2
 #: Matches shown at most (the count says how many there were).
 MAX_MATCHES = 20
+#: The longest regular expression compiled: compiling is done on the server's event loop, and a pattern of a
+#: megabyte holds it (every session's calls) for seconds.
+MAX_REGEX_CHARS = 2_000
 #: Omitted in browser_emulate_media: the feature is left as it is (JSON null clears an override, as in Playwright MCP).
 UNCHANGED: Final = "unchanged"
 
@@ -86,6 +89,8 @@ def find_in_snapshot(snapshot: str, text: str | None = None, regex: str | None =
             return wanted in line.lower()
     else:
         pattern, flags = regex or "", 0
+        if len(pattern) > MAX_REGEX_CHARS:
+            raise InputError(f"regex is {len(pattern):,} characters; at most {MAX_REGEX_CHARS:,} (search a shorter pattern, or use text)")
         if (found := re.fullmatch(r"/(.*)/([a-z]*)", pattern, re.S)) is not None:
             pattern = found.group(1)
             flags = re.I * ("i" in found.group(2)) | re.M * ("m" in found.group(2)) | re.S * ("s" in found.group(2))
