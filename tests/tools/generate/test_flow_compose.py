@@ -25,7 +25,7 @@ from taskloom.tools.generate.compose.consistency import check_consistency
 from taskloom.tools.generate.compose.dag import resource_edges
 from taskloom.tools.generate.compose.flow import MAX_SET, MIN_SET, Count, Pick, chain_plan, two_branch_plan
 from taskloom.tools.generate.compose.flowcompose import usable_listings
-from taskloom.tools.generate.compose.flowtasks import describe, hidden_values, leaks, level_task
+from taskloom.tools.generate.compose.flowtasks import describe, flow_subtasks, hidden_values, leaks, level_task
 from taskloom.tools.generate.web.lookup import start_page
 from taskloom.tools.generate.web.style import instruction_style
 from taskloom.tools.runtime import Runtime
@@ -132,6 +132,20 @@ def test_levels_state_only_the_goal_and_never_pad(penguins_graph: Any) -> None:
                 assert (texts[level - 2].record or "") in task.instruction
             assert task.gold_answer is not None or [c.kind for c in task.success] == ["page_is"]
     assert made >= 8
+
+
+def test_two_picks_that_read_the_same_value_are_two_resources(penguins_graph: Any) -> None:
+    """A later pick may flow the value an earlier one flowed (two penguins of one island): no edge may then run backwards."""
+    kg = penguins_graph.kg
+    groups = usable_listings(kg)[0]
+    dream = [r for r in groups.data.records if r.attrs["fields"]["Island"]["raw"] == "Dream"]
+    a, b = dream[:2]
+    males = ("Sex", "eq", "MALE")
+    steps: list[Any] = [Pick([a], [], "Body Mass (g)", "max", a, "Island"), Count("Island", males, dream),
+                        Pick(dream, [], "Body Mass (g)", "max", b, "Island"), Count("Island", males, dream)]
+    subtasks = flow_subtasks(kg, groups, steps, describe(groups, steps), ["s1", "s2", "s3", "s4"])
+    assert subtasks[0].outputs[-1].name.endswith("Island=Dream") and subtasks[2].outputs[-1].name.endswith("Island=Dream")
+    assert resource_edges(subtasks) == [("s1", "s2"), ("s2", "s3"), ("s3", "s4")]
 
 
 def test_composed_chains_verify_and_say_why_they_stopped(penguins_graph: Any) -> None:

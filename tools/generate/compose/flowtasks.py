@@ -127,23 +127,23 @@ def _check(groups: ListingGroups, record: Node) -> list[SuccessCriterion]:
     return [SuccessCriterion(kind="text_present", value=key, scope="main", whole_words=True)] if key else []
 
 
-def _subtasks(kg: KnowledgeGraph, groups: ListingGroups, steps: list[Step], texts: list[FlowTexts], ids: list[str]) -> list[Subtask]:
+def flow_subtasks(kg: KnowledgeGraph, groups: ListingGroups, steps: list[Step], texts: list[FlowTexts], ids: list[str]) -> list[Subtask]:
     """One subtask per step, its resources named by the values that flow (so the edges can be rebuilt from them)."""
     out: list[Subtask] = []
     previous: dict[str, Resource] = {}
     for sid, step, text in zip(ids, steps, texts):
         inputs = [previous[k] for k in ("set", "value") if k in previous]
         if isinstance(step, Pick):
-            outputs = [Resource(kind="record", name=step.record.id)]
-            if step.flows:
-                outputs.append(Resource(kind="field_value", name=f"{step.flows}={step.record.attrs['fields'][step.flows]['raw']}"))
+            outputs = [Resource(kind="record", name=f"{sid}:{step.record.id}")]
+            if step.flows:  # named by its producer: two picks may read the same value (two penguins of one island), and each is its own resource
+                outputs.append(Resource(kind="field_value", name=f"{sid}:{step.flows}={step.record.attrs['fields'][step.flows]['raw']}"))
             instruction = f"Find {text.record}" + (f" and note its {field_noun(step.flows)}" if step.flows else "")
             checks = _check(groups, step.record)
             previous = {"value": outputs[-1]} if step.flows else {}
             if step.conds:
                 inputs = []  # a pick over a stated group consumes nothing
         else:
-            outputs = [Resource(kind="record_set", name="|".join(sorted(r.id for r in step.members)))]
+            outputs = [Resource(kind="record_set", name=f"{sid}:" + "|".join(sorted(r.id for r in step.members)))]
             instruction = f"Count the {text.members}"
             member = _evidence(kg, step.members)
             checks = _check(groups, member) if member else []
@@ -243,7 +243,7 @@ def level_task(kg: KnowledgeGraph, plan: Plan, level: int, start: Node, seed: in
     if (style := instruction_style(instruction)).style != "goal":
         return None, f"the instruction reads as a script ({style.reason})"
     ids = [f"s{i}" for i in range(1, level + 1)]
-    subtasks = _subtasks(kg, groups, steps, texts, ids)
+    subtasks = flow_subtasks(kg, groups, steps, texts, ids)
     quality = {"flow": {"chain": chain_id, "listing": groups.data.node.id, "hidden": hidden, "steps": [_step_record(s) for s in steps]}}
     quality.update(outcome.pop("quality", {}))
     return Task(
@@ -290,7 +290,7 @@ def graph_task(kg: KnowledgeGraph, groups: ListingGroups, branches: tuple[Pick, 
         answer, kind = groups.data.short(count_a.shared, str(a.record.attrs["fields"][count_a.shared]["raw"])), "text"
         last = f"Compare how many {subject} each of the two {plural(field)} has, and give the {field} with more"
     ids = [f"s{i}" for i in range(1, len(steps) + 2)]
-    subtasks = _subtasks(kg, groups, steps, texts, ids[:-1])
+    subtasks = flow_subtasks(kg, groups, steps, texts, ids[:-1])
     if five:  # each count consumes its own branch's value
         subtasks[2].inputs, subtasks[3].inputs = [subtasks[0].outputs[-1]], [subtasks[1].outputs[-1]]
         feeds = [subtasks[2].outputs[0], subtasks[3].outputs[0]]
