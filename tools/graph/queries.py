@@ -294,12 +294,14 @@ def induced_subgraph(
         wanted.add(nid)
     meta = kg.meta.model_copy(deep=True, update={"id": f"{kg.id}:{id_suffix}", "stats": {}})
     sub = KnowledgeGraph(meta)
-    for nid, data in kg.g.nodes(data=True):
-        if nid in wanted:
-            sub.g.add_node(nid, **copy.deepcopy(data))
-    for u, v, key, data in kg.g.edges(keys=True, data=True):
-        if u in wanted and v in wanted:
-            sub.g.add_edge(u, v, key=key, **copy.deepcopy(data))
+    ordered = [nid for nid in kg.g if nid in wanted]  # the graph's own order, so the copy's order never depends on the caller's
+    for nid in ordered:
+        sub.g.add_node(nid, **copy.deepcopy(kg.g.nodes[nid]))
+    for u in ordered:  # each kept node's own out-edges: the order of kg.g.edges() restricted, without walking every edge of a large graph
+        for v, keyed in kg.g.adj[u].items():
+            if v in wanted:
+                for key, data in keyed.items():
+                    sub.g.add_edge(u, v, key=key, **copy.deepcopy(data))
     return sub
 
 

@@ -321,7 +321,7 @@ def _cosines(
 def _node_order(kg: KnowledgeGraph, seed: int) -> dict[str, int]:
     """Rank of each node in a permutation of ``kg``'s nodes drawn from ``default_rng(seed)``."""
     perm = np.random.default_rng(seed).permutation(kg.g.number_of_nodes())
-    return {nid: int(perm[i]) for i, nid in enumerate(kg.g)}
+    return dict(zip(kg.g, perm.tolist()))
 
 
 def _cap(
