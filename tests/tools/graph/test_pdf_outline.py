@@ -133,6 +133,17 @@ def test_rexts_top_level_sections_are_the_outline_chapters(rexts: KnowledgeGraph
 
 
 @pytest.mark.slow
+def test_rexts_words_broken_at_a_line_end_are_whole_again(rexts: KnowledgeGraph) -> None:
+    """A compound's hyphen stays, an option, a C name or a URL broken across lines is one word, prose after a name keeps its space."""
+    text = "\n".join(n.text for n in rexts.nodes())
+    for whole in ("--track-origins=yes", "-Werror=implicit-function-declaration", "package_native_routine_registration_skeleton", "STRICT_R_HEADERS",
+                  "https://www.rfc-editor.org/rfc/rfc5646", "__GNUC__ //"):
+        assert whole in text, whole
+    for broken in ("--trackorigins", "implicitfunction", "routine_ registration", "STRICT_R_ HEADERS", "rfc-editor.org/ rfc", "__GNUC__//"):
+        assert broken not in text, broken
+
+
+@pytest.mark.slow
 def test_rexts_no_section_title_ends_with_a_page_number(rexts: KnowledgeGraph) -> None:
     titles = [s.text for s in rexts.nodes("section")]
     assert len(titles) >= 150

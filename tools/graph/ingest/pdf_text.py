@@ -15,6 +15,7 @@ from typing import Any
 import pymupdf
 
 from .tex_encodings import FontEncodings, decode
+from .textutil import join_wrapped as join_lines
 
 __all__ = ["LIGATURES", "union", "TextLine", "TextBlock", "page_text_blocks", "join_lines", "body_font_size"]
 
@@ -90,30 +91,6 @@ class TextBlock:
     @property
     def math_share(self) -> float:
         return sum(line.math_chars for line in self.lines) / self.chars
-
-
-def join_lines(lines: list[str]) -> str:
-    """Join wrapped lines into one string, undoing end-of-line hyphenation.
-
-    Examples
-    --------
-    >>> join_lines(["a hyphen-", "ated word and", "more"])
-    'a hyphenated word and more'
-    >>> join_lines(["Smith-", "Jones"])
-    'Smith-Jones'
-    """
-    out = ""
-    for raw in lines:
-        line = " ".join(raw.split())
-        if not line:
-            continue
-        if not out:
-            out = line
-        elif out.endswith("-") and len(out) > 1 and out[-2].isalpha():
-            out = out[:-1] + line if line[0].islower() else out + line
-        else:
-            out = f"{out} {line}"
-    return out
 
 
 @functools.lru_cache(maxsize=4096)
