@@ -85,7 +85,7 @@ def number_depth(number: str) -> int:
 
 
 #: Words before a line-end hyphen that make a compound ("self-" / "contained", "three-" / "character"), not a broken syllable.
-_COMPOUND_HEADS = frozenset({"self", "well", "half", "two", "three", "four", "five", "six", "eight", "nine", "ten", "twelve"})
+_COMPOUND_HEADS = frozenset({"self", "well", "half", "cross", "two", "three", "four", "five", "six", "eight", "nine", "twelve"})  # not "ten": "ten-" / "dency"
 _URL_START = re.compile(r"^[(<\[]?(?:[a-z][a-z+.-]*://|www\.)", re.I)
 
 
