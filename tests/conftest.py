@@ -29,10 +29,13 @@ EXAMPLES = ROOT / "examples"
 TEST_ROOTS = [EXAMPLES, ROOT / "tests" / "data"]  # read-only material tests allow tools to read
 
 #: Test files that share an expensive session fixture (one tracker crawl and generation each, ~2.5 and
-#: ~1.3 min): ``--dist loadfile`` sends each group to one worker as one unit, so the fixture is built once.
+#: ~1.3 min; the penguins browser's ``penguins_graph`` crawl, ~0.5 min, which three workers each built):
+#: ``--dist loadfile`` sends each group to one worker as one unit, so the fixture is built once.
 SHARED_FIXTURE_GROUPS = {
-    f"tests/tools/generate/{name}.py": "trackers"
-    for name in ("test_trac_tasks", "test_trac_lookups", "test_wiki_tasks", "test_bulk_tasks", "test_roundup_tasks", "test_roundup_families")
+    **{f"tests/tools/generate/{name}.py": "trackers"
+       for name in ("test_trac_tasks", "test_trac_lookups", "test_wiki_tasks", "test_bulk_tasks", "test_roundup_tasks", "test_roundup_families")},
+    **{f"tests/tools/generate/{name}.py": "penguins"
+       for name in ("test_compare_tasks", "test_composite_scores", "test_confirm_gold", "test_find_tasks", "test_flow_compose", "test_lookup_tasks", "test_query_tasks")},
 }
 
 
