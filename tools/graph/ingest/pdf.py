@@ -11,6 +11,7 @@ import pymupdf
 
 from ...errors import DocumentError
 from .blocks import REFERENCE_HEADING, Block, ParsedDocument
+from .linejoin import known_words, word_counts
 from .links import entry_label, looks_like_entry_start, opens_author_year_entry  # entry rules live with the citation matcher
 from .pdf_layout import (
     BULLET_RE,
@@ -72,26 +73,32 @@ def parse_pdf(path: Path, progress: ProgressFn | None = None, max_pages: int = 2
             raise DocumentError(
                 f"{path} has no text layer (scanned pages?); run OCR first, e.g. `ocrmypdf in.pdf out.pdf`, and ingest the result"
             )
-        height = doc[0].rect.height
-        body = body_font_size(pages)
-        pages = drop_running_heads(pages, height, [str(t) for _, t, *_ in doc.get_toc(simple=True)])
-        title = _take_title(pages, body) or str(doc.metadata.get("title") or "") or path.stem
-        outline = [(int(lvl), str(t), int(p)) for lvl, t, p, *_ in doc.get_toc(simple=True)]
-        listings = find_listings(pages)  # contents, index, list-of-figures pages: no headings, no captions
-        laid_out: list[tuple[list[TextBlock], list[Region]]] = []
-        for index in range(doc.page_count):
-            laid_out.append(_layout_page(doc[index], pages[index], body, listings, fonts.text_table))
-            if progress:
-                progress(index + 1, doc.page_count, f"page {index + 1}/{doc.page_count}")
-        candidates = [b for blocks, _ in laid_out for b in blocks if b.kind == "heading"]
-        resolve_headings(candidates, [b for blocks, _ in laid_out for b in blocks], outline, body, listings)
-        for page_blocks, _ in laid_out:
-            for tb in page_blocks:
-                if tb.kind == "paragraph" and in_listing(tb, listings):
-                    tb.kind = "listing"  # a contents, index or list-of-figures line: no passage of the document
-        return ParsedDocument(path=str(path), format="pdf", title=title, pages=doc.page_count, blocks=_emit(laid_out), outline=outline)
+        with known_words(word_counts(line.text for blocks in pages for block in blocks for line in block.lines)):
+            return _read(doc, path, pages, fonts, progress)
     finally:
         doc.close()
+
+
+def _read(doc: pymupdf.Document, path: Path, pages: list[list[TextBlock]], fonts: FontEncodings, progress: ProgressFn | None) -> ParsedDocument:
+    """The document's blocks from its pages' text blocks: running heads dropped, pages laid out, headings resolved."""
+    height = doc[0].rect.height
+    body = body_font_size(pages)
+    pages = drop_running_heads(pages, height, [str(t) for _, t, *_ in doc.get_toc(simple=True)])
+    title = _take_title(pages, body) or str(doc.metadata.get("title") or "") or path.stem
+    outline = [(int(lvl), str(t), int(p)) for lvl, t, p, *_ in doc.get_toc(simple=True)]
+    listings = find_listings(pages)  # contents, index, list-of-figures pages: no headings, no captions
+    laid_out: list[tuple[list[TextBlock], list[Region]]] = []
+    for index in range(doc.page_count):
+        laid_out.append(_layout_page(doc[index], pages[index], body, listings, fonts.text_table))
+        if progress:
+            progress(index + 1, doc.page_count, f"page {index + 1}/{doc.page_count}")
+    candidates = [b for blocks, _ in laid_out for b in blocks if b.kind == "heading"]
+    resolve_headings(candidates, [b for blocks, _ in laid_out for b in blocks], outline, body, listings)
+    for page_blocks, _ in laid_out:
+        for tb in page_blocks:
+            if tb.kind == "paragraph" and in_listing(tb, listings):
+                tb.kind = "listing"  # a contents, index or list-of-figures line: no passage of the document
+    return ParsedDocument(path=str(path), format="pdf", title=title, pages=doc.page_count, blocks=_emit(laid_out), outline=outline)
 
 
 def _take_title(pages: list[list[TextBlock]], body: float) -> str:

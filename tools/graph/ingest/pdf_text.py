@@ -15,7 +15,7 @@ from typing import Any
 import pymupdf
 
 from .tex_encodings import FontEncodings, decode
-from .textutil import join_wrapped as join_lines
+from .linejoin import join_wrapped as join_lines
 
 __all__ = ["LIGATURES", "union", "TextLine", "TextBlock", "page_text_blocks", "join_lines", "body_font_size"]
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from ...errors import DocumentError, NotFoundError
 from .blocks import Block, TableCell
+from .linejoin import join_wrapped
 
 __all__ = [
     "read_text",
@@ -82,59 +83,6 @@ def heading_number(text: str) -> str | None:
 def number_depth(number: str) -> int:
     """Return how many components a section number has ("2.1" → 2, "IV" → 1)."""
     return number.count(".") + 1
-
-
-#: Words before a line-end hyphen that make a compound ("self-" / "contained", "three-" / "character"), not a broken syllable.
-_COMPOUND_HEADS = frozenset({"self", "well", "half", "cross", "two", "three", "four", "five", "six", "eight", "nine", "twelve"})  # not "ten": "ten-" / "dency"
-_URL_START = re.compile(r"^[(<\[]?(?:[a-z][a-z+.-]*://|www\.)", re.I)
-
-
-#: Words that follow an identifier or a URL in prose, never a piece of one ("NA_real_ and", "https://tukaani.org/xz/ and").
-_PROSE_WORDS = frozenset("a an and are as at be by for from if in is it of on or set than that the then this to was when where which with".split())
-
-
-def _join_pair(out: str, line: str) -> str:
-    """``out`` and the next wrapped line as one string: a space between, unless the break fell inside a word."""
-    word, following = out.rsplit(None, 1)[-1], line.split(None, 1)[0]
-    if out.endswith("-") and out[-2:-1].isalpha():
-        head = word[:-1]
-        if following in ("and", "or", "to"):
-            return f"{out} {line}"  # "two- and three-dimensional"
-        compound = "-" in head or (head.lower() in _COMPOUND_HEADS and not line.startswith(("teen", "ty")))
-        return out[:-1] + line if line[0].islower() and not compound else out + line  # "next-highest-" / "priority" keeps its hyphen
-    if len(word) > 1 and following.strip("(),.;:").lower() not in _PROSE_WORDS and line[0].isalnum():
-        url = word.endswith("/") and _URL_START.match(word) and ("." in following or not word.endswith("//"))
-        name = word.endswith("_") and not word.startswith("_") and not (word.isupper() and following.islower())  # not "_emphasis_", "ENV_VAR_ set"
-        if url or name:
-            return out + line  # an identifier or a URL broken after "_" or "/" ("kpse_" / "var_expand", "https://tug.org/" / "texlive")
-    return f"{out} {line}"
-
-
-def join_wrapped(lines: list[str]) -> str:
-    """Join hard-wrapped lines with spaces, undoing end-of-line hyphenation.
-
-    "exam-" followed by "ple" becomes "example" (only when the next line starts with a lowercase
-    letter and the hyphen does not end a compound's head); "Smith-" + "Jones" stays "Smith-Jones",
-    "next-highest-" + "priority" stays hyphenated, and "kpse_" + "var_expand" becomes one word.
-
-    Examples
-    --------
-    >>> join_wrapped(["a hyphen-", "ated word and", "more"])
-    'a hyphenated word and more'
-    >>> join_wrapped(["Smith-", "Jones"]), join_wrapped(["the next-highest-", "priority path"]), join_wrapped(["only three-", "character names"])
-    ('Smith-Jones', 'the next-highest-priority path', 'only three-character names')
-    >>> join_wrapped(["calls kpse_", "var_expand (see", "https://tug.org/", "texlive)"]), join_wrapped(["match pkg2/", "that"])
-    ('calls kpse_var_expand (see https://tug.org/texlive)', 'match pkg2/ that')
-    >>> join_wrapped(["NA_real_", "and https://", "URLs in two-", "and three-dimensional"])
-    'NA_real_ and https:// URLs in two- and three-dimensional'
-    """
-    out = ""
-    for raw in lines:
-        line = collapse_ws(raw)
-        if not line:
-            continue
-        out = _join_pair(out, line) if out else line
-    return out
 
 
 def table_text(cells: list[TableCell]) -> str:
