@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .pdf_outline import Listing, clean_title, drop_page_number, in_listing, is_byline, is_licence_clause, is_licence_title
 from .pdf_text import TextBlock, union
@@ -260,6 +260,11 @@ def _style(block: TextBlock) -> tuple[float, bool, bool]:
     return (-round(block.size, 1), not block.bold, block.italic)
 
 
+#: What follows a name in a reference manual's entry line: its arguments ("⟨general text⟩", "(x, y)", "[options]").
+_ARGUMENTS = re.compile(r"\s*[⟨(\[<]")
+_MARKER = re.compile(r"^[▶►▸▹•■□◆◇●○★☞→⇒·*]+\s*")  # a pointer in the margin before an entry's name
+
+
 @dataclass
 class _Outline:
     """The PDF outline's entries, normalised for matching against heading blocks."""
@@ -267,6 +272,7 @@ class _Outline:
     entries: list[tuple[int, str, int]]
     plain: list[str] = field(default_factory=list)  # each entry's title with nothing taken for a number ("A regularized …")
     matched: set[int] = field(default_factory=set)
+    raw: list[str] = field(default_factory=list)  # each entry's title as printed, cleaned
     by_page: dict[int, list[int]] = field(default_factory=dict, init=False, repr=False)
     depth: int = field(default=0, init=False)
 
@@ -280,7 +286,14 @@ class _Outline:
         return cls(
             [(level, _norm(SECTION_NUMBER_RE.sub("", clean_title(title))), page) for level, title, page in outline],
             [_norm(clean_title(title)) for _, title, _ in outline],
+            raw=[clean_title(title) for _, title, _ in outline],
         )
+
+    def signature_of(self, entry: int, block: TextBlock) -> bool:
+        """Whether ``block`` is the line giving the entry's name with its arguments ("\\pdfinfo ⟨general text⟩", "plot(x, y)")."""
+        title = self.raw[entry] if entry < len(self.raw) else ""
+        text = _MARKER.sub("", block.text)  # "▶ \\pdfinfo ⟨general text⟩": the margin's pointer is not the name
+        return bool(title) and len(block.lines) <= 2 and text.startswith(title) and bool(_ARGUMENTS.match(text[len(title):]))
 
     def match(self, block: TextBlock, exact_page: bool = False) -> int | None:
         """The first unmatched entry with the block's title on its page (±1 unless ``exact_page``)."""
@@ -423,10 +436,19 @@ def _level(block: TextBlock, entry: int | None, book: _Outline, rank: int, stack
 
 
 def _make_heading(block: TextBlock, level: int, confirmed: bool) -> None:
+    _drop_marker(block)
     drop_page_number(block)
     number, _ = _heading_level_by_number(block.text)
     block.kind = "heading"
     block.attrs.update(level=level, number=number, confirmed=confirmed)
+
+
+def _drop_marker(block: TextBlock) -> None:
+    """A pointer in the margin before a heading ("▶ \\pdfinfo ⟨general text⟩") is not part of its title."""
+    lines = [line for line in block.lines if line.text.strip() and not _MARKER.fullmatch(line.text.strip())] or block.lines
+    if _MARKER.match(lines[0].text) and _MARKER.sub("", lines[0].text):
+        lines = [replace(lines[0], text=_MARKER.sub("", lines[0].text)), *lines[1:]]
+    block.lines = lines
 
 
 def _recover_outline_entries(book: _Outline, all_blocks: list[TextBlock], listings: Mapping[int, Listing]) -> None:
@@ -445,7 +467,8 @@ def _recover_outline_entries(book: _Outline, all_blocks: list[TextBlock], listin
         for block in nearby:
             if id(block) not in titles:  # a block's text changes only when it becomes a confirmed heading, out of `nearby`
                 titles[id(block)] = _norm(SECTION_NUMBER_RE.sub("", clean_title(block.text)))
-            if titles[id(block)] == norm:
+            signature = book.signature_of(i, block)  # the entry's own line, before a code line that names it ("\\pdfinfo {")
+            if titles[id(block)] == norm or signature:
                 book.matched.add(i)
                 _make_heading(block, level, confirmed=True)
                 break

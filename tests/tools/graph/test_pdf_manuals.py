@@ -1,0 +1,51 @@
+"""Two TeX manuals from Debian's texlive-base, never tuned for before: pdfTeX's and Kpathsea's.
+
+pdftex-a.pdf lists its primitives in the outline ("\\pdfinfo"); each primitive's entry line gives the
+name with its arguments and a pointer in the margin ("▶ \\pdfinfo ⟨general text⟩"), and code lines
+further down name it again ("\\pdfinfo {"). The heading is the entry line, without the pointer.
+kpathsea.pdf (texinfo) breaks lines inside names and URLs and after a compound's hyphen.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from taskloom.tools.graph.ingest.blocks import ParsedDocument
+from taskloom.tools.graph.ingest.pdf import parse_pdf
+
+CACHE = Path(__file__).resolve().parents[2] / "data" / "cache"
+
+
+@pytest.fixture(scope="module")
+def manuals() -> dict[str, ParsedDocument]:
+    if not all((CACHE / f"{name}.pdf").is_file() for name in ("pdftex-a", "kpathsea")):
+        subprocess.run(["bash", str(CACHE.parent / "fetch-pdfs.sh")], check=True)
+    return {name: parse_pdf(CACHE / f"{name}.pdf") for name in ("pdftex-a", "kpathsea")}
+
+
+def test_a_primitives_heading_is_its_entry_line_not_a_code_line_naming_it(manuals: dict[str, ParsedDocument]) -> None:
+    headings = [(b.page, b.level, b.text) for b in manuals["pdftex-a"].blocks if b.kind == "heading"]
+    texts = [text for _, _, text in headings]
+    assert (21, 3, "\\pdfinfo ⟨general text⟩") in headings
+    assert (22, 3, "\\pdfcatalog ⟨general text⟩[ openaction ⟨action spec⟩]") in headings
+    assert "\\pdfinfo {" not in texts and "\\pdfcatalog{" not in texts  # lines of the code examples
+    assert not [t for t in texts if t.startswith(("▶", "\\pdfinfo {"))]
+    assert len(headings) >= 100  # of the outline's 212 entries; 69 before entry lines were read
+
+
+def test_a_table_under_a_primitive_belongs_to_that_primitive(manuals: dict[str, ParsedDocument]) -> None:
+    blocks = manuals["pdftex-a"].blocks
+    table = next(i for i, b in enumerate(blocks) if b.kind == "table" and "/UseOutlines" in b.text)
+    owner = next(b for b in reversed(blocks[:table]) if b.kind == "heading")
+    assert owner.text.startswith("\\pdfcatalog ⟨general text⟩")
+
+
+def test_texinfo_breaks_inside_names_urls_and_compounds_are_joined(manuals: dict[str, ParsedDocument]) -> None:
+    text = "\n".join(b.text for b in manuals["kpathsea"].blocks)
+    for whole in ("kpse_var_expand", "https://tug.org/texlive", "next-highest-priority", "three-character"):
+        assert whole in text, whole
+    for broken in ("kpse_ var_expand", "tug.org/ texlive", "highestpriority", "threecharacter"):
+        assert broken not in text, broken
