@@ -29,9 +29,9 @@ right in the first place (a table whose rows were merged gives a grounded but wr
 the graph tests (``tests/tools/graph/test_pdf_*.py``) check that against the PDFs.
 
 The **structure audit** (printed after the tasks; alone with ``--structure``, which needs no task generation
-and defaults to all nineteen PDFs, the five above, the long vignettes crq, strucplot, sandwich-CL, adjcurve,
-survival, clm_article, and the vignettes first read unseen: MAXtest, Implementation, LegoCondInf, chfls1, rq,
-validate, paper2JSS, RcppEigen-Introduction) sets what the graph read against what the PDF prints, read apart from the graph with pymupdf:
+and defaults to all twenty-one PDFs, the five above, the long vignettes crq, strucplot, sandwich-CL, adjcurve,
+survival, clm_article, the vignettes first read unseen: MAXtest, Implementation, LegoCondInf, chfls1, rq,
+validate, paper2JSS, RcppEigen-Introduction, and texlive-base's pdfTeX and Kpathsea manuals, pdftex-a and kpathsea) sets what the graph read against what the PDF prints, read apart from the graph with pymupdf:
 tables and figures found against the "Table N" / "Figure N" captions (and how many carry a printed number),
 numbered sections against bold numbered headings, footnote nodes against footnotes set small at a page's foot
 behind a raised mark, reference nodes that look like entries (a year, on or after the bibliography heading),
@@ -72,7 +72,7 @@ PDFS = ("lmer", "countreg", "zoo", "generalsiminf", "xtableGallery")
 #: The long vignettes added for the structure audit (issue 36): booktabs tables, many numbered sections, run-in headings.
 LONG_PDFS = (
     "crq", "strucplot", "sandwich-CL", "adjcurve", "survival", "clm_article", "MAXtest", "Implementation", "LegoCondInf", "chfls1", "rq",
-    "validate", "paper2JSS", "RcppEigen-Introduction",
+    "validate", "paper2JSS", "RcppEigen-Introduction", "pdftex-a", "kpathsea",
 )  # fmt: skip
 _TOC_LINE = re.compile(r"(?:\.\s?){3,}\s*\d+\s*$|\s{2,}\d{1,4}\s*$")
 #: Control characters: glyphs of old TeX fonts without a Unicode map (ligatures "ff" → \x1b, "fi" → \x1c, en dash → \x15).

@@ -49,3 +49,14 @@ def test_texinfo_breaks_inside_names_urls_and_compounds_are_joined(manuals: dict
         assert whole in text, whole
     for broken in ("kpse_ var_expand", "tug.org/ texlive", "highestpriority", "threecharacter"):
         assert broken not in text, broken
+
+
+def test_captions_whose_label_stands_apart_number_their_tables(manuals: dict[str, ParsedDocument]) -> None:
+    """pdfTeX's captions set the label in bold beside the text ("Table 1  The meaning of flags…"), with no colon."""
+    tables = [(b.page, b.number, b.text.split("\n", 1)[0]) for b in manuals["pdftex-a"].blocks if b.kind == "table"]
+    numbered = {number: (page, header) for page, number, header in tables if number}
+    assert numbered == {
+        "1": (9, "bit position | semantics"), "2": (22, "value | suppresses"), "3": (22, "value | meaning"),
+        "4": (40, "keyword | meaning"), "5": (56, "used for | texmf.cnf"), "6": (58, "internal name | type | default | comment"),
+    }  # fmt: skip
+    assert [header for _, number, header in tables if not number] == ["key | type | meaning"]  # section 9's table has no caption

@@ -98,11 +98,17 @@ def _foot_line(folios: list[TextBlock], pages: int) -> float:
 
 
 _FOLIO = re.compile(r"^\s*(?:\d{1,4}|[ivxlc]{1,6})\s*$")
+_LABEL_LINE = re.compile(r"^\s*(Table|Tab\.|Figure|Fig\.)\s*([A-Z]?\d+(?:\.\d+)*)\s*$", re.I)
 
 
 def caption_of(block: TextBlock) -> tuple[str, str] | None:
-    """("table" | "figure", number) when the block is a caption like "Table 2: …"."""
+    """("table" | "figure", number) when the block is a caption like "Table 2: …", or one whose label is a line
+    of its own in bold or beside the text ("**Table 1** The meaning of flags…": prose never breaks after "Table 1")."""
     match = CAPTION_RE.match(block.text)
+    if match is None and len(block.lines) >= 2 and (label := _LABEL_LINE.match(block.lines[0].text)) is not None:
+        first, second = block.lines[0], block.lines[1]
+        beside = second.bbox[0] > first.bbox[2] and second.bbox[1] < first.bbox[3]
+        match = label if first.bold or beside else None
     rows = {round((ln.bbox[1] + ln.bbox[3]) / 4) for ln in block.lines}  # printed lines: pymupdf makes a line of each word set far apart
     if not match or len(rows) > 12:
         return None
