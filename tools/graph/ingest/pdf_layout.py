@@ -105,10 +105,10 @@ def caption_of(block: TextBlock) -> tuple[str, str] | None:
     """("table" | "figure", number) when the block is a caption like "Table 2: …", or one whose label is a line
     of its own in bold or beside the text ("**Table 1** The meaning of flags…": prose never breaks after "Table 1")."""
     match = CAPTION_RE.match(block.text)
-    if match is None and len(block.lines) >= 2 and (label := _LABEL_LINE.match(block.lines[0].text)) is not None:
+    if match is None and len(block.lines) >= 2 and (alone := _LABEL_LINE.match(block.lines[0].text)) is not None:
         first, second = block.lines[0], block.lines[1]
         beside = second.bbox[0] > first.bbox[2] and second.bbox[1] < first.bbox[3]
-        match = label if first.bold or beside else None
+        match = alone if first.bold or beside else None
     rows = {round((ln.bbox[1] + ln.bbox[3]) / 4) for ln in block.lines}  # printed lines: pymupdf makes a line of each word set far apart
     if not match or len(rows) > 12:
         return None
