@@ -47,16 +47,21 @@ def _norm(text: str) -> str:
 _CHAPTER_MARK = re.compile(r"^\s*(?:Chapter|Appendix)\s+[\dA-Z]+\s*:\s*", re.I)
 
 
-def _paged(text: str) -> bool:
-    """A running head's marks beside a title: "Chapter 3:" before it or a page number after it (a heading has neither)."""
-    return bool(_CHAPTER_MARK.match(text) or re.search(r"\s\d+\s*$", text))
+def _paged(text: str, printed: set[str], repeated: bool) -> bool:
+    """A running head's marks beside a title: "Chapter 3:" before it, a page number after it, or, on a line the margins
+    repeat, a number before it that is not the title's own ("281 The backend libraries" for "14 The backend libraries";
+    ``printed``: the outline's titles with their numbers, normalised). A heading has none of them."""
+    leading = repeated and re.match(r"\s*\d+\s", text) is not None and _norm(text) not in printed
+    return bool(_CHAPTER_MARK.match(text) or re.search(r"\s\d+\s*$", text) or leading)
 
 
 def drop_running_heads(pages: list[list[TextBlock]], page_height: float, titles: Iterable[str] = ()) -> list[list[TextBlock]]:
     """Remove page numbers and running heads/feet that repeat in the margins, and margin lines naming a
     chapter or section of the outline (``titles``): "Chapter 3: Tidying and profiling R code 107"."""
     margin_keys: Counter[str] = Counter()
+    titles = list(titles)
     named = {_norm(re.sub(r"\d+", "", t)) for t in titles} - {""}
+    printed = {_norm(t) for t in titles}
 
     def key(block: TextBlock) -> str | None:
         in_margin = block.bbox[3] < 0.11 * page_height or block.bbox[1] > 0.92 * page_height
@@ -76,7 +81,7 @@ def drop_running_heads(pages: list[list[TextBlock]], page_height: float, titles:
         kept.append([
             b for b in blocks
             if b is not folio and b.bbox[1] < foot
-            and ((k := key(b)) is None or (k and margin_keys[k] < threshold and not (k in named and _paged(b.text))))
+            and ((k := key(b)) is None or (k and margin_keys[k] < threshold and not (k in named and _paged(b.text, printed, margin_keys[k] > 1))))
         ])
     return kept
 
