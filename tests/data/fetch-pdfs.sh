@@ -18,7 +18,8 @@
 # (r-cran-psych: a caption set in one text block with the header and rows of the table under it), and from
 # texlive-base the pdfTeX and Kpathsea manuals (pdftex-a.pdf: primitives listed in the outline whose entry
 # lines carry their arguments and a pointer in the margin, code lines naming them; kpathsea.pdf: texinfo;
-# luatex.pdf: running feet that put the page number before the chapter's title).
+# luatex.pdf: running feet that put the page number before the chapter's title), and KOMA-Script's guide
+# (scrguide-en.pdf, texlive-latex-recommended: 566 pages, tables set beside their captions).
 # Idempotent: fetches nothing when every PDF is already there, and only the packages of missing ones.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -33,7 +34,7 @@ declare -A package=(
   [paper2JSS]=r-cran-fitdistrplus [RcppEigen-Introduction]=r-cran-rcppeigen [intro]=r-cran-psych
   [RcppArmadillo-intro]=r-cran-rcpparmadillo [over]=r-cran-sp [Rcpp-jss-2011]=r-cran-rcpp
   [seriation]=r-cran-seriation [dbscan]=r-cran-dbscan [constparty]=r-cran-partykit
-  [pdftex-a]=texlive-base [kpathsea]=texlive-base [luatex]=texlive-base
+  [pdftex-a]=texlive-base [kpathsea]=texlive-base [luatex]=texlive-base [scrguide-en]=texlive-latex-recommended
 )
 missing=()
 for name in "${!package[@]}"; do [ -s "$cache/$name.pdf" ] || missing+=("$name"); done

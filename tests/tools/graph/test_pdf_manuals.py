@@ -4,7 +4,8 @@ pdftex-a.pdf lists its primitives in the outline ("\\pdfinfo"); each primitive's
 name with its arguments and a pointer in the margin ("▶ \\pdfinfo ⟨general text⟩"), and code lines
 further down name it again ("\\pdfinfo {"). The heading is the entry line, without the pointer.
 kpathsea.pdf (texinfo) breaks lines inside names and URLs and after a compound's hyphen. luatex.pdf's
-running feet put the page number before the chapter's title ("281 The backend libraries").
+running feet put the page number before the chapter's title ("281 The backend libraries"). KOMA-Script's
+guide (scrguide-en.pdf) sets tables beside their captions, the caption's lines level with the header's.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ CACHE = Path(__file__).resolve().parents[2] / "data" / "cache"
 
 @pytest.fixture(scope="module")
 def manuals() -> dict[str, ParsedDocument]:
-    if not all((CACHE / f"{name}.pdf").is_file() for name in ("pdftex-a", "kpathsea", "luatex")):
+    if not all((CACHE / f"{name}.pdf").is_file() for name in ("pdftex-a", "kpathsea", "luatex", "scrguide-en")):
         subprocess.run(["bash", str(CACHE.parent / "fetch-pdfs.sh")], check=True)
     return {name: parse_pdf(CACHE / f"{name}.pdf") for name in ("pdftex-a", "kpathsea")}
 
@@ -76,3 +77,18 @@ def test_a_running_foot_with_the_page_number_before_the_chapters_title_is_droppe
     feet = [b.text for blocks in pages for b in blocks if re.fullmatch(r"\d{3} The backend libraries", b.text)]
     assert len(feet) >= 5  # the odd pages' feet are there to be dropped
     assert "14 The backend libraries" in kept and not set(feet) & set(kept)
+
+
+def test_a_table_set_beside_its_caption_keeps_its_header_and_its_number(tmp_path: Path, manuals: dict[str, ParsedDocument]) -> None:
+    pages = tmp_path / "scrguide-pages.pdf"
+    with pymupdf.open(CACHE / "scrguide-en.pdf") as guide, pymupdf.open() as out:
+        for number in (35, 68):
+            out.insert_pdf(guide, from_page=number - 1, to_page=number - 1)
+        out.save(pages)
+    blocks = parse_pdf(pages).blocks
+    tables = {b.number: b.text.split("\n")[:2] for b in blocks if b.kind == "table"}
+    captions = [b.text for b in blocks if b.kind == "caption"]
+    assert tables["2.1"] == [" | Type area | Margins", "DIV | width | height | top | inner"]  # two header rows, not in the caption
+    assert tables["3.3"][0] == "Element name | Default" and tables["3.4"][0] == "Element | Command | Font | Alignment"
+    assert "Table 2.1.: Type area dimensions dependent on DIV for A4 regardless of \\topskip or BCOR" in captions
+    assert "Table 3.3.: Font defaults for the elements of the title" in captions

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
 from .pdf_outline import Listing, clean_title, drop_page_number, in_listing, is_byline, is_licence_clause, is_licence_title
-from .pdf_text import TextBlock, union
+from .pdf_text import TextBlock, TextLine, union
 
 __all__ = [
     "split_caption_at_rule",
@@ -137,16 +137,27 @@ def split_before_caption(block: TextBlock) -> list[TextBlock]:
 def split_caption_at_rule(block: TextBlock, rules: list[tuple[float, float, float, float]]) -> list[TextBlock]:
     """A caption block that runs on past a rule crossing it (pymupdf set "Table 2: …", the header and the rows of a
     table captioned above in one block) cut at the first such rule: the caption above, the rest a plain block."""
-    x0, _, x1, _ = block.bbox
+    x0, y0, x1, y1 = block.bbox
+    for rule in sorted(rules, key=lambda r: r[1]):  # a table set beside its caption (KOMA-Script's captionbeside): split by side
+        if block.lines[0].bbox[2] < rule[0] - 2 and y0 - 20 <= rule[1] <= y1 + 20:
+            beside = [ln for ln in block.lines if ln.bbox[0] >= rule[0] - 2 and ln.bbox[2] <= rule[2] + 2]
+            caption = [ln for ln in block.lines if ln.bbox[2] < rule[0] - 2]
+            if beside and caption and len(beside) + len(caption) == len(block.lines):
+                return [_part(block, caption, keep_kind=True), _part(block, beside)]
     for rule in sorted(rules, key=lambda r: r[1]):
         if min(rule[2], x1) - max(rule[0], x0) < 0.6 * (x1 - x0):
             continue
         above = [ln for ln in block.lines if ln.bbox[3] <= rule[1] + 1]
         below = [ln for ln in block.lines if ln.bbox[1] >= rule[1] - 1]
         if above and below and len(above) + len(below) == len(block.lines):
-            head = TextBlock(lines=above, bbox=union([ln.bbox for ln in above]), page=block.page, kind=block.kind, attrs=dict(block.attrs))
-            return [head, TextBlock(lines=below, bbox=union([ln.bbox for ln in below]), page=block.page)]
+            return [_part(block, above, keep_kind=True), _part(block, below)]
     return [block]
+
+
+def _part(block: TextBlock, lines: list[TextLine], keep_kind: bool = False) -> TextBlock:
+    """Some of ``block``'s lines as a block of their own: the caption's part keeps its kind, the rest is plain."""
+    box = union([ln.bbox for ln in lines])
+    return TextBlock(lines=lines, bbox=box, page=block.page, kind=block.kind, attrs=dict(block.attrs)) if keep_kind else TextBlock(lines=lines, bbox=box, page=block.page)
 
 
 def _equation_label(block: TextBlock, page_width: float) -> str | None:

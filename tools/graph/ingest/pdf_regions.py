@@ -80,7 +80,7 @@ def _filled_boxes(drawings: list[dict[str, Any]]) -> list[BBox]:
 
 
 def _rule_group(rules: list[BBox], caption: BBox, page_height: float, others: list[BBox] | None = None) -> list[BBox]:
-    """The run of aligned rules right above (or else right below) a caption, never past another caption (``others``)."""
+    """The run of aligned rules right above (or else right below, or else beside) a caption, never past another caption (``others``)."""
     aligned = [r for r in rules if _x_overlap(r, caption) > 0.5 * min(r[2] - r[0], caption[2] - caption[0])]
     ceiling = max((o[3] for o in others or [] if o[3] <= caption[1] + 1), default=-1.0)
     floor = min((o[1] for o in others or [] if o[1] >= caption[3] - 1), default=page_height + 1)
@@ -94,6 +94,14 @@ def _rule_group(rules: list[BBox], caption: BBox, page_height: float, others: li
         if gap > 0.12 * page_height:
             continue
         same = [r for r in group if abs(r[0] - anchor[0]) < 3 and abs(r[2] - anchor[2]) < 3]
+        if len(same) >= 2:
+            return same
+    # a table set beside its caption (KOMA-Script's captionbeside): its top rule starts level with the caption, just to one side
+    beside = [r for r in rules if _x_overlap(r, caption) == 0 and (0 <= r[0] - caption[2] < 40 or 0 <= caption[0] - r[2] < 40)
+              and caption[1] - 20 <= r[1] <= caption[3] + 20]
+    if beside:
+        top = min(beside, key=lambda r: r[1])
+        same = [r for r in rules if abs(r[0] - top[0]) < 3 and abs(r[2] - top[2]) < 3 and top[1] <= r[1] < floor]
         if len(same) >= 2:
             return same
     return []
