@@ -294,3 +294,11 @@ def test_a_section_opening_is_its_first_sentence_or_none(tmp_path: Path) -> None
         assert _first_sentence(ix, section) is None
         opened = [(s, got) for s in kg.nodes("section") if (got := _first_sentence(ix, s)) is not None]
         assert opened and all(ix.kids(s.id, "paragraph")[0].id == p.id and normalise(p.text).startswith(first) for s, (p, first) in opened)
+
+
+def test_a_figures_answer_is_its_caption_without_the_label_in_any_printed_form() -> None:
+    from taskloom.tools.generate.document.index import _CAPTION_PREFIX
+
+    for caption in ("Figure 3.5.: A figure description", "Figure 3.5: A figure description", "Table 3. A figure description", "Fig 2a: A figure description"):
+        assert _CAPTION_PREFIX.sub("", caption) == "A figure description", caption  # KOMA-Script prints "Figure 3.5.:"
+    assert _CAPTION_PREFIX.sub("", "Figure 12 shows the fit") == "Figure 12 shows the fit"  # prose, not a label

@@ -29,7 +29,7 @@ __all__ = ["normalise", "split_sentences"]
 
 _DIFFICULTIES = ("easy", "medium", "hard", "expert")
 _MAX_CELL_CHARS = 100
-_CAPTION_PREFIX = re.compile(r"^\s*(?:figure|fig\.?|table)\s*\d+(?:\.\d+)*[a-z]?\s*[.:](?!\d)\s*", re.IGNORECASE)  # "Figure 2.4:" as well as "Table 3."
+_CAPTION_PREFIX = re.compile(r"^\s*(?:figure|fig\.?|table)\s*\d+(?:\.\d+)*[a-z]?\s*(?:\.:|[.:])(?!\d)\s*", re.IGNORECASE)  # "Figure 2.4:", "Table 3." and KOMA-Script's "Figure 3.5.:"
 _MERGED_NUMBERS = re.compile(r"^[-−+\d.,()%\s]*\d[-−+\d.,()%]*\s+[-−+(]*\d[-−+\d.,()%\s]*$")
 _NUMBER = re.compile(r"(?<![\w.,])\d+(?:\.\d+)?(?![\w]|\.\d)")
 
