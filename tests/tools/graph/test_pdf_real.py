@@ -188,8 +188,11 @@ def test_lmer_tables_4_7_and_1_as_printed(graphs: dict[str, KnowledgeGraph]) -> 
     assert eight[(fixef, 1)].endswith("coefficients, bβ") and eight[(fixef + 1, 1)] == "Mixed-model formula of fitted model."
 
 
-@pytest.mark.parametrize(("name", "whole", "wrong"), [("countreg", "zero-inflated", "zeroinflated"), ("lmer", "log-likelihood", "loglikelihood")])
-def test_a_compound_broken_at_a_line_end_keeps_the_hyphen_the_paper_writes(graphs: dict[str, KnowledgeGraph], name: str, whole: str, wrong: str) -> None:
+@pytest.mark.parametrize(("name", "whole", "wrong", "least"), [
+    ("countreg", "zero-inflated", "zeroinflated", 5), ("lmer", "log-likelihood", "loglikelihood", 5),
+    ("lmer", "lower-triangular", "lowertriangular", 2),  # one of them in Table 7's cell "double sparse lower-triangular matrix"
+])  # fmt: skip
+def test_a_compound_broken_at_a_line_end_keeps_the_hyphen_the_paper_writes(graphs: dict[str, KnowledgeGraph], name: str, whole: str, wrong: str, least: int) -> None:
     """The paper writes the word hyphenated on other lines, so a line-end break inside it keeps the hyphen."""
     text = "\n".join(n.text for n in graphs[name].nodes()).lower()
-    assert text.count(whole) >= 5 and wrong not in text
+    assert text.count(whole) >= least and wrong not in text
