@@ -22,6 +22,7 @@ from .pdf_layout import (
     reading_order,
     resolve_headings,
     split_before_caption,
+    join_caption_tails,
     split_caption_at_rule,
     split_footnotes,
 )
@@ -130,7 +131,7 @@ def _layout_page(
             block.attrs.update(label=cap[0], number=cap[1])
     drawings = drawn(page)
     rules = horizontal_rules(drawings)
-    blocks = [part for block in blocks for part in (split_caption_at_rule(block, rules) if block.kind == "caption" else [block])]
+    blocks = join_caption_tails([part for block in blocks for part in (split_caption_at_rule(block, rules) if block.kind == "caption" else [block])])
     captions = [b for b in blocks if b.kind == "caption"]
     figures = find_figure_regions(page, [c for c in captions if c.attrs["label"] == "figure"], drawings)
     tables = find_table_regions(

@@ -18,6 +18,7 @@ from .pdf_text import TextBlock, TextLine, union
 
 __all__ = [
     "split_caption_at_rule",
+    "join_caption_tails",
     "CAPTION_RE",
     "drop_running_heads",
     "caption_of",
@@ -152,6 +153,25 @@ def split_caption_at_rule(block: TextBlock, rules: list[tuple[float, float, floa
         if above and below and len(above) + len(below) == len(block.lines):
             return [_part(block, above, keep_kind=True), _part(block, below)]
     return [block]
+
+
+def join_caption_tails(blocks: list[TextBlock]) -> list[TextBlock]:
+    """A caption's last line set apart as a block of its own ("…figure or table cap-" / "tions") joined back: a block
+    under a caption's last line, inside its width, touching it, of one or two lines, when the caption breaks a word or
+    the block opens in lower case."""
+    out: list[TextBlock] = []
+    for block in blocks:
+        caption = next((c for c in reversed(out) if c.kind == "caption"), None)
+        if caption is not None and block.kind != "caption" and len(block.lines) <= 2 and block.text[:1]:
+            last = caption.lines[-1]
+            touching = block.bbox[1] - last.bbox[3] < 0.5 * (last.bbox[3] - last.bbox[1])
+            inside_width = block.bbox[0] >= caption.bbox[0] - 2 and block.bbox[2] <= caption.bbox[2] + 2
+            if touching and inside_width and block.bbox[1] > last.bbox[1] and (caption.text.endswith("-") or block.text[0].islower()):
+                caption.lines = caption.lines + block.lines
+                caption.bbox = union([caption.bbox, block.bbox])
+                continue
+        out.append(block)
+    return out
 
 
 def _part(block: TextBlock, lines: list[TextLine], keep_kind: bool = False) -> TextBlock:
