@@ -302,3 +302,12 @@ def test_a_figures_answer_is_its_caption_without_the_label_in_any_printed_form()
     for caption in ("Figure 3.5.: A figure description", "Figure 3.5: A figure description", "Table 3. A figure description", "Fig 2a: A figure description"):
         assert _CAPTION_PREFIX.sub("", caption) == "A figure description", caption  # KOMA-Script prints "Figure 3.5.:"
     assert _CAPTION_PREFIX.sub("", "Figure 12 shows the fit") == "Figure 12 shows the fit"  # prose, not a label
+
+
+def test_a_row_printed_with_its_quotes_is_quoted_once_in_the_instruction() -> None:
+    from taskloom.tools.generate.document.templates import DOCUMENT_TEMPLATES
+
+    table_qa = next(t for t in DOCUMENT_TEMPLATES if t.type == "table_qa")
+    variables = {"label": "the table", "caption": "", "column": "port", "row": '"https"', "section": "url.port", "columns": ["protocol", "port"]}
+    prompt = table_qa.render_prompt(variables)
+    assert '""' not in prompt and 'the row "https"' in prompt  # Node's url.md prints the protocols quoted

@@ -9,6 +9,8 @@ never a silently empty string.
 
 from __future__ import annotations
 
+import re
+
 from functools import lru_cache
 from typing import Any
 
@@ -25,6 +27,7 @@ DOCUMENT_TASK_TYPES = (
     "aggregation", "synthesis", "table_qa", "figure_interpretation", "cross_reference", "fact_verification",
 )
 
+_QUOTED_TWICE = re.compile(r'""([^"\n]+)""')
 _ENV = Environment(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=False, trim_blocks=True, lstrip_blocks=True)
 
 
@@ -55,7 +58,7 @@ class TaskTemplate(BaseModel):
     description: str = ""
 
     def render_prompt(self, variables: dict[str, Any]) -> str:
-        return render(self.prompt_template, variables)
+        return _QUOTED_TWICE.sub(r'"\1"', render(self.prompt_template, variables))  # the row "https" is printed with its quotes
 
     def render_answer(self, variables: dict[str, Any]) -> str:
         return render(self.answer_template, variables)
