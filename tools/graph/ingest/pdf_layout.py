@@ -335,7 +335,8 @@ class _Outline:
         """Whether ``block`` is the line giving the entry's name with its arguments ("\\pdfinfo ⟨general text⟩", "plot(x, y)")."""
         title = self.raw[entry] if entry < len(self.raw) else ""
         text = _MARKER.sub("", block.text)  # "▶ \\pdfinfo ⟨general text⟩": the margin's pointer is not the name
-        return bool(title) and len(block.lines) <= 2 and text.startswith(title) and bool(_ARGUMENTS.match(text[len(title):]))
+        named = [line for line in block.lines if not _MARKER.fullmatch(line.text.strip())]
+        return bool(title) and len(named) <= 2 and text.startswith(title) and bool(_ARGUMENTS.match(text[len(title):]))
 
     def match(self, block: TextBlock, exact_page: bool = False) -> int | None:
         """The first unmatched entry with the block's title on its page (±1 unless ``exact_page``)."""
