@@ -82,7 +82,7 @@ def test_a_running_foot_with_the_page_number_before_the_chapters_title_is_droppe
 def test_a_table_set_beside_its_caption_keeps_its_header_and_its_number(tmp_path: Path, manuals: dict[str, ParsedDocument]) -> None:
     pages = tmp_path / "scrguide-pages.pdf"
     with pymupdf.open(CACHE / "scrguide-en.pdf") as guide, pymupdf.open() as out:
-        for number in (35, 68, 132, 136):
+        for number in (35, 68, 132, 136, 200):
             out.insert_pdf(guide, from_page=number - 1, to_page=number - 1)
         out.save(pages)
     blocks = parse_pdf(pages).blocks
@@ -94,3 +94,4 @@ def test_a_table_set_beside_its_caption_keeps_its_header_and_its_number(tmp_path
     assert "Table 3.3.: Font defaults for the elements of the title" in captions
     assert "Table 3.18.: Font defaults for the elements of figure or table captions" in captions  # "cap-" / "tions": a block each
     assert "Figure 3.5.: A figure description which is neither above nor below, but centred beside the figure" in captions
+    assert any(c.startswith("Figure 4.14.: result of a short letter") and c.endswith("extended letterhead with fromalign=center") for c in captions)

@@ -157,12 +157,12 @@ def split_caption_at_rule(block: TextBlock, rules: list[tuple[float, float, floa
 
 def join_caption_tails(blocks: list[TextBlock]) -> list[TextBlock]:
     """A caption's last line set apart as a block of its own ("…figure or table cap-" / "tions") joined back: a block
-    under a caption's last line, inside its width, touching it, of one or two lines, when the caption breaks a word or
+    under a caption's last line, inside its width, touching it, of at most four lines, when the caption breaks a word or
     the block opens in lower case."""
     out: list[TextBlock] = []
     for block in blocks:
         caption = next((c for c in reversed(out) if c.kind == "caption"), None)
-        if caption is not None and block.kind != "caption" and len(block.lines) <= 2 and block.text[:1]:
+        if caption is not None and block.kind != "caption" and len(block.lines) <= 4 and block.text[:1]:
             last = caption.lines[-1]
             touching = block.bbox[1] - last.bbox[3] < 0.5 * (last.bbox[3] - last.bbox[1])
             inside_width = block.bbox[0] >= caption.bbox[0] - 2 and block.bbox[2] <= caption.bbox[2] + 2
