@@ -284,10 +284,19 @@ class RecordGraph:
 
     def row_record(self, url: str | None, fields: dict[str, str]) -> _Record:
         detail = self.resolve(url) if url else None
-        if detail is not None and detail not in self.listing_pages:
+        if detail is not None and detail not in self.listing_pages and self.may_be(detail, fields):
             return self.record(detail, detail)
         canonical = json.dumps(sorted(fields.items()), ensure_ascii=False)
         return self.record("fields:" + canonical, None)
+
+    def may_be(self, key: str, fields: dict[str, str]) -> bool:
+        """Whether a row linking to ``key`` may be the record kept under it: a new one, one seen only on its own page, or a
+        row sharing a value with it (rows of two tables that link to one page are one record only when they agree on something)."""
+        known = self.records.get(key)
+        if known is None or not known.listings:
+            return True
+        values = {" ".join(str(v["raw"]).split()).lower() for v in known.fields.values()}
+        return any(" ".join(raw.split()).lower() in values for raw in fields.values() if raw.strip())
 
     def edge(self, source: str, target: str, kind: EdgeType) -> None:
         if source != target and source in self.kg and target in self.kg and not self.kg.g.has_edge(source, target, key=kind.value):

@@ -117,6 +117,8 @@ RECORDS_JS = (
     for (const a of scope.querySelectorAll('a[href]')) {
       const raw = a.getAttribute('href') || '';
       if (raw.startsWith('#') || !/^https?:/.test(a.href)) continue;
+      // A link into a section of a page (a glossary term, a function's entry) is a cross-reference, not the row's own page.
+      if (a.hash && !/^#!?\//.test(a.hash) && !DETAIL.test(nameOf(a))) continue;
       const url = a.href.split('#')[0];
       if (url === here) continue;
       const samePath = new URL(url).pathname === location.pathname;
