@@ -58,7 +58,7 @@ def test_records_a_noun_names_are_not_placed_by_page() -> None:
 
 
 def test_a_table_among_several_that_loses_its_noun_is_placed_by_its_table() -> None:
-    """Two tables of one page whose first columns both say "Operation": the larger is "the operation …", the other is placed by its heading."""
+    """Two tables of one page whose first columns both say "Operation": the larger is "the operation …", the other "the record …"; each is placed by its heading."""
     kg = KnowledgeGraph(GraphMeta(id="g", kind="web"))
     url = "http://h/library/stdtypes.html"
     kg.add_node(Node(id="page:t", type=NodeType.PAGE, attrs={"url": url, "title": "Built-in Types"}))
@@ -69,7 +69,7 @@ def test_a_table_among_several_that_loses_its_noun_is_placed_by_its_table() -> N
             fields = {"Operation": {"raw": op, "value": op, "type": "text"}, "Meaning": {"raw": f"means {op}", "value": f"means {op}", "type": "text"}}
             kg.add_node(Node(id=f"record:{op}", type=NodeType.RECORD, attrs={"fields": fields, "listing": lid, "listings": [lid]}))
     by_table = {str(d.node.attrs["table"]): d for d in listing_data(kg)}
-    assert (by_table["Comparisons"].noun, by_table["Comparisons"].where) == ("operation", "")
+    assert (by_table["Comparisons"].noun, by_table["Comparisons"].where) == ("operation", "in the table Comparisons of the page “Built-in Types”")  # one table of several: always placed
     assert (by_table["Boolean Operations"].noun, by_table["Boolean Operations"].where) == ("record", "in the table “Boolean Operations” of the page “Built-in Types”")
 
 

@@ -78,7 +78,7 @@ class ListingGroups:
         ]
         self.measures = [
             lb for lb, st in sorted(data.stats.items())
-            if st.covers_all and st.main_type == "number" and st.types["number"] >= 5 and st.distinct >= 3 and not ID_LABEL.match(lb) and not _sequence(data, lb) and not VERSION_LABEL.search(lb)
+            if st.covers_all and st.numbers_only and st.types["number"] >= 5 and st.distinct >= 3 and not ID_LABEL.match(lb) and not _sequence(data, lb) and not VERSION_LABEL.search(lb)
         ]
         self.ids = [lb for lb, st in sorted(data.stats.items()) if st.covers_all and st.main_type == "text" and st.distinct >= 0.3 * size and st.longest <= 40 and not ID_LABEL.match(lb)]
 
@@ -165,7 +165,7 @@ MAX_NUMBER_CATEGORY = 8
 def _few_whole_numbers(data: ListingData, label: str) -> bool:
     """Whether a number field takes a few whole values, each on several records: it groups records as a category does."""
     stats = data.stats[label]
-    if stats.main_type != "number" or stats.distinct > MAX_NUMBER_CATEGORY or _sequence(data, label):
+    if not stats.numbers_only or stats.distinct > MAX_NUMBER_CATEGORY or _sequence(data, label):
         return False
     values = [_fields(r)[label].get("value") for r in data.records if _fields(r).get(label, {}).get("type") == "number"]
     return all(isinstance(v, int) or (isinstance(v, float) and v.is_integer()) for v in values)

@@ -71,6 +71,11 @@ class FieldStats:
         return max(present)[1] if present else "missing"
 
     @property
+    def numbers_only(self) -> bool:
+        """Every value shown is a number (a year column with "1991-1995" or "2001-now" in it is not: its extremes are not the numbers')."""
+        return self.types["number"] > 0 and self.types["number"] == sum(n for t, n in self.types.items() if t != "missing")
+
+    @property
     def distinct(self) -> int:
         return len(self.values)
 
@@ -169,6 +174,25 @@ def site_order(node: Node) -> tuple[str, str, str]:
     return site_path(url), str(node.attrs.get("table") or ""), node.text if node.type == "record" else ""
 
 
+_ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth")
+#: A heading's section number ("9.21. "), which a page's title does not carry.
+_SECTION_NUMBER = re.compile(r"^\d+(?:\.\d+)*\.?\s+")
+
+
+def _table_place(node: Node, title: str, suffix: str, heading_unique: bool) -> str:
+    """Where a table is: "in the table “Comparisons” of the page “…”" when its heading is its own, else by its place among the
+    page's tables ("in the third table of the page “…”"), else "in the table of the page “…”" (the page's only table)."""
+    table, page = str(node.attrs.get("table") or ""), f" of the page {quoted(short_title(title, suffix))}" if title else ""
+    if not title:
+        return ""
+    if table and heading_unique and _SECTION_NUMBER.sub("", table) not in (title, short_title(title, suffix)):  # a table headed by its page's own title is "the table"
+        return f"in the table {quoted(table)}{page}"
+    nth, of = (node.attrs.get("position") or [1, 1])[:2]
+    if of > 1:
+        return f"in the {_ORDINALS[nth - 1] if nth <= len(_ORDINALS) else f'{nth}th'} table{page}"
+    return f"in the table{page}"
+
+
 def listing_data(kg: KnowledgeGraph) -> list[ListingData]:
     """Every listing with records, with a noun per listing (first column, else URL path, else "record"; a clash keeps it for the larger)."""
     out: list[ListingData] = []
@@ -189,9 +213,8 @@ def listing_data(kg: KnowledgeGraph) -> list[ListingData]:
         title, table = titles.get(str(node.attrs.get("url") or ""), ""), str(node.attrs.get("table") or "")
         # one table of several on a page: the page's path names the page's subject ("functions"), not this table's rows
         noun = _first_column_noun(node, stats, len(records)) or (None if table else path_noun(str(node.attrs.get("url") or ""))) or detail_noun(details)
-        named = table and table not in (title, short_title(title, suffix)) and tables[(node.attrs.get("url"), table)] == 1  # a table headed by its page's own title is "the table"
-        where = (f"in the table {quoted(table)}" if named else "in the table" if title else "") + (f" of the page {quoted(short_title(title, suffix))}" if title else "")
-        out.append(ListingData(node, records, stats, noun or "record", "" if noun else where))
+        where = _table_place(node, title, suffix, tables[(node.attrs.get("url"), table)] == 1)
+        out.append(ListingData(node, records, stats, noun or "record", "" if noun and not table else where))  # one table of several is always placed
         places[node.id] = where if table else ""
     by_noun: dict[str, list[ListingData]] = {}
     for data in out:

@@ -134,6 +134,7 @@ class _Listing:
     views: list[_View] = field(default_factory=list)
     columns: list[str] = field(default_factory=list)
     records: list[str] = field(default_factory=list)
+    position: tuple[int, int] | None = None  # a table of several on its page: its place among the page's tables, and how many
 
 
 #: Row counts result pages are commonly cut at: one page showing exactly this many rows, with no total
@@ -262,8 +263,11 @@ class RecordGraph:
             return
         url = listing_key(page.url)
         pager = next((b.pager for b in many if b.pager is not None), None)
+        tables = [b for b in page.records if b.kind in ("table", "key_value")]  # the page's tables, in page order
         for key, blocks in table_keys(url, many, self.part_labels).items():
             self.read_blocks(page, url, key, blocks, pager)
+            if key != url and (nth := next((i for i, b in enumerate(tables, start=1) if b is blocks[0]), None)):
+                self.listings[key].position = (nth, len(tables))
 
     def read_blocks(self, page: PageCapture, url: str, key: str, many: list[RecordBlock], pager: Pager | None) -> None:
         """One listing's blocks on ``page`` (its table, or the cards): a view of the listing, and its rows as records."""
@@ -349,6 +353,8 @@ class RecordGraph:
         }
         if listing.title:
             attrs["table"] = listing.title
+        if listing.position:
+            attrs["position"] = list(listing.position)
         text = f"listing {listing.key}: {len(listing.records)} records" + (f" of {stated}" if stated is not None else "")
         self.kg.add_node(Node(id=lid, type=NodeType.LISTING, text=text, attrs=attrs, source=Source(url=listing.key)))
         for view in listing.views:

@@ -83,11 +83,13 @@ RECORDS_JS = (
   const SKIP = /^(SCRIPT|STYLE|TEMPLATE|NOSCRIPT|SVG|BUTTON|SELECT|TEXTAREA|INPUT|OPTION)$/i;
   const WEEKDAY = /^(su|mo|tu|we|th|fr|sa|sun|mon|tue|tues|wed|thu|thur|thurs|fri|sat|sunday|monday|tuesday|wednesday|thursday|friday|saturday)\.?$/i;
   const BLOCK = /^(P|DIV|LI|BR|TR|TD|TH|DT|DD|H[1-6]|UL|OL|SECTION|ARTICLE|HEADER|FOOTER)$/;
+  const PERMALINK = (n) => n.tagName === 'A' && (n.getAttribute('href') || '').startsWith('#') && /^\s*[\u00B6#\u00A7]\s*$/.test(n.textContent || '');
   const textOf = (el, skip) => {
     const parts = [];
     const walk = (n) => {
       if (n.nodeType === 3) { parts.push(n.data); return; }
       if (n.nodeType !== 1 || SKIP.test(n.tagName) || n.getAttribute('aria-hidden') === 'true' || (skip && skip.has(n))) return;
+      if (PERMALINK(n)) return;  // Sphinx's "¶" after a definition in a cell is no part of its value
       if (BLOCK.test(n.tagName)) parts.push(' ');
       for (const c of n.childNodes) walk(c);
       if (BLOCK.test(n.tagName)) parts.push(' ');
