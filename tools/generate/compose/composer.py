@@ -5,7 +5,9 @@ The entry point of ``tasks_compose`` and ``taskloom compose``. Four modes:
 * ``chain`` and ``dag`` (the defaults) let *values flow* over the site's records
   (:mod:`.flowcompose`): each subtask consumes what an earlier one produced (a field value,
   a set of records), and the instruction states only the final deliverable, so the agent
-  must discover the intermediate values. They need a listing the crawl saw completely.
+  must discover the intermediate values. They need a listing the crawl saw completely; without
+  one that carries a value alone, two whole tables may (:mod:`.crossflow`: a field they share
+  joins them, or their counts meet in one subtraction).
 * ``walk`` and ``pages`` compose the graph's verified web tasks along click paths
   (:mod:`.chain`) and shared pages (:mod:`.dag`); run ``tasks_generate`` first. They work
   on any site, but their steps do not feed each other.
@@ -30,6 +32,7 @@ from ...tasks.model import Task
 from ...tasks.store import TaskStore
 from .chain import FailedProposal, build_chains
 from .levels import LevelStats, level_stats
+from .crossflow import compose_count_graphs, compose_join_chains
 from .flowcompose import ChainStop, compose_value_chains, compose_value_graphs
 from .statechain import compose_state_chains
 from .stategraph import compose_state_graphs
@@ -79,13 +82,17 @@ async def compose_tasks(
         raise InputError(f"count={count} is out of range; use 1 to 100")
     if mode in ("chain", "dag"):
         flow = await (compose_value_chains(kg, episodes, count, levels, seed) if mode == "chain" else compose_value_graphs(kg, episodes, count, seed, llm, capability))
+        if not flow.tasks and not flow.chains:  # no listing carries a value alone: two tables may (a join, two counts)
+            cross = await (compose_join_chains(kg, episodes, count, levels, seed) if mode == "chain" else compose_count_graphs(kg, episodes, count, seed, llm, capability))
+            flow.tasks, flow.chains, flow.dropped = cross.tasks, cross.chains, flow.dropped + cross.dropped
+            flow.reason = None if cross.tasks else f"{flow.reason}; across tables: {cross.reason}" if cross.reason else flow.reason
         changes = [t for t in store.list(kind="web", graph_id=kg.id) if t.quality.get("change", {}).get("kind")]
         if changes:  # an application's change goals: chains and task graphs over its state as well
             state = await (compose_state_chains(kg, changes, episodes, count, levels, seed) if mode == "chain" else compose_state_graphs(kg, changes, episodes, count, seed))
             flow.tasks += state.tasks
             flow.chains += state.chains
             flow.dropped += state.dropped
-            flow.reason = None if flow.tasks else " ".join(filter(None, (flow.reason, state.reason)))
+            flow.reason = None if flow.tasks else "; ".join(filter(None, (flow.reason, state.reason)))
         tasks = flow.tasks
         result = ComposeResult(
             graph_id=kg.id, mode=mode, task_ids=[t.id for t in tasks], levels=flow_levels(tasks), chains=flow.chains, dropped=flow.dropped, reason=flow.reason,

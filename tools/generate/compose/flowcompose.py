@@ -13,7 +13,7 @@ failed (which criterion, what was observed), or the step budget (``levels``) ran
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 
 import numpy as np
 from pydantic import BaseModel, Field
@@ -95,17 +95,20 @@ def why_none(kg: KnowledgeGraph) -> str:
     return _NONE + ": " + "; ".join(parts)
 
 
-async def verify_levels(made: Iterable[tuple[Task | None, str]], episodes: EpisodeManager, result: FlowResult, budget: str) -> tuple[int, str]:
+async def verify_levels(
+    made: Iterable[tuple[Task | None, str]], episodes: EpisodeManager, result: FlowResult, budget: str, confirm: Callable[[Task], Awaitable[str | None]] | None = None
+) -> tuple[int, str]:
     """Verify a chain's levels 1, 2, … in order into ``result`` (each made only once the one before it passed).
 
+    ``confirm``, when given, re-derives a level's gold by a second route before its replay (None: it holds).
     Returns the levels reached and why the chain stopped: a level that could not be made (its
-    reason), one that failed its replay, or ``budget`` when every level passed.
+    reason), one whose gold a second route did not confirm, one that failed its replay, or ``budget`` when every level passed.
     """
     reached = 0
     for level, (task, why) in enumerate(made, start=1):
         if task is None:
             return reached, f"level {level}: {why}"
-        failed = await verify_composite(task, episodes)
+        failed = (await confirm(task) if confirm is not None else None) or await verify_composite(task, episodes)
         if failed is not None:
             result.dropped.append((task.id, failed))
             return reached, f"level {level} failed verification: {failed}"

@@ -107,7 +107,10 @@ async def compose_state_chains(kg: KnowledgeGraph, tasks: list[Task], episodes: 
     comments = [t for t in tasks if _kind(t) == "comment" and t.quality.get("replay", {}).get("ok")]
     edits = [t for t in tasks if _kind(t) == "edit" and t.quality.get("replay", {}).get("ok")]
     if not creates or not comments:
-        result.reason = "no verified create and comment goals on this graph (generate with web-change first): no record to build on"
+        kinds = sorted({_kind(t) for t in tasks if t.quality.get("replay", {}).get("ok")})
+        why_list = " (a list's items have no number or page of their own to carry)" if "list" in kinds else ""
+        found = f"its verified change goals are of kinds {', '.join(kinds)}{why_list}" if kinds else "generate with web-change first"
+        result.reason = f"no verified create and comment goals on this graph ({found}): no record to build on"
         return result
     for index in range(min(count, len(creates))):
         create = creates[index]

@@ -52,7 +52,7 @@ from .phrasing import number_text
 from .sitesearch import MAX_RESULT_PAGES, NO_MATCH_QUERY, SiteSearch, result_url, site_search
 from .unseen import MAX_UNSEEN_PAGES, UnseenPages
 
-__all__ = ["Rereader", "confirm_gold", "recompute", "CLOCK_SHIFT", "MAX_REREAD_PAGES"]
+__all__ = ["Rereader", "confirm_gold", "recompute", "reread_graph", "CLOCK_SHIFT", "MAX_REREAD_PAGES"]
 
 #: How far ahead the second read's clock is set: a month boundary and a weekday change apart.
 CLOCK_SHIFT = timedelta(days=45)
@@ -157,7 +157,7 @@ async def _settled_links(page: Any) -> list[str]:
     return links
 
 
-async def _graph_of(reader: Rereader, urls: list[str]) -> KnowledgeGraph | str:
+async def reread_graph(reader: Rereader, urls: list[str]) -> KnowledgeGraph | str:
     """A graph of the records ``urls`` show now (built as a crawl builds it), or why a page could not be read."""
     pages: list[PageCapture] = []
     await reader.read_all(urls)
@@ -235,7 +235,7 @@ async def _confirm_compare(reader: Rereader, kg: KnowledgeGraph, task: Task) -> 
     urls = _listing_urls(kg, listing, labels)
     if len(urls) > MAX_REREAD_PAGES:
         return Outcome("unconfirmed", f"a second read needs {len(urls)} pages (over {MAX_REREAD_PAGES})", [])
-    fresh = await _graph_of(reader, urls)
+    fresh = await reread_graph(reader, urls)
     if isinstance(fresh, str):
         return Outcome("unconfirmed", fresh, [])
     key = listing.attrs.get("key")
@@ -259,7 +259,7 @@ async def _confirm_compare(reader: Rereader, kg: KnowledgeGraph, task: Task) -> 
 
 async def _first_by_sort(reader: Rereader, url: str, goal: dict[str, Any], groups: ListingGroups) -> str | None:
     """The asked field of the first record meeting the goal's conditions on the sorted page (None when none is on it)."""
-    fresh = await _graph_of(reader, [normalize_url(url)])
+    fresh = await reread_graph(reader, [normalize_url(url)])
     if isinstance(fresh, str):
         return None
     conds = [(str(c[0]), str(c[1]), c[2]) for c in goal.get("conditions", [])]
@@ -279,7 +279,7 @@ async def _first_by_sort(reader: Rereader, url: str, goal: dict[str, Any], group
 async def _confirm_lookup(reader: Rereader, task: Task) -> Outcome:
     goal = task.quality["lookup"]
     url = normalize_url(str(goal["answer_page"]))
-    fresh = await _graph_of(reader, [url])
+    fresh = await reread_graph(reader, [url])
     if isinstance(fresh, str):
         return Outcome("unconfirmed", fresh, [])
     wanted: dict[str, str] = goal.get("identify") or {}
