@@ -144,7 +144,8 @@ def _export_rows(url: str) -> int:
         return len(parse_rows(response.read().decode()))
 
 
-def test_reset_restores_the_seeded_state_quickly_and_the_server_sees_it(roundup: RoundupRun, roundup_site: Any) -> None:
+def test_reset_restores_the_seeded_state_and_the_server_sees_it(roundup: RoundupRun, roundup_site: Any) -> None:
+    """A reset brings back the seeded rows and files, and the running server reads them (its cost is measured in bench/apps.py, not here)."""
     export = RecordCheck.parse(_creates(roundup)[0].success[0].value).source
     roundup_site.state.reset()
     assert _export_rows(export) == SEEDED
@@ -153,11 +154,9 @@ def test_reset_restores_the_seeded_state_quickly_and_the_server_sees_it(roundup:
     con.close()
     (roundup_site.db.parent / "files" / "msg" / "0" / "msg1").write_text("changed")
     assert _export_rows(export) == 150  # the running server reads the live database
-    took = roundup_site.state.reset()
-    print(f"reset: {took * 1000:.0f} ms")
+    roundup_site.state.reset()
     assert roundup_counts(roundup_site.db)[0] == SEEDED and _export_rows(export) == SEEDED
     assert (roundup_site.db.parent / "files" / "msg" / "0" / "msg1").read_text() != "changed"
-    assert took < 1.0
 
 
 def test_create_goals_are_deterministic(roundup: RoundupRun, roundup_site: Any) -> None:

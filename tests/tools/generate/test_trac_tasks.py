@@ -135,16 +135,15 @@ def test_other_routes_pass_and_wrong_end_states_fail(trac: TracRun, trac_site: A
     assert first.count == 1 and first.total == listed + 1
 
 
-def test_reset_restores_the_seeded_state_quickly(trac_site: Any) -> None:
+def test_reset_restores_the_seeded_state(trac_site: Any) -> None:
+    """A reset brings back the seeded tickets (its cost is measured in bench/apps.py, not here: no test depends on an idle machine)."""
     trac_site.state.reset()
     with sqlite3.connect(trac_site.db) as con:
         con.execute("DELETE FROM ticket WHERE id > 250")
     con.close()
     assert trac_counts(trac_site.db)[0] == 250
-    took = trac_site.state.reset()
+    trac_site.state.reset()
     assert trac_counts(trac_site.db)[0] == 300
-    print(f"reset: {took * 1000:.0f} ms")
-    assert took < 1.0
 
 
 def test_create_goals_are_deterministic(trac: TracRun, trac_site: Any) -> None:

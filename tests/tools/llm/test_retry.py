@@ -30,10 +30,10 @@ def double() -> Iterator[openai_double.OpenAIDouble]:
 @pytest.mark.anyio
 async def test_invalid_replies_are_asked_again_without_backoff(double: openai_double.OpenAIDouble) -> None:
     double.replies.extend(["nope", "{}", json.dumps({"value": 7})])
-    llm = OpenAILLM(double.base_url, "m", backoff_base=2.0, max_retries=2)
+    llm = OpenAILLM(double.base_url, "m", backoff_base=30.0, max_retries=2)
     start = time.perf_counter()
     out = await llm.complete([{"role": "user", "content": "x"}], schema=Answer)
-    assert time.perf_counter() - start < 1.0  # a transport retry would have waited ≥ 2 s
+    assert time.perf_counter() - start < 15.0  # a transport retry would have waited ≥ 30 s (the margin is for a loaded machine)
     assert out.parsed == Answer(value=7) and llm.usage.requests == 3 and llm.usage.calls == 1
     await llm.aclose()
 
