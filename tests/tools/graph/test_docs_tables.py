@@ -7,6 +7,7 @@
 - One table of several on a page is always placed, by its own heading or its place among the page's tables: "By how many
   do the requests with contig U outnumber those with contig C?" named no table, and two tables of ``c-api/buffer.html``
   have a "contig" column (4 in one, 2 over both).
+- A footnote mark ("(4)" in struct's "Notes" column) is no answer: "What is the Notes value of …?" asked for one.
 - A column holding ranges ("1991-1995", "2001-now") is no measure: the licence page's "largest year" was computed over
   the plain years only (2002 − 2000 = 2; the years run from 1991).
 """
@@ -14,11 +15,12 @@
 from __future__ import annotations
 
 import asyncio
+import re
 
 import pytest
 
 from taskloom.tools.generate.web.compare import ListingGroups
-from taskloom.tools.generate.web.lookup import ListingData, listing_data
+from taskloom.tools.generate.web.lookup import ListingData, listing_data, lookup_task
 from taskloom.tools.graph.model import GraphMeta, KnowledgeGraph, Node, NodeType
 from taskloom.tools.graph.web.build import page_id
 from taskloom.tools.graph.web.crawl import CrawlResult, PageCapture, normalize_url
@@ -43,7 +45,7 @@ def _graph(pages: dict[str, list[RecordBlock]], titles: dict[str, str] | None = 
     return kg
 
 
-PAGES = ("library/codecs.html", "howto/regex.html", "c-api/buffer.html", "library/sqlite3.html", "license.html")
+PAGES = ("library/codecs.html", "howto/regex.html", "c-api/buffer.html", "library/sqlite3.html", "license.html", "library/struct.html")
 
 
 @pytest.fixture(scope="module")
@@ -146,3 +148,15 @@ def test_rows_linking_to_one_page_are_one_record_only_when_they_agree() -> None:
     glossary = [r for r in kg.nodes("record") if set(r.attrs["fields"]) & {"Code", "Error"} and r.attrs["fields"].get("Meaning", r.attrs["fields"].get("Action"))]
     assert sorted(len(r.attrs["listings"]) for r in glossary) == [1, 1, 1, 1]
     assert all(not ({"Code", "Error"} <= set(r.attrs["fields"])) for r in glossary)
+
+
+def test_a_footnote_mark_is_no_answer(read_docs: tuple[dict[str, list[RecordBlock]], dict[str, str]]) -> None:
+    """struct's format table: its "Notes" cells are marks ("(1)") and are never asked; its "Standard size" values are."""
+    kg = _graph(*read_docs)
+    start = next(p for p in kg.nodes("page") if str(p.attrs["url"]).endswith("license.html"))
+    formats = next(d for d in listing_data(kg) if "Standard size" in d.stats and "Notes" in d.stats)
+    marked = [r for r in formats.records if re.fullmatch(r"\(\d\)", str(r.attrs["fields"]["Notes"]["raw"]))]
+    assert len(marked) >= 5
+    assert all(lookup_task(kg, formats, r, "Notes", start, 0) is None for r in marked)
+    asked = [t for r in formats.records if (t := lookup_task(kg, formats, r, "Standard size", start, 0)) is not None]
+    assert asked and all(re.fullmatch(r"\d", str(t.gold_answer)) for t in asked)

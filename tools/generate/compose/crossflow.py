@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import re
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlparse
@@ -32,24 +31,19 @@ import numpy as np
 
 from ...environment.manager import EpisodeManager
 from ...graph.model import KnowledgeGraph, Node
-from ...tasks.dag import Dag
 from ...tasks.model import GoldStep, Provenance, Resource, SuccessCriterion, Subtask, Task
 from ..web.compare import ListingGroups
 from ..web.confirm import Rereader, reread_graph
 from ..web.lookup import ListingData, describe_record, gives_away, identify, is_meta_listing, listing_data, short_title, site_order, site_suffix, start_page, unique_key, wider_listing
-from ..web.phrasing import answer_metrics, field_noun, plural, quoted
+from ..web.phrasing import FOOTNOTE_MARK, answer_metrics, field_noun, plural, quoted
 from ..web.style import instruction_style
-from .complexity import capabilities_of, complexities
-from .consistency import synthesize, validate
-from .dag import resource_edges, verify_composite
+from .dag import verify_composite
 from .flow import MAX_SET
-from .flowcompose import ChainStop, FlowResult, verify_levels
+from .flowcompose import ChainStop, FlowResult, shape_graph, verify_levels
 from .flowtasks import leaks
 
 __all__ = ["Join", "joins", "compose_join_chains", "compose_count_graphs"]
 
-#: A footnote mark ("(1)", "[2]") is no value two tables share.
-_MARK = re.compile(r"^[(\[]?\d{1,2}[)\]]?$")
 
 
 def _norm(text: str) -> str:
@@ -118,7 +112,7 @@ def joins(kg: KnowledgeGraph) -> list[Join]:
             for record in b.records:
                 if (raw := _raw(record, label_b)) is not None:
                     rows_b.setdefault(_same_value(raw), []).append(record)
-            shared = {v for r in a.records if (raw := _raw(r, label_a)) is not None and len(rows_b.get(v := _same_value(raw), [])) == 1 and len(v) >= 3 and not _MARK.match(v)}
+            shared = {v for r in a.records if (raw := _raw(r, label_a)) is not None and len(rows_b.get(v := _same_value(raw), [])) == 1 and len(v) >= 3 and not FOOTNOTE_MARK.match(v)}
             if len(shared) < 2:
                 continue  # one common value may be chance; two or more say the columns hold the same kind of thing
             for source in a.records:
@@ -126,16 +120,16 @@ def joins(kg: KnowledgeGraph) -> list[Join]:
                 if raw is None or _same_value(raw) not in shared:
                     continue
                 naming = identify(a, source, label_a)
-                if naming and not any(_MARK.match(_same_value(str(_raw(source, lb)))) for lb in naming):  # a row named by a footnote mark ("(6)") is not named
+                if naming and not any(FOOTNOTE_MARK.match(_same_value(str(_raw(source, lb)))) for lb in naming):  # a row named by a footnote mark ("(6)") is not named
                     out.append(Join(a, b, label_a, label_b, source, naming, rows_b[_same_value(raw)][0]))
     return sorted(out, key=lambda j: (site_order(j.a.node), site_order(j.b.node), j.label_a, site_order(j.source), j.source.id))
 
 
 def _asked(join: Join, rng: np.random.Generator) -> str | None:
-    """A field of the target row to ask at level 2: askable in ``b``, not the shared one, not its row key, its value not the joining one."""
+    """A field of the target row to ask at level 2: askable in ``b``, not the shared one, its value not the joining one nor a footnote mark ("(4)")."""
     labels = [
         lb for lb, st in join.b.stats.items()
-        if lb != join.label_b and st.askable() and (raw := _raw(join.target, lb)) is not None and _same_value(raw) != _same_value(join.value) and st.values.get(raw, 0) < len(join.b.records)
+        if lb != join.label_b and st.askable() and (raw := _raw(join.target, lb)) is not None and _same_value(raw) != _same_value(join.value) and not FOOTNOTE_MARK.match(_same_value(raw)) and st.values.get(raw, 0) < len(join.b.records)
     ]
     return labels[int(rng.integers(len(labels)))] if labels else None
 
@@ -432,21 +426,8 @@ async def compose_count_graphs(kg: KnowledgeGraph, episodes: EpisodeManager, cou
             task = count_graph(kg, a, b, start, seed)
             if task is None:
                 continue
-            task.dag = resource_edges(task.subtasks)
-            task.orders, task.order_count = Dag([s.id for s in task.subtasks], task.dag).orders(limit=50, seed=seed)
-            task.complexity = complexities(task)
-            task.capabilities = capabilities_of(task.complexity)
-            if capability and capability not in task.capabilities:
-                result.dropped.append((task.id, f"not in the capability set {capability}"))
-                continue
-            task.instruction = synthesize(task.subtasks, task.dag, task.orders, style="explicit", intent=str(task.quality["intent"]))
-            if leaked := leaks(task.instruction, task.quality["flow"]["hidden"] + [task.gold_answer or ""]):
-                result.dropped.append((task.id, f"the instruction states intermediate values {leaked}"))
-                continue
-            ok, inferred, why = await validate(task, llm)
-            task.quality["consistency"] = {"ok": ok, "style": "explicit", "inferred": [list(e) for e in inferred], "by": "rules" if llm is None else llm.name}
-            if not ok:
-                result.dropped.append((task.id, f"consistency: {why}"))
+            if (dropped := await shape_graph(task, seed, llm, capability)) is not None:
+                result.dropped.append((task.id, dropped))
                 continue
             failed = await _confirm_counts(reader, a, b) or await verify_composite(task, episodes)
             if failed is not None:

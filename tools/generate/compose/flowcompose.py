@@ -31,7 +31,7 @@ from .dag import resource_edges, verify_composite
 from .flow import MAX_SET, MIN_SET, Plan, chain_plan, pair_key, two_branch_plan
 from .flowtasks import graph_task, leaks, level_task, nouns
 
-__all__ = ["ChainStop", "FlowResult", "usable_listings", "why_none", "verify_levels", "compose_value_chains", "compose_value_graphs"]
+__all__ = ["ChainStop", "FlowResult", "usable_listings", "why_none", "verify_levels", "shape_graph", "compose_value_chains", "compose_value_graphs"]
 
 
 class ChainStop(BaseModel):
@@ -146,6 +146,23 @@ async def compose_value_chains(kg: KnowledgeGraph, episodes: EpisodeManager, cou
     return result
 
 
+async def shape_graph(task: Task, seed: int, llm: LLM | None, capability: str | None, names: tuple[str, ...] = ()) -> str | None:
+    """Give a task graph its edges, orders, complexity and explicit instruction; None when it may be replayed, else why it is dropped
+    (outside the capability set, an intermediate value stated, the instruction read back to other edges)."""
+    task.dag = resource_edges(task.subtasks)
+    task.orders, task.order_count = Dag([s.id for s in task.subtasks], task.dag).orders(limit=50, seed=seed)
+    task.complexity = complexities(task)
+    task.capabilities = capabilities_of(task.complexity)
+    if capability and capability not in task.capabilities:
+        return f"not in the capability set {capability}"
+    task.instruction = synthesize(task.subtasks, task.dag, task.orders, style="explicit", intent=str(task.quality["intent"]))
+    if leaked := leaks(task.instruction, task.quality["flow"]["hidden"] + [task.gold_answer or ""], names):
+        return f"the instruction states intermediate values {leaked}"
+    ok, inferred, why = await validate(task, llm)
+    task.quality["consistency"] = {"ok": ok, "style": "explicit", "inferred": [list(e) for e in inferred], "by": "rules" if llm is None else llm.name}
+    return None if ok else f"consistency: {why}"
+
+
 async def compose_value_graphs(kg: KnowledgeGraph, episodes: EpisodeManager, count: int, seed: int, llm: LLM | None = None, capability: str | None = None) -> FlowResult:
     """``count`` task graphs, alternating three and five subtasks, each consistency-checked and verified by replay."""
     result = FlowResult()
@@ -166,21 +183,8 @@ async def compose_value_graphs(kg: KnowledgeGraph, episodes: EpisodeManager, cou
         task = graph_task(kg, groups, branches, five=len(result.tasks) % 2 == 1, start=start, seed=seed)
         if task is None:
             continue
-        task.dag = resource_edges(task.subtasks)
-        task.orders, task.order_count = Dag([s.id for s in task.subtasks], task.dag).orders(limit=50, seed=seed)
-        task.complexity = complexities(task)
-        task.capabilities = capabilities_of(task.complexity)
-        if capability and capability not in task.capabilities:
-            result.dropped.append((task.id, f"not in the capability set {capability}"))
-            continue
-        task.instruction = synthesize(task.subtasks, task.dag, task.orders, style="explicit", intent=str(task.quality["intent"]))
-        if leaked := leaks(task.instruction, task.quality["flow"]["hidden"] + [task.gold_answer or ""], nouns(groups)):
-            result.dropped.append((task.id, f"the instruction states intermediate values {leaked}"))
-            continue
-        ok, inferred, why = await validate(task, llm)
-        task.quality["consistency"] = {"ok": ok, "style": "explicit", "inferred": [list(e) for e in inferred], "by": "rules" if llm is None else llm.name}
-        if not ok:
-            result.dropped.append((task.id, f"consistency: {why}"))
+        if (dropped := await shape_graph(task, seed, llm, capability, nouns(groups))) is not None:
+            result.dropped.append((task.id, dropped))
             continue
         failed = await verify_composite(task, episodes)
         if failed is not None:

@@ -27,7 +27,7 @@ from ...graph.web.urls import bare_key, query_of, query_role, site_path
 from ...tasks.model import GoldStep, Provenance, Task
 from ..registry import Candidates, GenerationRequest, generator
 from .scope import LAYOUT_KEYS, Scope, listing_scope, scoped_noun
-from .phrasing import ID_LABEL, answer_metrics, column_noun, detail_noun, field_noun, field_phrase, path_noun, plural, quoted, short_value, singular, value_text
+from .phrasing import FOOTNOTE_MARK, ID_LABEL, answer_metrics, column_noun, detail_noun, field_noun, field_phrase, path_noun, plural, quoted, short_value, singular, value_text
 
 __all__ = ["FieldStats", "ListingData", "listing_data", "start_page", "describe_record", "web_lookup", "LOOKUP_TEMPLATE", "is_meta_listing", "listing_quotas", "unique_key", "wider_listing", "filtered_on", "gives_away", "site_order"]
 
@@ -437,6 +437,8 @@ def lookup_task(kg: KnowledgeGraph, data: ListingData, record: Node, label: str,
     if labels is None or page is None:
         return None
     asked = own[label]
+    if FOOTNOTE_MARK.match(str(asked.get("raw") or "")):
+        return None  # "(4)" points at a note; it is no answer
     kind = "number" if asked["type"] == "number" else "text"
     rng = _rng(seed, kg.id, record.id, label)
     templates = _QUESTIONS.get(str(asked["type"]), _QUESTIONS["text"])

@@ -46,9 +46,11 @@ from ...graph.web.values import unit_of_label
 
 __all__ = [
     "field_phrase", "field_noun", "reads_as_noun", "short_value", "number_text", "value_text", "singular", "plural", "quoted", "ID_LABEL",
-    "answer_metrics", "path_noun", "detail_noun", "column_noun", "internal_name", "GENERIC_SEGMENTS",
+    "answer_metrics", "path_noun", "detail_noun", "column_noun", "internal_name", "GENERIC_SEGMENTS", "FOOTNOTE_MARK",
 ]
 
+#: A footnote mark ("(4)", "[2]"): no value to ask for, to name a row by, or to join two tables on.
+FOOTNOTE_MARK = re.compile(r"^\s*[(\[]\d{1,2}[)\]]\s*$")
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
 _PAREN = re.compile(r"\s*[(\[][^()\[\]]*[)\]]\s*$")
 #: Sort and toggle glyphs a column header carries beside its name ("date ▼", "↑ Name").
