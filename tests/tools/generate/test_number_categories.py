@@ -63,3 +63,21 @@ def test_a_version_column_is_no_measure() -> None:
     measures = ListingGroups(listing_data(kg)[0]).measures
     assert "acceleration" in measures and "weight" in measures
     assert "Mandatory in" not in measures and "Python version" not in measures
+
+
+def test_a_which_question_never_answers_with_a_number_that_is_also_a_count() -> None:
+    """A column of small numbers (the buffer page's "readonly"): "more with 2 or with 6?" answered "2" reads as a count when one side has 2 rows."""
+    from taskloom.tools.generate.web.compare import _which
+
+    kg = KnowledgeGraph(GraphMeta(id="g", kind="web"))
+    kg.add_node(Node(id="listing:req", type=NodeType.LISTING, attrs={"url": "http://h/buffer", "complete": True}))
+    values = ["2"] * 6 + ["6"] * 2 + ["4"] * 3
+    for i, value in enumerate(values):
+        fields = {"Request": {"raw": f"PyBUF_{i}", "value": f"PyBUF_{i}", "type": "text"}, "readonly": {"raw": value, "value": int(value), "type": "number"}}
+        kg.add_node(Node(id=f"record:{i:02d}", type=NodeType.RECORD, attrs={"fields": fields, "listing": "listing:req", "listings": ["listing:req"]}))
+    groups = ListingGroups(listing_data(kg)[0])
+    assert groups.categories == ["readonly"]
+    made = [g for seed in range(40) if (g := _which(np.random.default_rng(seed), groups)) is not None]
+    assert made  # 2 against 4: 6 rows and 3, answer "2"
+    for goal in made:
+        assert set(goal["options"]) != {"2", "6"}, goal  # 6 rows against 2: the answer "2" is also a count

@@ -216,6 +216,8 @@ def _which(rng: np.random.Generator, lst: ListingGroups) -> dict[str, Any] | Non
     if abs(na - nb) < max(MIN_GAP, 0.05 * max(na, nb)) or min(na, nb) == 0:
         return None  # a near-tie, or an option that does not occur in the group (a trick question)
     winner = a if na > nb else b
+    if any(lst.data.short(label, v).strip() in (str(na), str(nb)) for v in (a, b)):
+        return None  # the answer "2" could be read as a count: "more with readonly 0 or with readonly 2?"
     holder = next(r for r in group if holds(r, (label, "eq", winner)))  # a record showing the answer, for the gold steps
     kind, (ma, mb), subject = _contrast(lst, conds, label, a, b)
     if kind == "pre":

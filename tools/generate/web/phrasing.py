@@ -82,8 +82,10 @@ def reads_as_noun(label: str) -> bool:
 
     >>> [reads_as_noun(x) for x in ("Body Mass (g)", "studyName", "Individual ID", "Date created", "Status", "Species")]
     [True, True, True, True, True, True]
-    >>> [reads_as_noun(x) for x in ("Date Egg", "Delta 15 N (o/oo)", "Copies", "Allow null", "Closes", "x", "On the shelf now")]
-    [False, False, False, False, False, False, False]
+    >>> [reads_as_noun(x) for x in ("Date Egg", "Delta 15 N (o/oo)", "Copies", "Allow null", "Closes", "x", "On the shelf now", "Inherits from", "Matched")]
+    [False, False, False, False, False, False, False, False, False]
+    >>> [reads_as_noun(x) for x in ("Speed", "Derived from", "Step")]
+    [True, False, True]
     """
     words = field_phrase(label).split()
     if not words or len(words) > 4:
@@ -94,8 +96,10 @@ def reads_as_noun(label: str) -> bool:
         if len(word) < 2 or not re.fullmatch(r"[A-Za-z][A-Za-z'’-]*", word):
             return False  # digits, one-letter words or symbols: "Delta 13 C"
     low = [w.lower() for w in words]
-    if low[0] in _VERB_FIRST or low[0] in _PREPOSITIONS:
-        return False  # a flag or a place: "Allow null", "On the shelf now"
+    if low[0] in _VERB_FIRST or low[0] in _PREPOSITIONS or low[-1] in _PREPOSITIONS:
+        return False  # a flag, a place or a verb's object: "Allow null", "On the shelf now", "Inherits from"
+    if len(low) == 1 and low[0].endswith("ed") and not low[0].endswith("eed") and len(low[0]) > 4:
+        return False  # a participle: "Matched" (the rows it heads are what was matched, not a thing the row has)
     last = words[-1]
     if not last.isupper() and low[-1].endswith("s") and not low[-1].endswith(_NOT_PLURAL) and low[-1] not in _INVARIANT:
         return False  # plural or a verb: "Copies", "Opens"
