@@ -124,3 +124,22 @@ def test_count_graphs_subtract_two_whole_tables(three_pages: CrawledSite) -> Non
         rows = sorted((len(_table_of(three_pages.kg, lid)) for lid in task.quality["flow"]["counts"]), reverse=True)
         assert task.gold_answer == str(rows[0] - rows[1])
         assert task.instruction.startswith("Goal: find how many more ") and not leaks(task.instruction, [str(n) for n in rows] + [task.gold_answer or ""])
+        assert task.instruction.count("in the table") >= 4 and " on the page “" not in task.instruction  # a table is counted, not what its page mentions
+
+
+def test_a_single_table_is_placed_as_a_table_and_cards_by_their_page() -> None:
+    """"count the functions on the page “Call Protocol”" would count the functions its prose documents too; its table's are meant."""
+    from taskloom.tools.generate.compose.crossflow import _place
+    from taskloom.tools.generate.web.lookup import listing_data
+    from taskloom.tools.graph.model import GraphMeta, KnowledgeGraph, Node, NodeType
+
+    kg = KnowledgeGraph(GraphMeta(id="g", kind="web"))
+    for name, shown_as in (("call", "table"), ("poetry", "cards")):
+        url = f"http://h/{name}.html"
+        kg.add_node(Node(id=f"page:{name}", type=NodeType.PAGE, attrs={"url": url, "title": name.title()}))
+        kg.add_node(Node(id=f"listing:{name}", type=NodeType.LISTING, attrs={"url": url, "complete": True, "columns": ["Function"], "shown_as": shown_as}))
+        for i in range(4):
+            fields = {"Function": {"raw": f"{name}_{i}", "value": f"{name}_{i}", "type": "text"}}
+            kg.add_node(Node(id=f"record:{name}{i}", type=NodeType.RECORD, attrs={"fields": fields, "listing": f"listing:{name}", "listings": [f"listing:{name}"]}))
+    places = {str(d.node.attrs["url"]): _place(kg, d) for d in listing_data(kg)}
+    assert places == {"http://h/call.html": "in the table of the page Call", "http://h/poetry.html": "on the page Poetry"}

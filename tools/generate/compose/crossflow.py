@@ -88,12 +88,15 @@ def _whole(kg: KnowledgeGraph) -> list[ListingData]:
 
 
 def _place(kg: KnowledgeGraph, data: ListingData) -> str:
-    """Where the listing is, as an instruction says it: its table and page ("in the table of the page “array — …”")."""
+    """Where the listing is, as an instruction says it: its table and page ("in the table of the page “array — …”"); cards are
+    "on the page …". A table is always named as one: "the functions on the page “Call Protocol”" would count the page's prose too."""
     if data.where:
         return data.where
     titles = [str(p.attrs.get("title") or "") for p in kg.nodes("page")]
     title = next((str(p.attrs.get("title") or "") for p in kg.nodes("page") if p.attrs.get("url") == data.node.attrs.get("url")), "")
-    return f"on the page {quoted(short_title(title, site_suffix(titles)))}" if title else ""
+    if not title:
+        return ""
+    return f"{'in the table of' if data.node.attrs.get('shown_as') == 'table' else 'on'} the page {quoted(short_title(title, site_suffix(titles)))}"
 
 
 def joins(kg: KnowledgeGraph) -> list[Join]:

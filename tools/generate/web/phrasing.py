@@ -72,6 +72,8 @@ _HEAD_NOUNS = frozenset("date time day year month number count name type code am
 #: Words that open a flag or a verb phrase, not a noun phrase ("Allow null", "Is active").
 _VERB_FIRST = frozenset("is are was has have had can could should must will allow allows enable enables include includes show shows use uses do does".split())
 _PREPOSITIONS = frozenset("of for per in at to by on from with".split())
+#: Labels that are the words instructions use for a table's own parts.
+_GENERIC_LABELS = frozenset("field fields column record entry item row".split())
 _NOT_PLURAL = ("ss", "us", "is", "ics", "ous")
 #: Nouns ending in -s that are singular too.
 _INVARIANT = frozenset("species series news means canvas atlas alias bias chaos lens gas".split())
@@ -84,8 +86,8 @@ def reads_as_noun(label: str) -> bool:
     [True, True, True, True, True, True]
     >>> [reads_as_noun(x) for x in ("Date Egg", "Delta 15 N (o/oo)", "Copies", "Allow null", "Closes", "x", "On the shelf now", "Inherits from", "Matched")]
     [False, False, False, False, False, False, False, False, False]
-    >>> [reads_as_noun(x) for x in ("Speed", "Derived from", "Step")]
-    [True, False, True]
+    >>> [reads_as_noun(x) for x in ("Speed", "Derived from", "Step", "Field")]
+    [True, False, True, False]
     """
     words = field_phrase(label).split()
     if not words or len(words) > 4:
@@ -98,6 +100,8 @@ def reads_as_noun(label: str) -> bool:
     low = [w.lower() for w in words]
     if low[0] in _VERB_FIRST or low[0] in _PREPOSITIONS or low[-1] in _PREPOSITIONS:
         return False  # a flag, a place or a verb's object: "Allow null", "On the shelf now", "Inherits from"
+    if len(low) == 1 and low[0] in _GENERIC_LABELS:
+        return False  # "the field of the record" reads as the word, not the column "Field"
     if len(low) == 1 and low[0].endswith("ed") and not low[0].endswith("eed") and len(low[0]) > 4:
         return False  # a participle: "Matched" (the rows it heads are what was matched, not a thing the row has)
     last = words[-1]

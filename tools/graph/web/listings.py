@@ -135,6 +135,7 @@ class _Listing:
     columns: list[str] = field(default_factory=list)
     records: list[str] = field(default_factory=list)
     position: tuple[int, int] | None = None  # a table of several on its page: its place among the page's tables, and how many
+    shown_as: str = ""  # "table" or "cards": how its page shows it
 
 
 #: Row counts result pages are commonly cut at: one page showing exactly this many rows, with no total
@@ -271,7 +272,7 @@ class RecordGraph:
 
     def read_blocks(self, page: PageCapture, url: str, key: str, many: list[RecordBlock], pager: Pager | None) -> None:
         """One listing's blocks on ``page`` (its table, or the cards): a view of the listing, and its rows as records."""
-        listing = self.listings.setdefault(key, _Listing(key=key, order=len(self.listings), url=url, title=many[0].title if key != url else ""))
+        listing = self.listings.setdefault(key, _Listing(key=key, order=len(self.listings), url=url, title=many[0].title if key != url else "", shown_as=many[0].kind))
         size = max(len(b.rows) for b in many)
         view = _View(url=page.url, ordering=_ordering(page.url), number=page_number(page.url, size), pager=pager, blocks=many)
         listing.views.append(view)
@@ -355,6 +356,8 @@ class RecordGraph:
             attrs["table"] = listing.title
         if listing.position:
             attrs["position"] = list(listing.position)
+        if listing.shown_as:
+            attrs["shown_as"] = listing.shown_as
         text = f"listing {listing.key}: {len(listing.records)} records" + (f" of {stated}" if stated is not None else "")
         self.kg.add_node(Node(id=lid, type=NodeType.LISTING, text=text, attrs=attrs, source=Source(url=listing.key)))
         for view in listing.views:
