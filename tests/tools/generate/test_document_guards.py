@@ -311,3 +311,19 @@ def test_a_row_printed_with_its_quotes_is_quoted_once_in_the_instruction() -> No
     variables = {"label": "the table", "caption": "", "column": "port", "row": '"https"', "section": "url.port", "columns": ["protocol", "port"]}
     prompt = table_qa.render_prompt(variables)
     assert '""' not in prompt and 'the row "https"' in prompt  # Node's url.md prints the protocols quoted
+
+
+def test_an_analysis_task_asks_for_the_named_passages_mentions_only() -> None:
+    """forecast's JSS paper mentions Figure 1 in eight sentences of four passages; the gold quotes the named passage's, so the question says so."""
+    from taskloom.tools.generate.document.templates import DOCUMENT_TEMPLATES
+
+    template = next(t for t in DOCUMENT_TEMPLATES if t.id == "analysis_referenced_object")
+    assert "that passage's sentences that mention {{ label }}" in template.prompt_template
+
+
+def test_a_caption_cut_off_in_a_formula_is_no_gold() -> None:
+    """forecast's Table 2 caption (on a rotated page) was read as far as "… and h+ m =": quoted as a gold, it is not what the page says."""
+    from taskloom.tools.generate.document.guards import garbled
+
+    assert garbled("Table 2: Notation. ϕh = ϕ + ϕ2 + · · · + ϕh and h+ m =\nThe damped trend is …")
+    assert not garbled("Table 2: Notation for the damped trend methods.\nAs in Table 2, φ lies between 0 and 1.")

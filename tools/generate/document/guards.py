@@ -54,12 +54,21 @@ _GARBLED = re.compile(r"(?:^|[\s(])[\u02c6\u02dc\u00a8\u00b4\u02d8\u02d9\u02da\u
 
 
 def garbled(text: str) -> bool:
-    """Whether ``text`` shows broken glyphs a reader could not type (see :data:`_GARBLED`).
+    """Whether ``text`` shows broken glyphs a reader could not type (see :data:`_GARBLED`), or a line cut off in a formula.
+
+    A line ending in an operator ("… and h+ m =") lost what followed it: a caption whose formula sat on a rotated page, or
+    one whose sub- and superscripts were read apart. Quoted as a gold, it is not what the page says.
 
     >>> garbled('P i ˆfi(0)'), garbled('the estimate of β̂ is 0.5'), garbled('café au lait')
     (True, False, False)
+    >>> garbled('Table 2: ϕh = ϕ + ϕ2 + · · · + ϕh and h+ m ='), garbled('x = 1 +\\ny'), garbled('a = b.\\nc - d')
+    (True, True, False)
     """
-    return bool(_GARBLED.search(text))
+    return bool(_GARBLED.search(text)) or any(_CUT.search(line) for line in text.splitlines())
+
+
+#: A line ending in an operator that needs a right-hand side.
+_CUT = re.compile(r"(?:^|\s)[=+−×·<>≤≥≈]\s*$")
 
 
 def boilerplate(ix: _Index) -> set[str]:

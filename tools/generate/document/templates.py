@@ -151,7 +151,7 @@ DOCUMENT_TEMPLATES: list[TaskTemplate] = [
         min_nodes=3, max_nodes=3, max_hops=2,
         prompt_template=(
             "Analyse {{ label }} of the document: what does it present, and how does the passage beginning "
-            "\"{{ opening }}\" use it? Quote the caption and the sentences that mention {{ label }}."
+            "\"{{ opening }}\" use it? Quote the caption and that passage's sentences that mention {{ label }}."
         ),
         answer_template="{{ caption }}\n{{ sentences | join('\n') }}",
         metrics=["rouge_l", "f1"],
