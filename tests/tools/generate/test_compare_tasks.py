@@ -117,7 +117,8 @@ def test_which_of_two_and_conditions_read_naturally(crawled: Any) -> None:
 
 
 def test_extremes_open_a_page_that_shows_the_answer_record(crawled: Any) -> None:
-    tasks, _ = _generate(crawled.kg, seed=0)
+    # the graph id (host and port) seeds the draw: one seed gives no extreme for about 1 port in 30, three seeds all but never
+    tasks = [t for seed in (0, 1, 2) for t in _generate(crawled.kg, seed=seed)[0]]
     extremes = [t for t in tasks if t.quality["compare"]["op"] in ("max", "min")]
     assert extremes
     for task in extremes:
