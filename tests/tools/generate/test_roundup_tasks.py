@@ -13,6 +13,7 @@ pass and wrong end states fail.
 from __future__ import annotations
 
 import asyncio
+import json
 import sqlite3
 import urllib.request
 from collections.abc import Callable
@@ -231,3 +232,84 @@ def test_edit_and_comment_goals_on_roundup_are_true_in_its_database(roundup: Rou
                     assert sorted(set(after_notes) - set(notes)) == [(target, goal["text"])], task.instruction
 
     asyncio.run(go())
+
+
+def _with_status(create: Task, status: str) -> Task:
+    """``create`` asking for another status: its instruction, its status pick and its check."""
+    goal = create.quality["change"]
+    old = goal["values"]["status"]
+    steps = [s.model_copy(update={"text": status}) if s.action == "select_option" and s.text == old else s for s in create.gold_steps]
+    checks = [c.model_copy(update={"value": c.value.replace(f'"status": "{old}"', f'"status": "{status}"')}) for c in create.success]
+    quality = {**create.quality, "change": {**goal, "values": {**goal["values"], "status": status}}}
+    return create.model_copy(update={"id": f"{create.id}-{status}", "instruction": create.instruction.replace(f"“{old}”", f"“{status}”"), "gold_steps": steps, "success": checks, "quality": quality})
+
+
+def test_a_state_chain_survives_roundups_own_status_change_and_is_true(roundup: RoundupRun, roundup_site: Any) -> None:
+    """A new "unread" issue becomes "chatting" when commented (Roundup's rule, not the agent's): the chain still reaches level 4.
+
+    Level 1's status is checked while the episode runs (the subtask's watched checks), no longer at its end; a run that
+    creates the issue with another status fails. Level 3 sets a field (priority) only a wider export shows.
+    """
+    from taskloom.tools.generate.compose.dag import verify_composite
+    from taskloom.tools.generate.compose.statechain import compose_state_chains
+
+    changes = [t for t in roundup.tasks if t.quality.get("change", {}).get("kind") in ("comment", "edit", "bulk")]
+    create = _with_status(_creates(roundup)[0], "unread")
+
+    async def go() -> tuple[Any, str | None]:
+        async with Runtime(roundup.settings) as rt:
+            rt.episodes.state_reset = roundup_site.state.reset
+            made = await compose_state_chains(roundup.kg, [create, *changes], rt.episodes, count=1, levels=4, seed=0)
+            top = made.tasks[-1] if made.tasks else None
+            wrong = None
+            if top is not None:  # the same level 2, but the issue created "need-eg": the end checks hold, the subtask never did
+                level2 = made.tasks[1]
+                wrong = await verify_composite(level2.model_copy(update={"gold_steps": [s.model_copy(update={"text": "need-eg"}) if s.text == "unread" else s for s in level2.gold_steps]}, deep=True), rt.episodes)
+                assert await verify_composite(top.model_copy(deep=True), rt.episodes) is None  # the last episode: its end state stays for the database
+            return made, wrong
+
+    made, wrong = asyncio.run(go())
+    assert [t.level for t in made.tasks] == [1, 2, 3, 4], made.chains
+    level2, top = made.tasks[1], made.tasks[-1]
+    assert level2.quality["flow"]["app_changed"] == {"status": "chatting"} and "app_changed" not in made.tasks[0].quality["flow"]
+    assert '"status": "unread"' in made.tasks[0].success[0].value and '"status"' not in top.success[0].value
+    assert '"status": "unread"' in top.subtasks[0].checks[0].value  # watched during the episode
+    assert wrong is not None and "subtask s1" in wrong, wrong
+    url, number = top.quality["flow"]["hidden"]
+    ((field, value),) = json.loads(top.success[2].value)["fields"].items()
+    assert field == "priority"
+    title = create.quality["change"]["key"]["title"]
+    with sqlite3.connect(roundup_site.db) as con:
+        new = con.execute("SELECT i.id, s._name, p._name FROM _issue i JOIN _status s ON s.id = i._status JOIN _priority p ON p.id = i._priority WHERE i._title = ?", (title,)).fetchall()
+        quoted = con.execute("SELECT l.nodeid FROM issue_messages l JOIN _msg m ON m.id = l.linkid WHERE m._summary = ?", (f"Same problem as #{number}.",)).fetchall()
+    con.close()
+    assert new == [(int(number), "chatting", value)], new
+    assert len(quoted) == 1 and str(quoted[0][0]) != number and url.endswith(f"issue{number}")
+
+
+def test_a_task_graph_keeps_an_edit_roundup_changes_on_its_own_checked_while_the_episode_runs(roundup: RoundupRun, roundup_site: Any) -> None:
+    """Create ∥ edit (an issue set "unread") → a comment on it: Roundup moves it to "chatting"; both orders still hold, the edit watched."""
+    from taskloom.tools.generate.compose.stategraph import compose_state_graphs
+
+    edits = [t for t in roundup.tasks if t.quality.get("change", {}).get("kind") == "edit" and list(t.quality["change"]["values"]) == ["status"]]
+    edits = [t for t in edits if t.quality["change"]["before"]["status"] not in ("unread", "chatting")]
+    comments = [t for t in roundup.tasks if t.quality.get("change", {}).get("kind") == "comment"]
+    assert edits and comments, [t.quality.get("change", {}).get("values") for t in roundup.tasks]
+    edit = _with_status(edits[0], "unread")
+
+    async def go() -> Any:
+        async with Runtime(roundup.settings) as rt:
+            rt.episodes.state_reset = roundup_site.state.reset
+            return await compose_state_graphs(roundup.kg, [_creates(roundup)[0], edit, *comments], rt.episodes, count=1, seed=0)
+
+    made = asyncio.run(go())
+    assert len(made.tasks) == 1, made.dropped
+    task = made.tasks[0]
+    assert task.quality["flow"]["app_changed"] == {"status": "chatting"} and task.quality["replay"]["orders"] == 2
+    title = edit.quality["change"]["key"]["title"]
+    ends = [json.loads(c.value) for c in task.success if json.loads(c.value).get("key") == {"title": title}]
+    assert '"status": "unread"' in task.subtasks[1].checks[0].value and ends and all("status" not in c["fields"] for c in ends), ends
+    with sqlite3.connect(roundup_site.db) as con:  # the last order's end state
+        status = con.execute("SELECT s._name FROM _issue i JOIN _status s ON s.id = i._status WHERE i._title = ?", (title,)).fetchall()
+    con.close()
+    assert status == [("chatting",)]

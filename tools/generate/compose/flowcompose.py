@@ -96,16 +96,21 @@ def why_none(kg: KnowledgeGraph) -> str:
 
 
 async def verify_levels(
-    made: Iterable[tuple[Task | None, str]], episodes: EpisodeManager, result: FlowResult, budget: str, confirm: Callable[[Task], Awaitable[str | None]] | None = None
+    made: Iterable[tuple[Task | None, str]],
+    episodes: EpisodeManager,
+    result: FlowResult,
+    budget: str,
+    confirm: Callable[[Task], Awaitable[str | None]] | None = None,
+    first: int = 1,
 ) -> tuple[int, str]:
-    """Verify a chain's levels 1, 2, … in order into ``result`` (each made only once the one before it passed).
+    """Verify a chain's levels ``first``, ``first`` + 1, … in order into ``result`` (each made only once the one before it passed).
 
     ``confirm``, when given, re-derives a level's gold by a second route before its replay (None: it holds).
-    Returns the levels reached and why the chain stopped: a level that could not be made (its
+    Returns how many levels passed and why the chain stopped: a level that could not be made (its
     reason), one whose gold a second route did not confirm, one that failed its replay, or ``budget`` when every level passed.
     """
     reached = 0
-    for level, (task, why) in enumerate(made, start=1):
+    for level, (task, why) in enumerate(made, start=first):
         if task is None:
             return reached, f"level {level}: {why}"
         failed = (await confirm(task) if confirm is not None else None) or await verify_composite(task, episodes)
@@ -113,7 +118,7 @@ async def verify_levels(
             result.dropped.append((task.id, failed))
             return reached, f"level {level} failed verification: {failed}"
         result.tasks.append(task)
-        reached = level
+        reached += 1
     return reached, budget
 
 

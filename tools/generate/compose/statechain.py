@@ -17,13 +17,19 @@ and the record-page URL template the comment goal's page gives (the page with th
 level k is one composite task whose checks are all of levels 1..k, on the application's state
 after the episode; it is replayed in a fresh state (:func:`.dag.verify_composite`) and kept only
 when they all hold and every subtask's checks held at some point. A chain stops at the first
-level that cannot be made or verified, with the reason.
+level that cannot be made or verified, with the reason. When level 2 fails because the application
+changed a field of the new record on its own once the comment came (Roundup moves an "unread" issue to
+"chatting"), that field leaves the end checks of levels 2..4 (the first subtask's checks, watched
+while the episode runs, keep it) and the chain goes on from level 2. Level 3's field may come from any
+list export the verified goals are checked on (Roundup's create export shows no priority; its bulk
+goals' export does).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlparse
 
@@ -40,7 +46,7 @@ from .flowcompose import ChainStop, FlowResult, verify_levels
 from .flowtasks import leaks
 from .levels import level_difficulty
 
-__all__ = ["compose_state_chains", "LINK_TEXT"]
+__all__ = ["compose_state_chains", "LINK_TEXT", "NewRecord", "settled"]
 
 #: The sentence of level 4; ``{number}`` is the number the application gave the new record.
 LINK_TEXT = "Same problem as #{number}."
@@ -54,33 +60,91 @@ def _criterion(value: dict[str, Any]) -> SuccessCriterion:
     return SuccessCriterion(kind="record", value=json.dumps(value, ensure_ascii=False, sort_keys=True))
 
 
-async def _new_record(create: Task, record_url: str, episodes: EpisodeManager, own_export: tuple[str, str] | None) -> tuple[str, str, dict[str, str]] | None:
-    """The page URL, number and export row the application gives ``create``'s record, read after its gold replay in a fresh state."""
+@dataclass
+class NewRecord:
+    """What the application gave the create goal's record: its page, its number, its fields and the export each was read from."""
+
+    url: str
+    number: str
+    row: dict[str, str]
+    sources: dict[str, str]
+
+
+async def _rows(client: httpx.AsyncClient, url: str) -> list[dict[str, str]]:
+    response = await client.get(url)
+    return parse_rows(response.text) if response.status_code == 200 else []
+
+
+def _titled(rows: list[dict[str, str]], key: str, title: str) -> list[dict[str, str]]:
+    return [r for r in rows if " ".join(r.get(key, "").split()).lower() == title]
+
+
+async def _new_record(create: Task, record_url: str, episodes: EpisodeManager, own_export: tuple[str, str] | None, exports: tuple[str, ...] = ()) -> NewRecord | None:
+    """The new record as the application made it, read after ``create``'s gold replay in a fresh state.
+
+    Its fields come from the create goal's export, then from the other list ``exports`` the verified
+    goals are checked on (more columns: priority, keyword …), then from the record's own export.
+    """
     check = json.loads(create.success[0].value)
     title = " ".join(next(iter(check["key"].values())).split()).lower()
     _, dropped = await replay_web_task(create.model_copy(deep=True), episodes)
     if dropped is not None:
         return None
-    async with httpx.AsyncClient(timeout=15.0) as client:
-        response = await client.get(check["source"])
-    rows = parse_rows(response.text) if response.status_code == 200 else []
     key = column_key(next(iter(check["key"])))
-    id_column = _id_column(Export(url=check["source"], columns=list(rows[0]) if rows else [], rows=rows), key)
-    mine = [r for r in rows if " ".join(r.get(key, "").split()).lower() == title]
-    if id_column is None or len(mine) != 1:
-        return None
-    old = next((r[id_column] for r in rows if r is not mine[0] and _id_template(record_url, r[id_column]) is not None), None)
-    template = _id_template(record_url, old) if old else None
-    if template is None:
-        return None
-    url, row = template.replace("{id}", mine[0][id_column]), dict(mine[0])
-    if own_export is not None:  # the record's own export: every field of the new record, as the application filled it in
-        async with httpx.AsyncClient(timeout=15.0) as client:
-            response = await client.get(own_export[0].replace(own_export[1], url))
-        own = parse_rows(response.text) if response.status_code == 200 else []
-        if len(own) == 1:
-            row = {**row, **own[0], "__export__": own_export[0].replace(own_export[1], url)}
-    return url, mine[0][id_column], row
+    async with httpx.AsyncClient(timeout=15.0) as client:
+        rows = await _rows(client, check["source"])
+        id_column = _id_column(Export(url=check["source"], columns=list(rows[0]) if rows else [], rows=rows), key)
+        mine = _titled(rows, key, title)
+        if id_column is None or len(mine) != 1:
+            return None
+        old = next((r[id_column] for r in rows if r is not mine[0] and _id_template(record_url, r[id_column]) is not None), None)
+        template = _id_template(record_url, old) if old else None
+        if template is None:
+            return None
+        made = NewRecord(template.replace("{id}", mine[0][id_column]), mine[0][id_column], dict(mine[0]), dict.fromkeys(mine[0], check["source"]))
+        for url in exports:
+            wider = [r for r in _titled(await _rows(client, url), key, title) if r.get(id_column) == made.number]
+            if len(wider) == 1:
+                made.sources.update({k: url for k in wider[0] if k not in made.row})
+                made.row = {**wider[0], **made.row}
+        if own_export is not None:  # the record's own export: every field of the new record, as the application filled it in
+            url = own_export[0].replace(own_export[1], made.url)
+            own = await _rows(client, url)
+            if len(own) == 1:
+                made.row = {**made.row, **own[0]}
+                made.sources.update(dict.fromkeys(own[0], url))
+    return made
+
+
+async def _app_changed(check: dict[str, Any]) -> dict[str, str]:
+    """The fields a record check asks for that the application has since changed on its own (read now, after a later step's replay).
+
+    Roundup moves an "unread" issue to "chatting" when a comment comes: the status asked for no longer holds at the end,
+    though it held when the step was done.
+    """
+    (label, title), = check["key"].items()
+    async with httpx.AsyncClient(timeout=15.0) as client:
+        mine = _titled(await _rows(client, check["source"]), column_key(label), " ".join(title.split()).lower())
+    if len(mine) != 1:
+        return {}
+    return {k: mine[0].get(column_key(k), "") for k, v in check.get("fields", {}).items() if mine[0].get(column_key(k), "").strip().lower() != str(v).strip().lower()}
+
+
+def settled(checks: list[SuccessCriterion], changed: dict[str, str]) -> list[SuccessCriterion]:
+    """``checks`` without the fields the application changed on its own."""
+    out = []
+    for check in checks:
+        value = json.loads(check.value)
+        if isinstance(value.get("fields"), dict) and changed:
+            value["fields"] = {k: v for k, v in value["fields"].items() if k not in changed}
+        out.append(check.model_copy(update={"value": json.dumps(value, ensure_ascii=False, sort_keys=True)}))
+    return out
+
+
+def _exports(tasks: list[Task]) -> tuple[str, ...]:
+    """The list exports (keyed checks over many records) the verified change goals are checked on, most columns first."""
+    found = {str(v["source"]) for t in tasks for c in t.success if c.kind == "record" and (v := json.loads(c.value)).get("key") and (v.get("total") or 0) > 1}
+    return tuple(sorted(found, key=lambda u: (-len(u), u)))
 
 
 def _own_export(edits: list[Task]) -> tuple[str, str] | None:
@@ -112,18 +176,26 @@ async def compose_state_chains(kg: KnowledgeGraph, tasks: list[Task], episodes: 
         found = f"its verified change goals are of kinds {', '.join(kinds)}{why_list}" if kinds else "generate with web-change first"
         result.reason = f"no verified create and comment goals on this graph ({found}): no record to build on"
         return result
+    exports = _exports(creates + comments + edits + [t for t in tasks if _kind(t) == "bulk" and t.quality.get("replay", {}).get("ok")])
+    budget = f"the step budget ran out at level {min(levels, 4)}"
     for index in range(min(count, len(creates))):
         create = creates[index]
         comment = comments[index % len(comments)]
         other = next((t for t in comments + edits if t.quality["change"]["record"] != comment.quality["change"]["record"]), None)
         chain_id = hashlib.sha1(f"{kg.id}|state|{create.id}|{seed}".encode()).hexdigest()[:10]
-        made = await _new_record(create, comment.quality["change"]["record"], episodes, _own_export(edits))
+        made = await _new_record(create, comment.quality["change"]["record"], episodes, _own_export(edits), exports)
         if made is None:
             result.chains.append(ChainStop(chain=chain_id, listing="", reached=0, stopped="the new record's number and page could not be read from the export after the create goal"))
             continue
-        url, number, row = made
-        made_levels = [_checked(t) for t in _levels(kg, create, comment, edits, other, (url, number, row), chain_id, seed)[:levels]]
-        reached, stopped = await verify_levels(made_levels, episodes, result, f"the step budget ran out at level {min(levels, 4)}")
+        made_levels = [_checked(t) for t in _levels(kg, create, comment, edits, other, made, chain_id, seed, {})[:levels]]
+        reached, stopped = await verify_levels(made_levels, episodes, result, budget)
+        if reached == 1 and stopped.startswith("level 2 failed") and (app := await _app_changed(json.loads(create.success[0].value))):
+            # the comment's replay left the application's own change in place (read now): level 1's fields it changed
+            # are checked while the episode runs (the subtask's watched checks), no longer at its end
+            result.dropped.pop()
+            again = [_checked(t) for t in _levels(kg, create, comment, edits, other, made, chain_id, seed, app)[:levels]]
+            more, stopped = await verify_levels(again[1:], episodes, result, budget, first=2)
+            reached += more
         result.chains.append(ChainStop(chain=chain_id, listing=create.quality["change"]["form"], reached=reached, stopped=stopped))
     return result
 
@@ -166,11 +238,16 @@ def _field_change(created: dict[str, str], row: dict[str, str], goals: list[Task
     return None
 
 
-def _levels(kg: KnowledgeGraph, create: Task, comment: Task, edits: list[Task], other: Task | None, made: tuple[str, str, dict[str, str]], chain_id: str, seed: int) -> list[Task | None]:
-    """The composite of each level 1..4 (None where no goal supplies that level's step)."""
-    url, number, row = made
+def _levels(
+    kg: KnowledgeGraph, create: Task, comment: Task, edits: list[Task], other: Task | None, made: NewRecord, chain_id: str, seed: int, app: dict[str, str]
+) -> list[Task | None]:
+    """The composite of each level 1..4 (None where no goal supplies that level's step).
+
+    ``app``: the create goal's fields the application changes on its own after a later step; from level 2 on, the
+    composite's end checks leave them out (the first subtask's checks, watched during the episode, still hold them).
+    """
+    url, number, row = made.url, made.number, made.row
     goal, noun = create.quality["change"], str(comment.quality["change"].get("noun") or "record")
-    listed = json.loads(create.success[0].value)["source"]
     text = comment.quality["change"]["text"]
     parts: list[tuple[str, list[GoldStep], list[SuccessCriterion]]] = [
         (create.instruction.rstrip("."), list(create.gold_steps), list(create.success)),
@@ -179,7 +256,7 @@ def _levels(kg: KnowledgeGraph, create: Task, comment: Task, edits: list[Task], 
     picked = _field_change(goal["values"], row, [*edits, comment], url)
     if picked is not None:  # a field the new record has not got that value in, which the create goal leaves alone
         field, value, steps = picked
-        parts.append((f"set its {field} to “{value}”", steps, [_criterion({"source": row.get("__export__", listed), "key": goal["key"], "fields": {field: value}, "count": 1})]))
+        parts.append((f"set its {field} to “{value}”", steps, [_criterion({"source": made.sources[field], "key": goal["key"], "fields": {field: value}, "count": 1})]))
     if other is not None and len(parts) == 3:
         sentence, target = LINK_TEXT.format(number=number), other.quality["change"]["record"]
         title = next(iter(other.quality["change"]["key"].values()))
@@ -203,11 +280,11 @@ def _levels(kg: KnowledgeGraph, create: Task, comment: Task, edits: list[Task], 
             start_url=create.start_url,
             allowed_domains=create.allowed_domains or [urlparse(create.start_url or "").hostname or ""],
             gold_steps=[s for p in chosen for s in p[1]],
-            success=[c for p in chosen for c in p[2]],
+            success=[c for p in chosen for c in (settled(p[2], app) if p is parts[0] and level > 1 else p[2])],
             subtasks=subtasks,
             dag=[(ids[i], ids[i + 1]) for i in range(level - 1)],
             level=level,
             provenance=Provenance(graph_id=kg.id, template="state-chain", generator="compose-chain", model="none", seed=seed),
-            quality={"flow": {"chain": chain_id, "hidden": [url, number], "steps": [p[0] for p in chosen]}},
+            quality={"flow": {"chain": chain_id, "hidden": [url, number], "steps": [p[0] for p in chosen], **({"app_changed": app} if app and level > 1 else {})}},
         ))
     return out

@@ -10,8 +10,10 @@ The material is the one of :mod:`.statechain` (a graph's verified ``web-change``
 ``s1`` and ``s2`` may come in either order: 2 valid orders. The instruction states both changes
 and the join, never the new number or page. Every valid order is replayed in a fresh state
 (:func:`.dag.verify_composite` on the gold steps in that order) and the graph is kept only when
-every check holds after each of them: an application that undoes one change when another is made
-(Roundup moves a commented issue to "chatting") drops the graph, with the order and the failed check,
+every check holds after each of them. When an order fails because the application changed an edited
+field on its own once the comment came (Roundup moves a commented "unread" issue to "chatting"), that
+field leaves the graph's end checks (``s2``'s own checks, watched while the episode runs, keep it) and
+every order is replayed again; any other failure drops the graph, with the order and the failed check,
 and the next pair of goals is tried.
 Numbers are order-independent here because only ``s1`` creates a record.
 """
@@ -30,7 +32,7 @@ from .complexity import capabilities_of, complexities
 from .dag import resource_edges, verify_composite
 from .flowcompose import FlowResult
 from .flowtasks import leaks
-from .statechain import LINK_TEXT, _criterion, _kind, _new_record, _on_page, _own_export
+from .statechain import LINK_TEXT, NewRecord, _app_changed, _criterion, _kind, _new_record, _on_page, _own_export, settled
 
 __all__ = ["compose_state_graphs"]
 
@@ -70,6 +72,11 @@ async def compose_state_graphs(kg: KnowledgeGraph, tasks: list[Task], episodes: 
             result.dropped.append((task.id, f"the instruction states intermediate values {leaked}"))
             continue
         failed = await _verify_orders(task, episodes)
+        if failed is not None and (app := await _app_changed(json.loads(changed[0].value))):
+            # the failed order's comment left the application's own change on the edited record (read now): the edit's
+            # fields it changed are checked while the episode runs (s2's watched checks), no longer at the end
+            task = _graph(kg, create, edit, comment, made, changed, seed, app)
+            failed = await _verify_orders(task, episodes)
         if failed is not None:
             result.dropped.append((task.id, failed))
             continue
@@ -90,8 +97,9 @@ def _pairs(creates: list[Task], edits: list[Task], limit: int) -> list[tuple[Tas
     return pairs[:limit]
 
 
-def _graph(kg: KnowledgeGraph, create: Task, edit: Task, comment: Task, made: tuple[str, str, dict[str, str]], changed: list[SuccessCriterion], seed: int) -> Task:
-    url, number, _ = made
+def _graph(kg: KnowledgeGraph, create: Task, edit: Task, comment: Task, made: NewRecord, changed: list[SuccessCriterion], seed: int, app: dict[str, str] | None = None) -> Task:
+    """Create ∥ edit → the linking comment; ``app``: the edit's fields the application changes on its own once the comment comes."""
+    url, number = made.url, made.number
     change = edit.quality["change"]
     target, title = str(change["record"]), next(iter(change["key"].values()))
     noun = str(change.get("noun") or comment.quality["change"].get("noun") or "record")
@@ -114,10 +122,10 @@ def _graph(kg: KnowledgeGraph, create: Task, edit: Task, comment: Task, made: tu
         start_url=create.start_url,
         allowed_domains=create.allowed_domains or [urlparse(create.start_url or "").hostname or ""],
         gold_steps=[s for sub in subtasks for s in sub.gold_steps],
-        success=[c for sub in subtasks for c in sub.checks],
+        success=[c for sub in subtasks for c in (settled(sub.checks, app) if app and sub.id == "s2" else sub.checks)],
         subtasks=subtasks,
         provenance=Provenance(graph_id=kg.id, template="state-graph", generator="compose-dag", model="none", seed=seed),
-        quality={"intent": "two independent changes, then a comment that needs both", "flow": {"hidden": [url, number], "steps": [s.instruction for s in subtasks]}},
+        quality={"intent": "two independent changes, then a comment that needs both", "flow": {"hidden": [url, number], "steps": [s.instruction for s in subtasks], **({"app_changed": app} if app else {})}},
     )
     task.dag = resource_edges(task.subtasks)
     task.orders, task.order_count = Dag([s.id for s in task.subtasks], task.dag).orders(limit=50, seed=seed)
