@@ -19,7 +19,10 @@
 # texlive-base the pdfTeX and Kpathsea manuals (pdftex-a.pdf: primitives listed in the outline whose entry
 # lines carry their arguments and a pointer in the margin, code lines naming them; kpathsea.pdf: texinfo;
 # luatex.pdf: running feet that put the page number before the chapter's title), and KOMA-Script's guide
-# (scrguide-en.pdf, texlive-latex-recommended: 566 pages, tables set beside their captions).
+# (scrguide-en.pdf, texlive-latex-recommended: 566 pages, tables set beside their captions); the documents of the
+# seventh truth audit: partial-residuals.pdf (r-cran-effects: x₁² set as a superscript over a subscript that PyMuPDF
+# puts in a block of its own, figure panels titled in small type under their captions), dotguide.pdf (graphviz-doc:
+# footnotes between a paragraph's two halves, "Figures 7 and 8") and flexmix-intro.pdf (r-cran-flexmix: R's TRUE).
 # Idempotent: fetches nothing when every PDF is already there, and only the packages of missing ones.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -35,6 +38,7 @@ declare -A package=(
   [RcppArmadillo-intro]=r-cran-rcpparmadillo [over]=r-cran-sp [Rcpp-jss-2011]=r-cran-rcpp
   [seriation]=r-cran-seriation [dbscan]=r-cran-dbscan [constparty]=r-cran-partykit
   [pdftex-a]=texlive-base [kpathsea]=texlive-base [luatex]=texlive-base [scrguide-en]=texlive-latex-recommended
+  [partial-residuals]=r-cran-effects [dotguide]=graphviz-doc [flexmix-intro]=r-cran-flexmix
 )
 missing=()
 for name in "${!package[@]}"; do [ -s "$cache/$name.pdf" ] || missing+=("$name"); done
@@ -52,8 +56,9 @@ if ! apt-get download "${packages[@]}" >/dev/null 2>&1; then
 fi
 for deb in ./*.deb; do dpkg -x "$deb" x; done
 for name in "${missing[@]}"; do
-  found=$(find x -name "$name.pdf" | head -n1)
+  found=$(find x -name "$name.pdf" -o -name "$name.pdf.gz" | head -n1)
   [ -n "$found" ] || { echo "no $name.pdf in ${packages[*]}" >&2; exit 1; }
-  cp "$found" "$cache/.$name.pdf.$$" && mv "$cache/.$name.pdf.$$" "$cache/$name.pdf"  # readers never see half a file
+  case "$found" in *.gz) gzip -dc "$found" >"$cache/.$name.pdf.$$" ;; *) cp "$found" "$cache/.$name.pdf.$$" ;; esac
+  mv "$cache/.$name.pdf.$$" "$cache/$name.pdf"  # readers never see half a file
 done
 echo "fetched ${missing[*]} into $cache"

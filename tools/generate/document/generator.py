@@ -76,16 +76,21 @@ def _b_extraction(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> Iter
 
 
 #: A sentence that only introduces what follows it ("… looks as follows.", "… with the following call:"): no key statement.
-_INTRODUCES = re.compile(r"(?:as follows|the following(?:\s+\w+){0,3}|below)\s*[.:]$|:$")
+#: "Below" alone is no sign: "… we show the correlation matrix, reported below." states what is done.
+_INTRODUCES = re.compile(r"(?:as follows|the following(?:\s+\w+){0,3})\s*[.:]$|\b(?:as|is|are)\s+(?:shown|given|listed|printed)\s+below\s*\.$|:$")
+
+
+#: An opening that leans on a sentence before it ("Second, …", "As well, …", "Neither of these graphs …").
+_LEANS_BACK = re.compile(r"(?:second|third|fourth|finally|also|as well|neither|both of these|however|moreover|furthermore|in addition|otherwise|then)\b", re.I)
 
 
 def _b_summarization(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> Iterator[_Cand]:
     for sec in ix.of("section"):
         paras = [p for p in ix.kids(sec.id, "paragraph") if _is_prose(p.text, 120)][:3]
         keys = []
-        for p in paras:
-            first = next((s for s in split_sentences(p.text) if _good_sentence(s, 25, 400) and not _INTRODUCES.search(s)), None)
-            if first:
+        for p in paras:  # a paragraph's key statement is its opening: a later sentence leans on what came before it
+            first = next(iter(split_sentences(p.text)), "")
+            if _good_sentence(first, 25, 400) and not _INTRODUCES.search(first) and first[:1].isupper() and not _LEANS_BACK.match(first):
                 keys.append((p, first))
         if len(keys) < 2 or (name := ix.addr.section(sec)) is None:
             continue
@@ -311,13 +316,18 @@ def _b_figure(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> Iterator
             yield _Cand(t, {"label": ix.label(fig), "answer": body}, [fig.id, cap], [(cap, "caption_of", fig.id)])
 
 
+#: A plural reference label ("Figures 7", "Tables 2", "Figs. 3"): it names a range or a list, not one object.
+_PLURAL_LABEL = re.compile(r"(?:figures|tables|figs\.|tabs\.)\s", re.I)
+
+
 def _b_xref_caption(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> Iterator[_Cand]:
     seen = set()
     for src, tgt, ref in ix.refers:
         para, target = ix.nodes[src], ix.nodes[tgt]
         if para.type.value != "paragraph" or target.type.value not in ("table", "figure") or tgt not in ix.caption_of:
             continue
-        if (src, tgt) in seen or not ref or not _has_label(para.text, ref):
+        # "Figures 7 and 8" names two: the passage never says "Figures 7" alone (as for sections, only a singular label)
+        if (src, tgt) in seen or not ref or _PLURAL_LABEL.match(ref) or not _has_label(para.text, ref):
             continue
         seen.add((src, tgt))
         if (opening := ix.addr.opening(para)) is None:

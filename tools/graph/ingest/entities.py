@@ -19,6 +19,8 @@ _NAME = re.compile(r"\b([A-Z][a-zà-ÿ]+(?:[ -](?:of|de|van|von|der|la|del|and)?
 _QUANTITY = re.compile(
     r"(?<![\w.])(\d+(?:[.,]\d+)?)\s?(%|percent|mm|cm|km|m|kg|mg|g|ms|s|min|h|hours|days|weeks|months|years|°C|°F|K|Hz|kHz|MHz|GHz|kB|MB|GB|TB|W|kW|MW|V|mA|A|mL|L|USD|EUR|\$)(?![\w])"
 )
+#: Programming literals in upper case ("weighted=TRUE", "is NULL"): no acronym stands for them.
+_LITERALS = {"TRUE", "FALSE", "NULL", "NA", "NAN", "INF", "EOF"}
 _ROMAN = re.compile(r"^(?=[IVXLC]+$)M*(C[MD]|D?C{0,3})(X[CL]|L?X{0,3})(I[XV]|V?I{0,3})$")
 _STOP_START = {
     "The", "A", "An", "In", "This", "These", "That", "Those", "It", "We", "Our", "For", "To", "Of", "On", "At",
@@ -37,7 +39,8 @@ def extract_entities(text: str) -> list[tuple[str, str]]:
     """
     found: list[tuple[int, str, str]] = []
     for m in _ACRONYM.finditer(text):
-        if not _ROMAN.match(m.group(1)) and not m.group(1).isdigit():
+        literal = m.group(1) in _LITERALS or text[max(0, m.start() - 1) : m.start()] == "="  # "(weighted=TRUE)", "type=PDF"
+        if not _ROMAN.match(m.group(1)) and not m.group(1).isdigit() and not literal:
             found.append((m.start(), "acronym", m.group(1)))
     for m in _QUANTITY.finditer(text):
         found.append((m.start(), "quantity", f"{m.group(1)} {m.group(2)}"))

@@ -222,14 +222,15 @@ def _emit(laid_out: list[tuple[list[TextBlock], list[Region]]]) -> list[Block]:
 
 def _paragraph_before_floats(out: list[Block]) -> int | None:
     """The index of the paragraph ``out`` ends with but for floats (figures, tables, their captions, code) on the pages
-    after it: a paragraph a page break cut, which goes on under them (constparty, dbscan, seriation)."""
+    after it and footnotes: a paragraph a page break cut, which goes on under them (constparty, dbscan, seriation; a
+    footnote at the page's foot in graphviz's dotguide)."""
     k = len(out)
-    while k > 0 and out[k - 1].kind in _FLOATS:
+    while k > 0 and out[k - 1].kind in (*_FLOATS, "footnote"):
         k -= 1
     if not 0 < k < len(out) or out[k - 1].kind != "paragraph":
         return None
     last = out[k - 1].end_page or out[k - 1].page or 0
-    return k - 1 if all((b.page or 0) > last for b in out[k:]) else None
+    return k - 1 if all((b.page or 0) > last or b.kind == "footnote" for b in out[k:]) else None
 
 
 #: Blocks a typesetter floats to the top of a page, between the halves of a paragraph cut by the page break.

@@ -157,8 +157,9 @@ def split_caption_at_rule(block: TextBlock, rules: list[tuple[float, float, floa
 
 def join_caption_tails(blocks: list[TextBlock]) -> list[TextBlock]:
     """A caption's last line set apart as a block of its own ("…figure or table cap-" / "tions") joined back: a block
-    under a caption's last line, inside its width, touching it, of at most four lines, when the caption breaks a word or
-    the block opens in lower case."""
+    under a caption's last line, inside its width, touching it, of at most four lines, in the caption's type size, when the
+    caption breaks a word or the block opens in lower case (a figure's panel title under it, "x1 predictor effect plot"
+    in a smaller type, is no tail)."""
     out: list[TextBlock] = []
     for block in blocks:
         caption = next((c for c in reversed(out) if c.kind == "caption"), None)
@@ -166,7 +167,8 @@ def join_caption_tails(blocks: list[TextBlock]) -> list[TextBlock]:
             last = caption.lines[-1]
             touching = block.bbox[1] - last.bbox[3] < 0.5 * (last.bbox[3] - last.bbox[1])
             inside_width = block.bbox[0] >= caption.bbox[0] - 2 and block.bbox[2] <= caption.bbox[2] + 2
-            if touching and inside_width and block.bbox[1] > last.bbox[1] and (caption.text.endswith("-") or block.text[0].islower()):
+            same_type = abs(block.size - last.size) <= 0.5
+            if touching and inside_width and same_type and block.bbox[1] > last.bbox[1] and (caption.text.endswith("-") or block.text[0].islower()):
                 caption.lines = caption.lines + block.lines
                 caption.bbox = union([caption.bbox, block.bbox])
                 continue

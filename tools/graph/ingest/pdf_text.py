@@ -191,6 +191,7 @@ def page_text_blocks(page: pymupdf.Page, fonts: FontEncodings | None = None) -> 
     fonts.learn([span for raw in data["blocks"] for raw_line in raw.get("lines", []) for span in raw_line["spans"]], page.number)
     encodings = fonts.tables
     fixed = _fixed_pitch([span for raw in data["blocks"] for raw_line in raw.get("lines", []) for span in raw_line["spans"]])
+    last_spans: list[dict[str, Any]] = []  # the raw spans of the last line kept
     for raw in data["blocks"]:
         if raw.get("type") != 0:
             continue
@@ -199,9 +200,24 @@ def page_text_blocks(page: pymupdf.Page, fonts: FontEncodings | None = None) -> 
             line = _line_record(raw_line["spans"], tuple(raw_line["bbox"]), encodings, fixed)
             if line is not None:
                 lines.append(line)
-        if lines:
+        if not lines:
+            continue
+        if blocks and _continues_row(last_spans, raw["lines"][0]["spans"], blocks[-1].lines[-1].bbox, lines[0].bbox):
+            blocks[-1].lines.extend(lines)
+            blocks[-1].bbox = union([blocks[-1].bbox, *(ln.bbox for ln in lines)])
+        else:
             blocks.append(TextBlock(lines=lines, bbox=union([ln.bbox for ln in lines]), page=page.number + 1))
+        last_spans = raw["lines"][-1]["spans"]
     return blocks
+
+
+def _continues_row(before: list[dict[str, Any]], spans: list[dict[str, Any]], last: BBox, first: BBox) -> bool:
+    """A block that goes on with the last line's row: it opens with a script (a subscript set under a superscript, "x₁²")
+    where that line ends, so PyMuPDF began a new block there ("… = x2" / "1 + x2x3, with …")."""
+    opening = next((sp for sp in spans if sp["text"].strip()), None)
+    body = max((sp["size"] for sp in before if sp["text"].strip()), default=0.0)
+    overlap = min(last[3], first[3]) - max(last[1], first[1])
+    return opening is not None and opening["size"] < 0.85 * body and overlap > 0.5 * min(last[3] - last[1], first[3] - first[1]) and -6 <= first[0] - last[2] <= 2
 
 
 def body_font_size(pages: list[list[TextBlock]]) -> float:
