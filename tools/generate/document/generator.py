@@ -76,8 +76,11 @@ def _b_extraction(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> Iter
 
 
 #: A sentence that only introduces what follows it ("… looks as follows.", "… with the following call:"): no key statement.
-#: "Below" alone is no sign: "… we show the correlation matrix, reported below." states what is done.
-_INTRODUCES = re.compile(r"(?:as follows|the following(?:\s+\w+){0,3})\s*[.:]$|\b(?:as|is|are)\s+(?:shown|given|listed|printed)\s+below\s*\.$|:$")
+#: "Below" alone is no sign: "… we show the correlation matrix, reported below." states what is done; "… the utility
+#: functions listed below." points at a list.
+_INTRODUCES = re.compile(r"(?:as follows|the following(?:\s+\w+){0,3})\s*[.:]$|\b(?:shown|given|listed|printed|defined|described|presented)\s+below\s*\.$|:$")
+#: A second sentence that takes the first back or qualifies it ("This is not true as …", "However, …"): the first alone misleads.
+_TAKES_BACK = re.compile(r"(?:however|but|yet|nevertheless|in fact|actually|this is not|that is not|this is untrue)\b", re.I)
 
 
 #: An opening that leans on a sentence before it ("Second, …", "As well, …", "Neither of these graphs …").
@@ -86,11 +89,13 @@ _LEANS_BACK = re.compile(r"(?:second|third|fourth|finally|also|as well|neither|b
 
 def _b_summarization(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> Iterator[_Cand]:
     for sec in ix.of("section"):
-        paras = [p for p in ix.kids(sec.id, "paragraph") if _is_prose(p.text, 120)][:3]
+        paras = [p for p in ix.kids(sec.id, "paragraph") if _is_prose(p.text, 120)]
         keys = []
         for p in paras:  # a paragraph's key statement is its opening: a later sentence leans on what came before it
-            first = next(iter(split_sentences(p.text)), "")
-            if _good_sentence(first, 25, 400) and not _INTRODUCES.search(first) and first[:1].isupper() and not _LEANS_BACK.match(first):
+            if len(keys) == 3:
+                break
+            first, second = (split_sentences(p.text) + ["", ""])[:2]
+            if _good_sentence(first, 25, 400) and not _INTRODUCES.search(first) and first[:1].isupper() and not _LEANS_BACK.match(first) and not _TAKES_BACK.match(second):
                 keys.append((p, first))
         if len(keys) < 2 or (name := ix.addr.section(sec)) is None:
             continue
@@ -352,9 +357,21 @@ def _b_xref_section(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> It
         yield _Cand(t, {"opening": opening, "ref_label": ref, "answer": normalise(target.text)}, [src, tgt], [(src, "refers_to", tgt)])
 
 
+#: Numbers that state nothing a reader could check: a reference's ("Figure 2 and 3", "Section 4.1", "[5]"), a variable's
+#: coding ("y = 1"), a citation's year ("Friedman (2002)", "Grün, 2002)").
+_REFERENCE_BEFORE = re.compile(r"(?:\b(?:figures?|figs?\.|tables?|sections?|sec\.|equations?|eqs?\.|chapters?|appendix|pages?|pp?\.)\s*(?:[\d.]+\s*(?:,|and|&|-|–|to)\s*)*|[\[=(]\s*|\d\s*[,;]\s*)$", re.I)
+
+
+def _stated_number(sentence: str, m: re.Match[str]) -> bool:
+    """Whether the number ``m`` states a fact of the passage (a false copy may change it), not a reference, coding or citation year."""
+    year = bool(re.fullmatch(r"1[6-9]\d\d|20\d\d", m.group(0)))
+    cited = year and (sentence[m.end() : m.end() + 1] in (")", ";", ",", "]") or re.search(r"[(,]\s*$", sentence[: m.start()]) is not None)
+    return not _REFERENCE_BEFORE.search(sentence[: m.start()]) and not cited
+
+
 def _falsify(ix: _Index, para: Node, sentence: str, acronyms: list[str], rng: np.random.Generator) -> tuple[str, str] | None:
     """A changed copy of ``sentence`` (one number or acronym replaced) and the entity id swapped in, if any."""
-    options: list[tuple[str, Any]] = [("number", m) for m in _NUMBER.finditer(sentence)]
+    options: list[tuple[str, Any]] = [("number", m) for m in _NUMBER.finditer(sentence) if _stated_number(sentence, m)]
     mentioned = [normalise(ix.nodes[e].text) for e in ix.mentions.get(para.id, []) if ix.nodes[e].attrs.get("kind") == "acronym"]
     for term in mentioned:
         if len(_whole_word(term).findall(sentence)) == 1:

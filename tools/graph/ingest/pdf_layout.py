@@ -64,16 +64,21 @@ def drop_running_heads(pages: list[list[TextBlock]], page_height: float, titles:
     named = {_norm(re.sub(r"\d+", "", t)) for t in titles} - {""}
     printed = {_norm(t) for t in titles}
 
-    def key(block: TextBlock) -> str | None:
+    def key(block: TextBlock, margin: bool = True) -> str | None:
         in_margin = block.bbox[3] < 0.11 * page_height or block.bbox[1] > 0.92 * page_height
         rows = {round((ln.bbox[1] + ln.bbox[3]) / 4) for ln in block.lines}  # pieces of one row (author, title, page) count once
-        if not in_margin or len(rows) > 2:
+        if in_margin != margin or len(rows) > 2:
             return None
         return _norm(re.sub(r"\d+", "", _CHAPTER_MARK.sub("", block.text)))
 
+    body_keys: Counter[str] = Counter()
     for blocks in pages:
         for k in {key(b) for b in blocks} - {None}:
             margin_keys[k] += 1  # type: ignore[index]
+        for k in {key(b, margin=False) for b in blocks} - {None}:
+            body_keys[k] += 1  # type: ignore[index]
+    for k in [k for k in margin_keys if body_keys[k] >= margin_keys[k]]:  # a heading ("Example") some pages happen to open with
+        del margin_keys[k]
     threshold = max(2, min(int(0.3 * len(pages)), max(3, int(0.05 * len(pages)))))  # a chapter's running head repeats on its pages only
     folios = [_folio(blocks, page_height) for blocks in pages]
     foot = _foot_line([f for f in folios if f is not None], len(pages))
@@ -481,6 +486,9 @@ def _level(block: TextBlock, entry: int | None, book: _Outline, rank: int, stack
 
 
 def _make_heading(block: TextBlock, level: int, confirmed: bool) -> None:
+    last = block.lines[-1]
+    if last.raised_tail and last.text.rstrip().endswith(last.raised_tail):  # "Comments" + a raised footnote mark "7"
+        last.text = last.text.rstrip()[: -len(last.raised_tail)]
     _drop_marker(block)
     drop_page_number(block)
     number, _ = _heading_level_by_number(block.text)

@@ -48,6 +48,7 @@ class TextLine:
     math_chars: int
     italic: bool = False
     marks: list[BBox] = field(default_factory=list)  # footnote marks raised after a word ("dense" + raised "a")
+    raised_tail: str = ""  # a small raised number ending the line right after a word ("Comments" + raised "7"): a heading's footnote mark
 
 
 @dataclass
@@ -153,6 +154,7 @@ def _line_record(spans: list[dict[str, Any]], bbox: BBox, encodings: dict[str, d
     if not chars:
         return None
     return TextLine(
+        raised_tail=_raised_tail(spans),
         marks=[tuple(s["bbox"]) for before, s in zip(spans, spans[1:]) if _footnote_mark(s, before)],
         text=text,
         bbox=bbox,
@@ -181,6 +183,17 @@ def _footnote_mark(span: dict[str, Any], before: dict[str, Any]) -> bool:
 
 
 _DECIMAL = re.compile(r"^[-−]?\d+\.\d+$")
+
+
+def _raised_tail(spans: list[dict[str, Any]]) -> str:
+    """The line's last span when it is a one- or two-digit number set smaller and raised right after a letter, else ""."""
+    filled = [sp for sp in spans if str(sp["text"]).strip()]
+    if len(filled) < 2:
+        return ""
+    before, last = filled[-2], filled[-1]
+    text, size = str(last["text"]).strip(), float(before["size"])
+    raised = bool(int(last["flags"]) & 1) or float(last["bbox"][3]) < float(before["bbox"][3]) - 0.15 * size
+    return text if text.isdigit() and len(text) <= 2 and str(before["text"]).rstrip()[-1:].isalpha() and float(last["size"]) < 0.85 * size and raised else ""
 
 
 def page_text_blocks(page: pymupdf.Page, fonts: FontEncodings | None = None) -> list[TextBlock]:
