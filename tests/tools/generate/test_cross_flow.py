@@ -77,7 +77,8 @@ def _true_answer(kg: Any, task: Task) -> str:
     assert len(targets) == 1, (value, spec)
     if level == 2:
         return targets[0][spec["asked"]]
-    return str(sum(1 for r in rows_b if r is not targets[0] and _same(r[spec["category"]], targets[0][spec["category"]])))
+    count = sum(1 for r in rows_b if r is not targets[0] and _same(r[spec["category"]], targets[0][spec["category"]]))
+    return str(count) if level == 3 else str(len(_table_of(kg, spec["third"])) - count)
 
 
 @pytest.fixture(scope="module")
@@ -104,7 +105,7 @@ def _compose(site: CrawledSite, mode: str, **kw: Any) -> tuple[Any, list[Task]]:
 def test_join_chains_are_true_against_the_html_and_hide_the_joining_value(three_pages: CrawledSite) -> None:
     result, tasks = _compose(three_pages, "chain", count=3, levels=6, seed=0)
     assert len(result.chains) == 3 and all(c.stopped for c in result.chains)
-    assert max(c.reached for c in result.chains) == 3 and sum(c.reached for c in result.chains) == len(tasks)
+    assert max(c.reached for c in result.chains) == 4 and sum(c.reached for c in result.chains) == len(tasks), result.chains
     for task in tasks:
         assert task.provenance.generator == "compose-join" and task.quality["replay"]["ok"] and len(task.quality["confirmed"]) == 2
         assert _same(str(task.gold_answer), _true_answer(three_pages.kg, task)), (task.instruction, task.gold_answer)
@@ -113,6 +114,11 @@ def test_join_chains_are_true_against_the_html_and_hide_the_joining_value(three_
         assert task.dag == [(f"s{i}", f"s{i + 1}") for i in range(1, task.level or 1)] == resource_edges(task.subtasks)
     two = next(t for t in tasks if t.level == 2)
     assert " with the same " in two.instruction and two.instruction.count(" of the page “") == 2  # both tables are named
+    for four in (t for t in tasks if t.level == 4):  # the count of level 3 set against a third table: three pages named, the count never
+        print(four.instruction, four.gold_answer)
+        assert four.instruction.startswith("How many more ") and four.instruction.count(" of the page “") == 3 and four.difficulty == "hard"
+        third = four.quality["flow"]["join"]["third"]
+        assert third in four.evidence and three_pages.kg.node(third).attrs["url"] in {four.start_url} | {s.text for s in four.gold_steps}
 
 
 def test_count_graphs_subtract_two_whole_tables(three_pages: CrawledSite) -> None:

@@ -7,8 +7,10 @@ none with a number field and two categories), two listings still can:
   common): level 1 reads a row's value of that field ("the C type of type code 'H'" on the
   array page); level 2 asks another field of the one row of the second table with that value
   ("the standard size of the format with the same C type", on the struct page); level 3 counts
-  the second table's other rows sharing a category value with that row. The instruction names
-  the first row and both tables, never the value that joins them, nor the row it leads to.
+  the second table's other rows sharing a category value with that row; level 4 sets that count
+  against the rows of a third table seen whole ("how many more … are listed in the table of the
+  page X than …"). The instruction names the first row and the tables, never the value that joins
+  them, the row it leads to, nor the count.
 * **count graphs** — two tables seen whole on one page each: count each (two independent
   subtasks), then subtract (the third consumes both counts): "how many more formats does the
   struct page's table list than type codes the array page's table".
@@ -150,6 +152,18 @@ def _category(join: Join) -> tuple[str, list[Node]] | None:
     return None
 
 
+def _third(kg: KnowledgeGraph, join: Join, count: int) -> ListingData | None:
+    """A third table seen whole, placed apart from the other two (its own heading or page), with more rows than ``count`` (level 4
+    asks by how many), first in site order."""
+    used = {join.a.node.id, join.b.node.id}
+    places = {_place(kg, join.a), _place(kg, join.b)}
+    found = [
+        d for d in _whole(kg)
+        if d.node.id not in used and count < len(d.records) <= MAX_SET and (place := _place(kg, d)) and place not in places and any(_shows(d, r) for r in d.records)
+    ]
+    return min(found, key=lambda d: (site_order(d.node), d.node.id), default=None)
+
+
 def _page(data: ListingData) -> str:
     return str((data.node.attrs.get("pages") or [data.node.attrs.get("url")])[0])
 
@@ -178,8 +192,9 @@ def _lead(place: str, question: str) -> str:
     return f"{place[0].upper()}{place[1:]}, {question}" if place else question[0].upper() + question[1:]
 
 
-def join_level(kg: KnowledgeGraph, join: Join, level: int, asked: str | None, start: Node, seed: int, chain_id: str) -> tuple[Task | None, str]:
-    """The level-``level`` task of a join chain (1: the shared value; 2: a field of the row it leads to; 3: the rows sharing that row's category)."""
+def join_level(kg: KnowledgeGraph, join: Join, level: int, asked: str | None, start: Node, seed: int, chain_id: str, third: ListingData | None = None) -> tuple[Task | None, str]:
+    """The level-``level`` task of a join chain (1: the shared value; 2: a field of the row it leads to; 3: the rows sharing that row's
+    category; 4: how many more rows ``third`` lists than that count)."""
     a, b = join.a, join.b
     place_a, place_b = _place(kg, a), _place(kg, b)
     source = describe_record(a, join.source, join.naming) + (f" {place_a}" if place_a and not a.where else "")  # the row's table is always said
@@ -197,12 +212,20 @@ def join_level(kg: KnowledgeGraph, join: Join, level: int, asked: str | None, st
         instruction = _lead(place_b, f"what is the {field_noun(asked)} of the {b.noun} with the same {field} as {source}?")
     elif category is None:
         return None, "the row the value leads to shares no category value with 2 or more other rows of its table"
+    elif level == 4 and third is None:
+        return None, f"no third table seen whole lists more than {len(category[1])} rows to set the count against"
     else:
         label, others = category
         hidden.append(str(_raw(join.target, label)))
         answer, kind = str(len(others)), "number"
         instruction = _lead(place_b, f"how many other {plural(b.noun)} have the same {field_noun(label)} as the {b.noun} with the same {field} as {source}?")
-    if level == 3 and place_b and place_b in instruction[len(place_b):]:
+        if level == 4 and third is not None:
+            hidden.append(answer)
+            answer = str(len(third.records) - len(others))
+            others_b = f"other {plural(b.noun)} {place_b}" if place_b else f"other {plural(b.noun)}"
+            instruction = f"How many more {plural(third.noun)} are listed {_place(kg, third)} than {others_b} with the same {field_noun(label)} as the {b.noun} with the same {field} as {source}?"
+    said = instruction.casefold().split(place_b.casefold()) if place_b else []
+    if level >= 3 and len(said) > 2:
         return None, "the instruction names the second table twice"
     if leaked := leaks(instruction, [h for h in hidden if h != answer], (b.noun, plural(b.noun))):
         return None, f"the instruction states intermediate values {leaked}"
@@ -212,7 +235,7 @@ def join_level(kg: KnowledgeGraph, join: Join, level: int, asked: str | None, st
         return None, f"the instruction reads as a script ({style.reason})"
     pages = {str(p.attrs.get("url")): p for p in kg.nodes("page") if not p.attrs.get("state")}
     start_url = str(start.attrs["url"])
-    gold = _navigate([_page(a)] + ([_page(b)] if level >= 2 else []), start_url, pages)
+    gold = _navigate([_page(a)] + ([_page(b)] if level >= 2 else []) + ([_page(third)] if level >= 4 and third is not None else []), start_url, pages)
     ids = [f"s{i}" for i in range(1, level + 1)]
     value = Resource(kind="field_value", name=f"s1:{join.label_a}={join.value}")
     subtasks = [Subtask(id="s1", instruction=f"Find {source} and note its {field}", category=urlparse(_page(a)).path, outputs=[value], checks=_shows(a, join.source))]
@@ -224,11 +247,15 @@ def join_level(kg: KnowledgeGraph, join: Join, level: int, asked: str | None, st
         label, others = category
         subtasks.append(Subtask(id="s3", instruction=f"Count the other {plural(b.noun)} with that {field_noun(label)}", category=urlparse(_page(b)).path,
                                 inputs=[subtasks[1].outputs[0]], outputs=[Resource(kind="record_set", name="s3:" + "|".join(sorted(r.id for r in others)))], checks=_shows(b, others[0])))
+    if level >= 4 and third is not None:
+        shown = next(r for r in third.records if _shows(third, r))
+        subtasks.append(Subtask(id="s4", instruction=f"Count the {plural(third.noun)} {_place(kg, third)} and subtract that count from it", category=urlparse(_page(third)).path,
+                                inputs=[subtasks[2].outputs[0]], outputs=[Resource(kind="field_value", name=f"s4:answer={answer}")], checks=_shows(third, shown)))
     return Task(
         id=f"chain-{chain_id}-l{level}",
         kind="composite",
         type="chained",
-        difficulty="easy" if level == 1 else "medium",
+        difficulty="easy" if level == 1 else "medium" if level < 4 else "hard",
         instruction=instruction,
         gold_steps=gold,
         gold_answer=answer,
@@ -237,20 +264,21 @@ def join_level(kg: KnowledgeGraph, join: Join, level: int, asked: str | None, st
         subtasks=subtasks,
         dag=[(ids[i], ids[i + 1]) for i in range(level - 1)],
         level=level,
-        evidence=[a.node.id, join.source.id] + ([b.node.id, join.target.id] if level >= 2 else []),
+        evidence=[a.node.id, join.source.id] + ([b.node.id, join.target.id] if level >= 2 else []) + ([third.node.id] if level >= 4 and third is not None else []),
         provenance=Provenance(graph_id=kg.id, template=f"{a.node.id}>{b.node.id}", generator="compose-join", model="none", seed=seed),
         quality={
             "answer_visible": kind == "text",
-            "flow": {"chain": chain_id, "join": _join_record(join, asked, category[0] if category else None), "hidden": hidden},
+            "flow": {"chain": chain_id, "join": _join_record(join, asked, category[0] if category else None, third if level >= 4 else None), "hidden": hidden},
         },
         **_base(kg, start),
     ), ""
 
 
-def _join_record(join: Join, asked: str | None, category: str | None) -> dict[str, Any]:
+def _join_record(join: Join, asked: str | None, category: str | None, third: ListingData | None) -> dict[str, Any]:
     return {
         "a": join.a.node.id, "b": join.b.node.id, "label_a": join.label_a, "label_b": join.label_b,
         "identify": {lb: _raw(join.source, lb) for lb in join.naming}, "asked": asked, "category": category,
+        **({"third": third.node.id, "third_key": third.node.attrs.get("key")} if third is not None else {}),
     }
 
 
@@ -277,7 +305,13 @@ def recompute_join(kg: KnowledgeGraph, keys: tuple[str, str], spec: dict[str, An
         raw = _raw(target, spec["asked"]) if spec.get("asked") else None
         return None if raw is None else b.short(spec["asked"], raw)
     shared = _raw(target, spec["category"]) if spec.get("category") else None
-    return None if shared is None else str(sum(1 for r in b.records if r.id != target.id and _raw(r, spec["category"]) == shared))
+    if shared is None:
+        return None
+    count = sum(1 for r in b.records if r.id != target.id and _raw(r, spec["category"]) == shared)
+    if level == 3:
+        return str(count)
+    third = _listing_by_key(kg, str(spec.get("third_key")))
+    return None if third is None or not third.node.attrs.get("complete") else str(len(third.records) - count)
 
 
 async def _second_read(reader: Rereader, kg: KnowledgeGraph, listings: list[ListingData]) -> KnowledgeGraph | str:
@@ -290,13 +324,15 @@ async def confirm_join(reader: Rereader, kg: KnowledgeGraph, join: Join, task: T
     first = recompute_join(kg, keys, spec, level)
     if first != task.gold_answer:
         return f"routes disagree: recomputed from the crawled records, the answer is {first!r}, not {task.gold_answer!r}"
-    fresh = await _second_read(reader, kg, [join.a, join.b])
+    third = _listing_by_key(kg, str(spec.get("third_key"))) if level >= 4 else None
+    fresh = await _second_read(reader, kg, [join.a, join.b] + ([third] if third is not None else []))
     if isinstance(fresh, str):
         return f"unconfirmed: {fresh}"
     again = recompute_join(fresh, keys, spec, level)
     if again != task.gold_answer:
         return f"volatile: read again in a fresh browser with the clock moved on, the answer is {again!r}, not {task.gold_answer!r}"
-    task.quality["confirmed"] = [f"recomputed from the crawled records: {first!r}", f"second read of {len({_page(join.a), _page(join.b)})} pages: {again!r}"]
+    pages = {_page(join.a), _page(join.b)} | ({_page(third)} if third is not None else set())
+    task.quality["confirmed"] = [f"recomputed from the crawled records: {first!r}", f"second read of {len(pages)} pages: {again!r}"]
     return None
 
 
@@ -319,7 +355,7 @@ _NO_JOIN = "no two tables seen whole on one page each share a field (the same la
 
 
 async def compose_join_chains(kg: KnowledgeGraph, episodes: EpisodeManager, count: int, levels: int, seed: int) -> FlowResult:
-    """``count`` join chains, each giving its verified levels 1..3 (fewer when ``levels`` is smaller or a level cannot be made)."""
+    """``count`` join chains, each giving its verified levels 1..4 (fewer when ``levels`` is smaller or a level cannot be made)."""
     result = FlowResult()
     start, found = start_page(kg), joins(kg)
     if start is None or not found:
@@ -336,12 +372,14 @@ async def compose_join_chains(kg: KnowledgeGraph, episodes: EpisodeManager, coun
             seen.add(join.source.id)
             chain_id = hashlib.sha1(f"{kg.id}|{join.a.node.attrs.get('key')}|{join.b.node.attrs.get('key')}|{site_order(join.source)}|{seed}".encode()).hexdigest()[:10]
             asked = _asked(join, np.random.default_rng([seed, index]))
-            made = (join_level(kg, join, level, asked, start, seed, chain_id) for level in range(1, min(levels, 3) + 1))
+            category = _category(join)
+            third = _third(kg, join, len(category[1])) if category is not None else None
+            made = (join_level(kg, join, level, asked, start, seed, chain_id, third) for level in range(1, min(levels, 4) + 1))
 
             async def confirm(task: Task, join: Join = join) -> str | None:
                 return await confirm_join(reader, kg, join, task)
 
-            last = "no follow-up consumes the count (level 3 is a join chain's last)" if levels >= 3 else f"the step budget ran out at level {levels}"
+            last = "no follow-up consumes the difference (level 4 is a join chain's last)" if levels >= 4 else f"the step budget ran out at level {levels}"
             reached, stopped = await verify_levels(made, episodes, result, last, confirm)
             result.chains.append(ChainStop(chain=chain_id, listing=f"{join.a.node.id}>{join.b.node.id}", reached=reached, stopped=stopped))
     finally:

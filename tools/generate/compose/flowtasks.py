@@ -182,12 +182,18 @@ def leaks(instruction: str, hidden: list[str], nouns: tuple[str, ...] = ()) -> l
     ['dream']
     >>> leaks("How many books with format “E-book” are there?", ["Book"], nouns=("book",)), leaks("with format “Book”", ["Book"], nouns=("book",))
     ([], ['Book'])
+    >>> leaks("on the page “Python 3.11.2 documentation” (2 tables)", ["2", "11"])  # a version number states no count
+    ['2']
     """
     text = re.sub(r"\bsteps?\s+\d+\b", " ", instruction, flags=re.I)
     found = []
     for value in hidden:
         own = value.casefold() in {n.casefold() for n in nouns}
-        if re.search(r"(?<![\w-])" + re.escape(value) + r"(?![\w-])" if own else r"(?<!\w)" + re.escape(value) + r"(?!\w)", text, 0 if own else re.I):
+        if value.isdigit():
+            pattern = r"(?<![\w.])" + value + r"(?!\w|\.\d)"
+        else:
+            pattern = r"(?<![\w-])" + re.escape(value) + r"(?![\w-])" if own else r"(?<!\w)" + re.escape(value) + r"(?!\w)"
+        if re.search(pattern, text, 0 if own else re.I):
             found.append(value)
     return found
 
