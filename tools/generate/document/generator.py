@@ -90,7 +90,7 @@ _LEANS_BACK = re.compile(r"(?:second|third|fourth|finally|also|as well|neither|b
 def _b_summarization(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> Iterator[_Cand]:
     for sec in ix.of("section"):
         paras = [p for p in ix.kids(sec.id, "paragraph") if _is_prose(p.text, 120)]
-        keys = []
+        keys: list[tuple[Node, str]] = []
         for p in paras:  # a paragraph's key statement is its opening: a later sentence leans on what came before it
             if len(keys) == 3:
                 break
