@@ -3,8 +3,8 @@
 - r-cran-effects's partial-residuals.pdf sets x₁² as a superscript over a subscript; PyMuPDF starts a new text block
   at the subscript, so captions and sentences were cut at "E(y|x) = x2" and "1 + x2x3, with …" stood apart. Its figure
   panels are titled in small type right under their captions ("x1 predictor effect plot"), which were glued on.
-- graphviz-doc's dotguide.pdf has a footnote at a page's foot between a paragraph's two halves, and passages that
-  name two figures at once ("Figures 7 and 8").
+- graphviz-doc's dotguide.pdf has a footnote at a page's foot between a paragraph's two halves, a paragraph cut by a
+  page of figures right after a full stop, and passages that name two figures at once ("Figures 7 and 8").
 - r-cran-flexmix's flexmix-intro.pdf writes R's TRUE ("weighted=TRUE"), which was blanked out as an acronym.
 """
 
@@ -52,6 +52,9 @@ def test_a_paragraph_goes_on_past_a_footnote_at_the_foot_of_its_page(graphs: dic
     paragraphs = _texts(graphs["dotguide"], "paragraph")
     assert [p for p in paragraphs if "avoid using too many bright colors" in p and "choose a narrower range of colors" in p]
     assert not [p for p in paragraphs if p.startswith("choose a narrower range")]
+    # a page of figures between a paragraph's halves, the break right after a full stop: the next page's paragraph opens
+    # flush left where the document's paragraphs open indented, so it goes on
+    assert [p for p in paragraphs if "must have a unique node identifier. The inode number or full path name" in p]
 
 
 def test_r_literals_are_no_acronyms(graphs: dict[str, KnowledgeGraph]) -> None:

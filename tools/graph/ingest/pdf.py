@@ -195,6 +195,7 @@ def _emit(laid_out: list[tuple[list[TextBlock], list[Region]]]) -> list[Block]:
     """Turn laid-out pages into :class:`Block` records, joining what spans pages."""
     out: list[Block] = []
     in_references = False
+    indents = _indents_paragraphs(laid_out)
     for blocks, _ in laid_out:
         for tb in blocks:
             block = _to_block(tb)
@@ -206,10 +207,14 @@ def _emit(laid_out: list[tuple[list[TextBlock], list[Region]]]) -> list[Block]:
                 entries, continued = _split_references(tb)
                 out.extend(Block(kind="reference", text=e, page=block.page, bbox=block.bbox, continues=continued and i == 0) for i, e in enumerate(entries))
                 continue
-            if out and _continues(out[-1], block):
+            flush = indents and _flush_left(tb)  # where paragraphs open indented, one that does not goes on from the page before
+            if out and _continues(out[-1], block, flush=flush):
                 _join(out[-1], block)
                 continue
-            if block.kind == "paragraph" and (part := _paragraph_before_floats(out)) is not None and _continues(out[part], block, past_floats=True):
+            if (
+                block.kind == "paragraph" and (part := _paragraph_before_floats(out)) is not None
+                and _continues(out[part], block, past_floats=True, flush=flush and not any(b.kind == "code" and b.page == block.page for b in out[part + 1 :]))
+            ):  # fmt: skip  (flush text right under code on its page follows the code, not a float)
                 _join(out[part], block)  # the paragraph goes on below the floats at the top of the page
                 continue
             if block.kind == "table" and (part := _table_before_furniture(out)) is not None and _continues(out[part], block):
@@ -355,13 +360,31 @@ def _text_starts(lines: list[str]) -> list[bool]:
     return starts
 
 
-def _continues(prev: Block, block: Block, past_floats: bool = False) -> bool:
+def _indents_paragraphs(laid_out: list[tuple[list[TextBlock], list[Region]]]) -> bool:
+    """Whether the document opens its paragraphs with an indented line (many paragraphs of three lines or more do)."""
+    long = [tb for blocks, _ in laid_out for tb in blocks if tb.kind == "paragraph" and len(tb.lines) >= 3]
+    return len(long) >= 10 and sum(_indent(tb) > 5 for tb in long) > 0.4 * len(long)  # not after a heading, nor in a parskip document
+
+
+def _indent(tb: TextBlock) -> float:
+    return tb.lines[0].bbox[0] - min(ln.bbox[0] for ln in tb.lines[1:])
+
+
+def _flush_left(tb: TextBlock) -> bool:
+    """A paragraph of two lines or more whose first line starts where the others do."""
+    return tb.kind == "paragraph" and len(tb.lines) >= 2 and abs(_indent(tb)) <= 1.5
+
+
+def _continues(prev: Block, block: Block, past_floats: bool = False, flush: bool = False) -> bool:
     """A paragraph or table cut by a page break continues on the next page (a long table over several;
     its caption, and so its number, may stand on its first page or its last); ``past_floats``: pages of
-    floats alone may stand between a paragraph's halves."""
+    floats alone may stand between a paragraph's halves; ``flush``: the next page's paragraph opens without
+    the indent the document's paragraphs open with (dotguide: a page break right after a sentence's end)."""
     last = prev.end_page or prev.page
     if last is None or block.page is None or not (block.page == last + 1 or (past_floats and block.page > last)):
         return False
+    if prev.kind == block.kind == "paragraph" and flush:
+        return True
     if prev.kind == block.kind == "paragraph":  # the next page goes on in lower case, closes a bracket left open, or ends "of the"
         open_bracket = prev.text.count("(") > prev.text.count(")") and block.text.count(")") > block.text.count("(")
         goes_on = block.text[:1].islower() or open_bracket or bool(_OPEN_END.search(prev.text.rstrip()))
