@@ -23,7 +23,8 @@
 # seventh truth audit: partial-residuals.pdf (r-cran-effects: x₁² set as a superscript over a subscript that PyMuPDF
 # puts in a block of its own, figure panels titled in small type under their captions), dotguide.pdf (graphviz-doc:
 # footnotes between a paragraph's two halves, "Figures 7 and 8") and flexmix-intro.pdf (r-cran-flexmix: R's TRUE); and of
-# the eighth: graphs.pdf (glpk-doc: headings with a raised footnote number, "Example" heading some pages at their top).
+# the eighth: graphs.pdf (glpk-doc: headings with a raised footnote number, "Example" heading some pages at their top)
+# and gbm.pdf (r-cran-gbm: a section's number and its three-row title read as four lines).
 # Idempotent: fetches nothing when every PDF is already there, and only the packages of missing ones.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -39,7 +40,7 @@ declare -A package=(
   [RcppArmadillo-intro]=r-cran-rcpparmadillo [over]=r-cran-sp [Rcpp-jss-2011]=r-cran-rcpp
   [seriation]=r-cran-seriation [dbscan]=r-cran-dbscan [constparty]=r-cran-partykit
   [pdftex-a]=texlive-base [kpathsea]=texlive-base [luatex]=texlive-base [scrguide-en]=texlive-latex-recommended
-  [partial-residuals]=r-cran-effects [dotguide]=graphviz-doc [flexmix-intro]=r-cran-flexmix [graphs]=glpk-doc
+  [partial-residuals]=r-cran-effects [dotguide]=graphviz-doc [flexmix-intro]=r-cran-flexmix [graphs]=glpk-doc [gbm]=r-cran-gbm
 )
 missing=()
 for name in "${!package[@]}"; do [ -s "$cache/$name.pdf" ] || missing+=("$name"); done

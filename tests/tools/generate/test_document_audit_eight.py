@@ -72,3 +72,16 @@ def test_headings_lose_their_footnote_number_and_one_at_a_pages_top_is_no_runnin
     examples = [n for n in kg.nodes("section") if n.text == "Example"]
     pages = sorted(n.source.page for n in examples if n.source is not None and n.source.page is not None)
     assert len(examples) >= 12 and {28, 60} <= set(pages), pages  # page 17's follows a list of references, which takes it in (left)
+
+
+GBM = Path(__file__).resolve().parents[3] / "tests" / "data" / "cache" / "gbm.pdf"
+
+
+@pytest.mark.skipif(not GBM.is_file(), reason="test PDF missing; run tests/data/fetch-pdfs.sh")
+def test_a_heading_whose_number_stands_beside_three_rows_of_title_is_a_heading(tmp_path: Path) -> None:
+    """r-cran-gbm's gbm.pdf: "2" beside "Improving boosting methods … interpretation" on three rows is four lines; section 2
+    was read as a paragraph, and its first passage was placed in section 1.1."""
+    service = GraphService(Settings(workspace=tmp_path / "ws", embedder="hashing"))
+    kg = service.load(service.ingest_document(GBM).graph_id)
+    titles = [n.text for n in kg.nodes("section")]
+    assert "2 Improving boosting methods using control of the learning rate, sub-sampling, and a decomposition for interpretation" in titles, titles

@@ -268,6 +268,13 @@ def split_footnotes(block: TextBlock) -> list[TextBlock]:
     return [TextBlock(lines=g, bbox=union([ln.bbox for ln in g]), page=block.page, kind="footnote", attrs=dict(block.attrs)) for g in groups]
 
 
+def _rows(block: TextBlock) -> int:
+    """How many rows the block's lines stand on (lines whose middles lie within half a line's height are one row)."""
+    middles = sorted((ln.bbox[1] + ln.bbox[3]) / 2 for ln in block.lines)
+    height = max((ln.bbox[3] - ln.bbox[1] for ln in block.lines), default=0.0)
+    return 1 + sum(b - a > 0.5 * height for a, b in zip(middles, middles[1:])) if middles else 0
+
+
 def classify(block: TextBlock, body_size: float, page_height: float) -> str:
     """Kind of a non-caption, non-formula block: heading candidate, list, code, footnote or paragraph."""
     text = block.text
@@ -275,7 +282,7 @@ def classify(block: TextBlock, body_size: float, page_height: float) -> str:
     larger = block.size >= 1.08 * body_size
     numbered = SECTION_NUMBER_RE.match(text) is not None  # "2.2 Creation of zooreg objects", partly in a code font
     if (
-        len(block.lines) <= 3
+        _rows(block) <= 3  # "2" and "Improving boosting …" on one row are two lines of one
         and 0 < words <= 16
         and (block.bold or (larger and (block.italic or numbered or block.size >= 1.15 * body_size)))
         and not text.rstrip().endswith((",", ";"))
