@@ -142,7 +142,8 @@ def parse_snapshot(snapshot: str) -> list[SnapshotElement]:
             return
         element = None
         if node.ref and (node.role in _ACTIONABLE or node.role in _TEXT or node.role == "combobox"):
-            element = SnapshotElement(node.role, node.name, node.ref, url=node.url)
+            name = node.name or (node.content() if node.role == "link" else "")  # a link printed with its parts: "code: array", "text: — Efficient …"
+            element = SnapshotElement(node.role, name, node.ref, url=node.url)
             found.append(element)
         for child in node.children:
             visit(child, element if node.role == "combobox" else box)

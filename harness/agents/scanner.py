@@ -66,6 +66,7 @@ class Ask:
     measure: set[str] = field(default_factory=set)
     asked: set[str] = field(default_factory=set)
     wanted: set[str] = field(default_factory=set)  # every content word
+    label: str | None = None  # the asked field as the instruction quotes it ("What is the “C Type” value of …")
 
 
 def read_ask(instruction: str) -> Ask:
@@ -82,12 +83,13 @@ def read_ask(instruction: str) -> Ask:
     >>> read_ask("What is the individual ID of the penguin with the highest body mass among the male penguins?").values
     ['male']
     """
+    quoted_label = re.match(r"\s*what is the [“\"]([^”\"]+)[”\"] value of\b", instruction, re.I)
     text = _NAMED_FIELD.sub(lambda m: m[1] + " value", instruction.strip())  # “Delta 13 C” value: a field's name, not a value
     quoted = [q.strip() for q in _QUOTED.findall(text) if q.strip()]
     bare = _QUOTED.sub(" ", text)
     first = re.match(r"\s*(\w+)", bare)
     capitals = [c for c in _CAPITALS.findall(bare) if c.lower() not in _QUESTION_STOP and not (first and bare.strip().startswith(c) and c.split()[0] == first.group(1))]
-    ask = Ask(goal_mode(text), list(dict.fromkeys(quoted + capitals)), [], wanted=words(text, _QUESTION_STOP))
+    ask = Ask(goal_mode(text), list(dict.fromkeys(quoted + capitals)), [], wanted=words(text, _QUESTION_STOP), label=quoted_label[1] if quoted_label else None)
     low = bare.lower()
     ask.count = low.strip().startswith("how many")
     if m := _SUPERLATIVE.search(low):
@@ -167,6 +169,9 @@ def answer_from(items: list[Item], ask: Ask) -> tuple[str | None, Item | None]:
         best = items[0]
     else:
         return None, None
+    named = [v for lb, v in best.fields if ask.label and lb.strip().casefold() == ask.label.casefold()]
+    if named:  # the field the instruction quotes, by its whole name ("C Type", not "Type code")
+        return named[0], best
     if ask.asked and best.fields:
         label, value = max(best.fields, key=lambda f: len(words(f[0]) & ask.asked))
         if words(label) & ask.asked:

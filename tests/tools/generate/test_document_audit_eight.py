@@ -1,4 +1,5 @@
-"""The eighth truth audit (glpk's graphs.pdf, r-cran-gbm's gbm.pdf, r-cran-lmtest's lmtest-intro.pdf; 75 tasks, 1 wrong, 8 ill-posed).
+"""The eighth and ninth truth audits (glpk's graphs.pdf, gbm.pdf, lmtest-intro.pdf: 75 tasks, 1 wrong, 8 ill-posed; glpk's
+cnfsat.pdf, party.pdf, cfitsio's quick.pdf: 74 tasks, 0 wrong, 9 ill-posed).
 
 True/false statements were made false by changing a figure reference ("Figure 2 and 0") or a variable's coding ("y = 0"
 for "y = 1"); a summary took a sentence that points at a list ("… the utility functions listed below.") and an opening
@@ -25,6 +26,7 @@ from taskloom.tools.settings import Settings
         ("Friedman (2002) proposed the stochastic gradient boosting algorithm.", []),
         ("See Section 4.1 for 3 examples of 12 hours each.", ["3", "12"]),
         ("In 1998 the method was 20% faster (Smith 1999; Jones, 2001).", ["1998", "20"]),
+        ("The parameter P specifies the problem object for the 0-1 programming problem.", []),  # audit 9: glpk's cnfsat.pdf
     ],
 )
 def test_a_false_copy_changes_only_numbers_the_passage_states(sentence: str, stated: list[str]) -> None:
@@ -85,3 +87,30 @@ def test_a_heading_whose_number_stands_beside_three_rows_of_title_is_a_heading(t
     kg = service.load(service.ingest_document(GBM).graph_id)
     titles = [n.text for n in kg.nodes("section")]
     assert "2 Improving boosting methods using control of the learning rate, sub-sampling, and a decomposition for interpretation" in titles, titles
+
+
+def test_statements_stand_alone_false_copies_keep_counts_positive_and_indexed_variables_are_no_acronyms(tmp_path: Path) -> None:
+    """Audit 9: "This is less obvious for nodes 2 and 3." (true, but says nothing alone), "the first 0 routines" (a count of 3
+    made 0), "… (____, . . . , Yn)" with the gold "Y1" (a variable, blanked as an acronym)."""
+    from taskloom.tools.generate.document.generator import _falsify
+    from taskloom.tools.generate.document.index import _Index
+    from taskloom.tools.graph.ingest.entities import extract_entities
+
+    assert extract_entities("the hypothesis H0 on (Y1, . . . , Yn) read by NASA's MP3 decoder") == [("acronym", "NASA"), ("acronym", "MP3")]
+    doc = tmp_path / "routines.md"
+    doc.write_text(
+        "# Routines\n\n## Use\n\nThe last routine simply combines the function of the first 3 routines of this section. "
+        "This is less obvious for nodes 2 and, especially, 3 of the tree that the routine draws.\n",
+        encoding="utf-8",
+    )
+    service = GraphService(Settings(workspace=tmp_path / "ws", embedder="hashing"))
+    kg = service.load(service.ingest_document(doc).graph_id)
+    ix = _Index(kg)
+    (para,) = [p for p in kg.nodes("paragraph")]
+    sentence = "The last routine simply combines the function of the first 3 routines of this section."
+    import numpy as np
+
+    changed = {_falsify(ix, para, sentence, [], np.random.default_rng(seed))[0] for seed in range(40)}  # type: ignore[index]
+    assert "the first 0 routines" not in " ".join(changed) and len(changed) >= 2, changed
+    statements = [t.instruction for seed in range(6) for t in generate_document_tasks(kg, count=20, seed=seed)[0] if t.type == "fact_verification"]
+    assert not [s for s in statements if "less obvious" in s], statements

@@ -84,7 +84,7 @@ _TAKES_BACK = re.compile(r"(?:however|but|yet|nevertheless|in fact|actually|this
 
 
 #: An opening that leans on a sentence before it ("Second, …", "As well, …", "Neither of these graphs …").
-_LEANS_BACK = re.compile(r"(?:second|third|fourth|finally|also|as well|neither|both of these|however|moreover|furthermore|in addition|otherwise|then)\b", re.I)
+_LEANS_BACK = re.compile(r"(?:second|third|fourth|finally|also|as well|neither|both of these|however|moreover|furthermore|in addition|otherwise|then|here)\b", re.I)
 
 
 def _b_summarization(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> Iterator[_Cand]:
@@ -366,7 +366,8 @@ def _stated_number(sentence: str, m: re.Match[str]) -> bool:
     """Whether the number ``m`` states a fact of the passage (a false copy may change it), not a reference, coding or citation year."""
     year = bool(re.fullmatch(r"1[6-9]\d\d|20\d\d", m.group(0)))
     cited = year and (sentence[m.end() : m.end() + 1] in (")", ";", ",", "]") or re.search(r"[(,]\s*$", sentence[: m.start()]) is not None)
-    return not _REFERENCE_BEFORE.search(sentence[: m.start()]) and not cited
+    joined = sentence[m.start() - 1 : m.start()] == "-" or re.match(r"[-–]\d", sentence[m.end() : m.end() + 2]) is not None  # "0-1 programming"
+    return not _REFERENCE_BEFORE.search(sentence[: m.start()]) and not cited and not joined
 
 
 def _falsify(ix: _Index, para: Node, sentence: str, acronyms: list[str], rng: np.random.Generator) -> tuple[str, str] | None:
@@ -384,7 +385,7 @@ def _falsify(ix: _Index, para: Node, sentence: str, acronyms: list[str], rng: np
         decimals = len(text.split(".")[1]) if "." in text else 0
         value = round(float(text) * 10**decimals)
         delta = int(rng.integers(1, 4))
-        new_value = value - delta if value - delta >= 0 and rng.random() < 0.5 else value + delta
+        new_value = value - delta if value - delta >= min(value, 1) and rng.random() < 0.5 else value + delta  # "the first 3 routines" never "the first 0"
         new = f"{new_value / 10**decimals:.{decimals}f}" if decimals else str(new_value)
         changed = sentence[: what.start()] + new + sentence[what.end():]
         return changed, ""
@@ -397,6 +398,10 @@ def _falsify(ix: _Index, para: Node, sentence: str, acronyms: list[str], rng: np
     return changed, ent.id if ent else ""
 
 
+#: A statement that opens by pointing at the sentence before it: checked alone, it says nothing.
+_POINTS_BACK = re.compile(r"(?:this|these|those|it|they|here|such)\b", re.I)
+
+
 def _b_fact(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> Iterator[_Cand]:
     acronyms = sorted({normalise(e.text) for e in ix.of("entity") if e.attrs.get("kind") == "acronym" and normalise(e.text)})
     for para in ix.of("paragraph"):
@@ -407,8 +412,8 @@ def _b_fact(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> Iterator[_
         for i, s in enumerate(split_sentences(para.text)):
             if made >= 2:
                 break
-            if not _good_sentence(s, 40, 300):
-                continue
+            if not _good_sentence(s, 40, 300) or s.rstrip().endswith(":") or _POINTS_BACK.match(s) or _LEANS_BACK.match(s):
+                continue  # "This is less obvious for nodes 2 and 3." says nothing alone; "… in the standard format:" ends in a display
             false = _falsify(ix, para, s, acronyms, rng)
             if false is None or normalise(false[0]) in ix.doc_text:
                 continue

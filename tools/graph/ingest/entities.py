@@ -40,6 +40,7 @@ def extract_entities(text: str) -> list[tuple[str, str]]:
     found: list[tuple[int, str, str]] = []
     for m in _ACRONYM.finditer(text):
         literal = m.group(1) in _LITERALS or text[max(0, m.start() - 1) : m.start()] == "="  # "(weighted=TRUE)", "type=PDF"
+        literal = literal or sum(c.isupper() for c in m.group(1)) < 2  # "Y1", "H0": a variable with its index
         if not _ROMAN.match(m.group(1)) and not m.group(1).isdigit() and not literal:
             found.append((m.start(), "acronym", m.group(1)))
     for m in _QUANTITY.finditer(text):
