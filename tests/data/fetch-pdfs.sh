@@ -41,6 +41,7 @@ declare -A package=(
   [seriation]=r-cran-seriation [dbscan]=r-cran-dbscan [constparty]=r-cran-partykit
   [pdftex-a]=texlive-base [kpathsea]=texlive-base [luatex]=texlive-base [scrguide-en]=texlive-latex-recommended
   [partial-residuals]=r-cran-effects [dotguide]=graphviz-doc [flexmix-intro]=r-cran-flexmix [graphs]=glpk-doc [gbm]=r-cran-gbm
+  [user]=mpich-doc [residual-shadings]=r-cran-vcd [coin]=r-cran-coin
 )
 missing=()
 for name in "${!package[@]}"; do [ -s "$cache/$name.pdf" ] || missing+=("$name"); done

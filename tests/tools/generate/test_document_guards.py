@@ -170,7 +170,7 @@ def test_tables_whose_rows_are_not_sure_are_never_addressed() -> None:
 
 
 def test_a_summary_takes_no_sentence_that_only_introduces_code() -> None:
-    from taskloom.tools.generate.document.generator import _INTRODUCES
+    from taskloom.tools.generate.document.leaning import INTRODUCES as _INTRODUCES
 
     assert _INTRODUCES.search("A fit of the MM-estimator with these settings looks as follows.")
     assert _INTRODUCES.search("The simulation is then run with the following call:")

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from taskloom.tools.generate.document.generator import _INTRODUCES, generate_document_tasks, normalise, split_sentences
+from taskloom.tools.generate.document.generator import generate_document_tasks, normalise, split_sentences
+from taskloom.tools.generate.document.leaning import INTRODUCES as _INTRODUCES
 from taskloom.tools.graph.model import KnowledgeGraph
 from taskloom.tools.graph.service import GraphService
 from taskloom.tools.settings import Settings

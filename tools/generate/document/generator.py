@@ -25,6 +25,7 @@ from ...graph.model import KnowledgeGraph, Node
 from ...tasks.model import Provenance, Task
 from .address import unambiguous
 from .guards import boilerplate, cap_cloze, confirmed_count, garbled, passage_of
+from .leaning import INTRODUCES, TAKES_BACK, leans_back
 from .templates import DOCUMENT_TASK_TYPES, DOCUMENT_TEMPLATES, TaskTemplate
 from .index import (
     Builder,
@@ -37,6 +38,7 @@ from .index import (
     _good_sentence,
     _has_label,
     _is_prose,
+    _kind,
     _table_ctx,
     clean_rows,
     listing_columns,
@@ -51,6 +53,18 @@ __all__ = ["generate_document_tasks", "normalise", "split_sentences", "TABLE_QA_
 #: least a tenth of a document's tasks wherever it has tables (twelve types share the count).
 TABLE_QA_SHARE = 1.5
 
+
+def _capital_neighbour(s: str, term: str) -> bool:
+    """Whether ``term`` stands beside another word in capitals: a part of a name whose underscores the PDF drew as
+    rules ("SEEK SET" for SEEK_SET), not an acronym of its own.
+
+    >>> _capital_neighbour("Use SEEK SET to go to the start.", "SET"), _capital_neighbour("The NASA archive.", "NASA")
+    (True, False)
+    """
+    t = re.escape(term)
+    return bool(re.search(rf"\b[A-Z][A-Z0-9]+\s+{t}\b|\b{t}\s+[A-Z][A-Z0-9]+\b", s))
+
+
 def _b_extraction(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> Iterator[_Cand]:
     for para in ix.of("paragraph"):
         if not _is_prose(para.text) or ix.addr.opening(para) is None:
@@ -64,7 +78,7 @@ def _b_extraction(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> Iter
             term = normalise(ent.text)
             pat = _whole_word(term)
             for s in split_sentences(para.text):
-                if _good_sentence(s) and len(pat.findall(s)) == 1:
+                if _good_sentence(s) and len(pat.findall(s)) == 1 and not (kind == "acronym" and _capital_neighbour(s, term)):
                     first = pat.search(text)  # the opening must end before the term's first use, or it gives the answer away
                     opening = ix.addr.opening(para, first.start() if first else None)
                     if opening is None:
@@ -75,28 +89,19 @@ def _b_extraction(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> Iter
                     break
 
 
-#: A sentence that only introduces what follows it ("… looks as follows.", "… with the following call:"): no key statement.
-#: "Below" alone is no sign: "… we show the correlation matrix, reported below." states what is done; "… the utility
-#: functions listed below." points at a list.
-_INTRODUCES = re.compile(r"(?:as follows|the following(?:\s+\w+){0,3})\s*[.:]$|\b(?:shown|given|listed|printed|defined|described|presented)\s+below\s*\.$|:$")
-#: A second sentence that takes the first back or qualifies it ("This is not true as …", "However, …"): the first alone misleads.
-_TAKES_BACK = re.compile(r"(?:however|but|yet|nevertheless|in fact|actually|this is not|that is not|this is untrue)\b", re.I)
-
-
-#: An opening that leans on a sentence before it ("Second, …", "As well, …", "Neither of these graphs …").
-_LEANS_BACK = re.compile(r"(?:second|third|fourth|finally|also|as well|neither|both of these|however|moreover|furthermore|in addition|otherwise|then|here)\b", re.I)
-
-
 def _b_summarization(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> Iterator[_Cand]:
     for sec in ix.of("section"):
-        paras = [p for p in ix.kids(sec.id, "paragraph") if _is_prose(p.text, 120)]
+        paras = [p for p in ix.kids(sec.id, "paragraph") if _is_prose(p.text, 120) and not ix.after_display(p.id)]
         keys: list[tuple[Node, str]] = []
         for p in paras:  # a paragraph's key statement is its opening: a later sentence leans on what came before it
             if len(keys) == 3:
                 break
             first, second = (split_sentences(p.text) + ["", ""])[:2]
-            if _good_sentence(first, 25, 400) and not _INTRODUCES.search(first) and first[:1].isupper() and not _LEANS_BACK.match(first) and not _TAKES_BACK.match(second):
+            if _good_sentence(first, 25, 400) and not INTRODUCES.search(first) and first[:1].isupper() and not leans_back(first) and not TAKES_BACK.match(second):
                 keys.append((p, first))
+        opening = next(iter(ix.kids(sec.id, "paragraph", "list", "formula", "code")), None)
+        if opening is not None and (_kind(opening) != "paragraph" or not _is_prose(opening.text)):
+            continue  # a section that opens with code or a display (a reference entry) has no key statements in prose
         if len(keys) < 2 or (name := ix.addr.section(sec)) is None:
             continue
         yield _Cand(t, {"section": name, "n": len(keys), "key_sentences": [s for _, s in keys]},
@@ -398,10 +403,6 @@ def _falsify(ix: _Index, para: Node, sentence: str, acronyms: list[str], rng: np
     return changed, ent.id if ent else ""
 
 
-#: A statement that opens by pointing at the sentence before it: checked alone, it says nothing.
-_POINTS_BACK = re.compile(r"(?:this|these|those|it|they|here|such)\b", re.I)
-
-
 def _b_fact(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> Iterator[_Cand]:
     acronyms = sorted({normalise(e.text) for e in ix.of("entity") if e.attrs.get("kind") == "acronym" and normalise(e.text)})
     for para in ix.of("paragraph"):
@@ -412,7 +413,7 @@ def _b_fact(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> Iterator[_
         for i, s in enumerate(split_sentences(para.text)):
             if made >= 2:
                 break
-            if not _good_sentence(s, 40, 300) or s.rstrip().endswith(":") or _POINTS_BACK.match(s) or _LEANS_BACK.match(s):
+            if not _good_sentence(s, 40, 300) or s.rstrip().endswith(":") or leans_back(s) or (i == 0 and ix.after_display(para.id)):
                 continue  # "This is less obvious for nodes 2 and 3." says nothing alone; "… in the standard format:" ends in a display
             false = _falsify(ix, para, s, acronyms, rng)
             if false is None or normalise(false[0]) in ix.doc_text:

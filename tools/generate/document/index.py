@@ -276,6 +276,19 @@ class _Index:
     def kids(self, nid: str, *types: str) -> list[Node]:
         return [self.nodes[c] for c in self.children.get(nid, []) if not types or _kind(self.nodes[c]) in types]
 
+    def after_display(self, nid: str) -> bool:
+        """Whether the block read before ``nid`` in its section is a display, code or a sentence left open ("… has the
+        following format:"): the paragraph then goes on from it ("Here x1, x2 are Boolean variables …", "The first
+        routine returns …") and its opening is no statement of its own. Floats, footnotes and chunks are stepped over."""
+        parent = self.parent.get(nid)
+        kids = [c for c in self.children.get(parent, []) if _kind(self.nodes[c]) in ("paragraph", "list", "formula", "code", "heading")] if parent else []
+        at = kids.index(nid) if nid in kids else 0
+        if at == 0:
+            return False
+        before = self.nodes[kids[at - 1]]
+        text = normalise(before.text).rstrip()
+        return _kind(before) in ("formula", "code") or (_kind(before) != "heading" and not re.search(r"[.!?][\"'”’)]*$", text))
+
     def section_of(self, nid: str) -> Node | None:
         p = self.parent.get(nid)
         return self.nodes[p] if p is not None and self.nodes[p].type.value == "section" else None

@@ -213,7 +213,8 @@ def _emit(laid_out: list[tuple[list[TextBlock], list[Region]]]) -> list[Block]:
                 continue
             if (
                 block.kind == "paragraph" and (part := _paragraph_before_floats(out)) is not None
-                and _continues(out[part], block, past_floats=True, flush=flush and not any(b.kind == "code" and b.page == block.page for b in out[part + 1 :]))
+                and _continues(out[part], block, past_floats=True, flush=flush and not any(b.kind == "code" and b.page == block.page for b in out[part + 1 :]),
+                               past_code=any(b.kind == "code" for b in out[part + 1 :]))
             ):  # fmt: skip  (flush text right under code on its page follows the code, not a float)
                 _join(out[part], block)  # the paragraph goes on below the floats at the top of the page
                 continue
@@ -375,11 +376,14 @@ def _flush_left(tb: TextBlock) -> bool:
     return tb.kind == "paragraph" and len(tb.lines) >= 2 and abs(_indent(tb)) <= 1.5
 
 
-def _continues(prev: Block, block: Block, past_floats: bool = False, flush: bool = False) -> bool:
+def _continues(prev: Block, block: Block, past_floats: bool = False, flush: bool = False, past_code: bool = False) -> bool:
     """A paragraph or table cut by a page break continues on the next page (a long table over several;
     its caption, and so its number, may stand on its first page or its last); ``past_floats``: pages of
     floats alone may stand between a paragraph's halves; ``flush``: the next page's paragraph opens without
-    the indent the document's paragraphs open with (dotguide: a page break right after a sentence's end)."""
+    the indent the document's paragraphs open with (dotguide: a page break right after a sentence's end); ``past_code``:
+    code stands between them, and a line ending "… is" may end on that code (coin: "… (stratified by gender) is" over
+    R output, then "Ordered Alternatives."), so only a lower-case start, a closed bracket or an article ("… not part of
+    the" / "PMML description") goes on."""
     last = prev.end_page or prev.page
     if last is None or block.page is None or not (block.page == last + 1 or (past_floats and block.page > last)):
         return False
@@ -387,7 +391,8 @@ def _continues(prev: Block, block: Block, past_floats: bool = False, flush: bool
         return True
     if prev.kind == block.kind == "paragraph":  # the next page goes on in lower case, closes a bracket left open, or ends "of the"
         open_bracket = prev.text.count("(") > prev.text.count(")") and block.text.count(")") > block.text.count("(")
-        goes_on = block.text[:1].islower() or open_bracket or bool(_OPEN_END.search(prev.text.rstrip()))
+        open_end = _OPEN_END.search(prev.text.rstrip())
+        goes_on = block.text[:1].islower() or open_bracket or bool(open_end and (not past_code or open_end.group(0).lower() in ("a", "an", "the")))
         return not prev.text.rstrip().endswith((".", ":", "?", "!")) and goes_on
     if prev.kind == block.kind == "table" and (block.number is None or prev.number is None or block.number == prev.number):  # "Table 3 – continued"
         prev_cols = {c.col for c in prev.cells}

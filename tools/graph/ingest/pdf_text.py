@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import re
+import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,6 +33,18 @@ _DELIMITER_PIECES = {
     **{code: "" for code in (0xF8EC, 0xF8ED, 0xF8EF, 0xF8F0, 0xF8F2, 0xF8F3, 0xF8F4, 0xF8F5, 0xF8F6, 0xF8F7, 0xF8F9, 0xF8FA, 0xF8FC, 0xF8FD)},
 }  # fmt: skip
 LIGATURES = str.maketrans({"ﬁ": "fi", "ﬂ": "fl", "ﬀ": "ff", "ﬃ": "ffi", "ﬄ": "ffl", "ﬅ": "st", "ﬆ": "st", **{chr(k): v for k, v in _DELIMITER_PIECES.items()}})
+#: TeX's spacing accents, set before their letter ("R¨ohmel"), and the combining marks they stand for.
+_ACCENTS = {"¨": "\u0308", "´": "\u0301", "ˆ": "\u0302", "˜": "\u0303", "ˇ": "\u030c", "˚": "\u030a", "˘": "\u0306", "˙": "\u0307", "¯": "\u0304", "˝": "\u030b"}
+_ACCENTED = re.compile(f"([{''.join(_ACCENTS)}])([A-Za-z])")
+
+
+def compose_accents(text: str) -> str:
+    """Put TeX's accents on their letters.
+
+    >>> compose_accents("R¨ohmel and Erd˝os, Dvoˇr´ak")
+    'Röhmel and Erdős, Dvořák'
+    """
+    return _ACCENTED.sub(lambda m: unicodedata.normalize("NFC", m.group(2) + _ACCENTS[m.group(1)]), text)
 _TEXT_FLAGS = pymupdf.TEXT_MEDIABOX_CLIP | pymupdf.TEXT_PRESERVE_WHITESPACE
 
 
@@ -130,6 +143,7 @@ def _fixed_pitch(spans: list[dict[str, Any]]) -> set[str]:
 
 def _line_record(spans: list[dict[str, Any]], bbox: BBox, encodings: dict[str, dict[int, str]], fixed: set[str] | frozenset[str] = frozenset()) -> TextLine | None:
     text = "".join(decode(str(s["text"]), encodings.get(str(s["font"]))) for s in spans).translate(LIGATURES)
+    text = compose_accents(text)
     if not text.strip():
         return None
     sizes: Counter[float] = Counter()
@@ -205,6 +219,7 @@ def page_text_blocks(page: pymupdf.Page, fonts: FontEncodings | None = None) -> 
     encodings = fonts.tables
     fixed = _fixed_pitch([span for raw in data["blocks"] for raw_line in raw.get("lines", []) for span in raw_line["spans"]])
     last_spans: list[dict[str, Any]] = []  # the raw spans of the last line kept
+    last_dir: tuple[float, ...] = ()  # and the way it runs
     for raw in data["blocks"]:
         if raw.get("type") != 0:
             continue
@@ -215,13 +230,28 @@ def page_text_blocks(page: pymupdf.Page, fonts: FontEncodings | None = None) -> 
                 lines.append(line)
         if not lines:
             continue
-        if blocks and _continues_row(last_spans, raw["lines"][0]["spans"], blocks[-1].lines[-1].bbox, lines[0].bbox):
+        if blocks and (
+            _continues_row(last_spans, raw["lines"][0]["spans"], blocks[-1].lines[-1].bbox, lines[0].bbox)
+            or _next_sideways_line(last_dir, tuple(raw["lines"][0]["dir"]), blocks[-1].lines[-1].bbox, lines[0].bbox)
+        ):
             blocks[-1].lines.extend(lines)
             blocks[-1].bbox = union([blocks[-1].bbox, *(ln.bbox for ln in lines)])
         else:
             blocks.append(TextBlock(lines=lines, bbox=union([ln.bbox for ln in lines]), page=page.number + 1))
         last_spans = raw["lines"][-1]["spans"]
+        last_dir = tuple(raw["lines"][-1]["dir"])
     return blocks
+
+
+def _next_sideways_line(before: tuple[float, ...], direction: tuple[float, ...], last: BBox, first: BBox) -> bool:
+    """A block that is the next line of sideways text (a caption on a rotated page): PyMuPDF makes each such line a
+    block of its own, so "Figure 2: Upper row: …" lost its "Lower row: …" (vcd's residual-shadings)."""
+    if not before or before != direction or abs(direction[0]) > 0.1:
+        return False
+    width, length = last[2] - last[0], last[3] - last[1]
+    gap = first[0] - last[2] if direction[1] < 0 else last[0] - first[2]  # read upwards, lines go right; downwards, left
+    start = abs(last[3] - first[3]) if direction[1] < 0 else abs(last[1] - first[1])
+    return length >= 150 and start <= 2 and -1.0 <= gap <= 0.8 * width  # a long line, the next starting where it did: no table row
 
 
 def _continues_row(before: list[dict[str, Any]], spans: list[dict[str, Any]], last: BBox, first: BBox) -> bool:
