@@ -16,8 +16,11 @@ import pytest
 from taskloom.tools.environment.gold import run_gold_steps
 from taskloom.tools.environment.site import serve_static
 from taskloom.tools.evaluate.checks import check_criteria
+from taskloom.tools.generate.compose.flowcompose import FlowResult
+from taskloom.tools.generate.compose.listchain import compose_list_chains, compose_list_graphs
 from taskloom.tools.generate.filter.stages import GenerationReport
 from taskloom.tools.generate.registry import GenerationRequest, generators
+from taskloom.tools.generate.web.change import ITEM_TEXTS
 from taskloom.tools.generate.web.paths import verify_web_tasks
 from taskloom.tools.generate.web.style import gold_names, instruction_style
 from taskloom.tools.graph.model import KnowledgeGraph
@@ -169,6 +172,59 @@ def test_todomvc_wrong_end_state_fails(todo: Site) -> None:
     goal = task.quality["change"]
     hidden_never_added = [s for s in task.gold_steps if (s.action == "type" and s.text not in goal["done"]) or s.node_id is not None]
     assert not _holds(_outcome(todo, task, hidden_never_added))  # the open view looks right, but the done items were never added
+
+
+def _composed(site: Site, mode: str) -> FlowResult:
+    async def go() -> FlowResult:
+        async with Runtime(Settings(workspace=site.workspace, embedder="hashing", record_screenshots=False), screenshots=False) as rt:
+            if mode == "chain":
+                return await compose_list_chains(site.kg, rt.episodes, count=3, levels=6, seed=0)
+            return await compose_list_graphs(site.kg, rt.episodes, count=2, seed=0)
+
+    return asyncio.run(go())
+
+
+@pytest.fixture(scope="module")
+def todo_chains(todo: Site) -> FlowResult:
+    return _composed(todo, "chain")
+
+
+def test_todomvc_chains_reach_level_six_each_checked_on_the_whole_state(todo_chains: FlowResult) -> None:
+    assert [c.reached for c in todo_chains.chains] == [6, 6, 6], todo_chains.chains
+    assert len(todo_chains.tasks) == 18 and not todo_chains.dropped
+    for task in todo_chains.tasks:
+        assert task.level is not None and len(task.subtasks) == task.level and task.success == task.subtasks[-1].checks
+        added = task.subtasks[0].instruction
+        later = task.instruction.split("Then", 1)[1] if task.level > 1 else ""
+        assert not [t for t in ITEM_TEXTS if f"“{t}”" in added and t in later], task.instruction  # later steps name items by where they stand
+    six = next(t for t in todo_chains.tasks if t.level == 6)
+    assert [c.kind for c in six.success] == ["items", "url_matches", "stored", "stored", "stored"]
+
+
+def test_todomvc_chain_another_route_passes_and_a_wrong_state_fails(todo: Site, todo_chains: FlowResult) -> None:
+    four = next(t for t in todo_chains.tasks if t.level == 4)
+    a, b, c = re.findall(r"“([^”]+)”", four.subtasks[0].instruction)
+    adder = four.gold_steps[0].selector or ""
+    route = re.search(r"#(.*)\$$", next(x.value for x in four.success if x.kind == "url_matches"))
+    assert route is not None
+    by_url = [GoldStep(action="navigate", text=four.start_url.split("#")[0] + "#" + route.group(1).replace("\\", ""))]
+    assert _holds(_outcome(todo, four, [*by_url, *(_add(adder, t) for t in (a, b, c)), _toggle(b), _toggle(c)]))  # the view first, by its URL
+    assert not _holds(_outcome(todo, four, [*by_url, *(_add(adder, t) for t in (a, b, c)), _toggle(b), _toggle(a)]))  # the first marked, not the last
+    six = next(t for t in todo_chains.tasks if t.level == 6 and t.id.startswith(four.id[:-3]))
+    d = re.findall(r"“([^”]+)”", six.subtasks[5].instruction)[0]
+    done_link = six.subtasks[4].gold_steps[0]
+    detour = [*six.gold_steps[:-1], GoldStep(action="navigate", text=four.start_url.split("#")[0] + "#/"), _add(adder, d), done_link]
+    assert _holds(_outcome(todo, six, detour))  # added from the full list, then back to the done view: the same state
+    assert not _holds(_outcome(todo, six, six.gold_steps[:-1]))  # never added
+
+
+def test_todomvc_task_graphs_hold_in_both_orders(todo: Site) -> None:
+    graphs = _composed(todo, "dag")
+    assert len(graphs.tasks) == 2 and not graphs.dropped, graphs.dropped
+    for task in graphs.tasks:
+        assert task.order_count == 2 and task.quality["replay"]["orders"] == 2
+        assert sorted(task.dag) == [("s1", "s3"), ("s2", "s3")]
+    assert {next(c.value for c in t.success if c.kind == "url_matches").split("#")[-1] for t in graphs.tasks} == {"/active$", "/completed$"}
 
 
 # --------------------------------------------------------------------------- the example site's request form

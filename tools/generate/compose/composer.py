@@ -34,6 +34,7 @@ from .chain import FailedProposal, build_chains
 from .levels import LevelStats, level_stats
 from .crossflow import compose_count_graphs, compose_join_chains
 from .flowcompose import ChainStop, compose_value_chains, compose_value_graphs
+from .listchain import compose_list_chains, compose_list_graphs
 from .statechain import compose_state_chains
 from .stategraph import compose_state_graphs
 from .dag import compose_dags
@@ -93,6 +94,12 @@ async def compose_tasks(
             flow.chains += state.chains
             flow.dropped += state.dropped
             flow.reason = None if flow.tasks else "; ".join(filter(None, (flow.reason, state.reason)))
+        if any(t.quality["change"]["kind"] == "list" and t.quality.get("replay", {}).get("ok") for t in changes):  # a list app's state
+            listed = await (compose_list_chains(kg, episodes, count, levels, seed) if mode == "chain" else compose_list_graphs(kg, episodes, count, seed))
+            flow.tasks += listed.tasks
+            flow.chains += listed.chains
+            flow.dropped += listed.dropped
+            flow.reason = None if flow.tasks else "; ".join(filter(None, (flow.reason, listed.reason)))
         tasks = flow.tasks
         result = ComposeResult(
             graph_id=kg.id, mode=mode, task_ids=[t.id for t in tasks], levels=flow_levels(tasks), chains=flow.chains, dropped=flow.dropped, reason=flow.reason,
