@@ -27,6 +27,9 @@ from taskloom.tools.settings import Settings
         ("See Section 4.1 for 3 examples of 12 hours each.", ["3", "12"]),
         ("In 1998 the method was 20% faster (Smith 1999; Jones, 2001).", ["1998", "20"]),
         ("The parameter P specifies the problem object for the 0-1 programming problem.", []),  # audit 9: glpk's cnfsat.pdf
+        ("Let x be a k × 1-vector of regressors.", []),  # audit 11: strucchange-intro.pdf, a number of the notation
+        ("The update θ(i+1) is computed from the 3 posteriors.", ["3"]),  # audit 11: mixture-regressions.pdf
+        ("As a restriction to condition 1 above, the file must hold 2 blocks.", ["2"]),  # audit 11: latexdiff-man.pdf
     ],
 )
 def test_a_false_copy_changes_only_numbers_the_passage_states(sentence: str, stated: list[str]) -> None:

@@ -79,3 +79,5 @@ def test_below_alone_does_not_make_a_sentence_an_introduction() -> None:
     assert not _INTRODUCES.search("For reproducibility, we set a known seed for the generator, reported below.")
     assert _INTRODUCES.search("The output is shown below.") and _INTRODUCES.search("The model looks as follows.")
     assert _INTRODUCES.search("We fit it with the following call:")
+    assert _INTRODUCES.search("This leads to the following model which is the best with respect to the BIC.")  # audit 11
+    assert not _INTRODUCES.search("In the following years that method spread widely.")

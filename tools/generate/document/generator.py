@@ -78,7 +78,7 @@ def _b_extraction(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> Iter
             term = normalise(ent.text)
             pat = _whole_word(term)
             for s in split_sentences(para.text):
-                if _good_sentence(s) and len(pat.findall(s)) == 1 and not (kind == "acronym" and _capital_neighbour(s, term)):
+                if _good_sentence(s) and len(pat.findall(s)) == 1 and not (kind == "acronym" and (_capital_neighbour(s, term) or "\\" + term in s)):
                     first = pat.search(text)  # the opening must end before the term's first use, or it gives the answer away
                     opening = ix.addr.opening(para, first.start() if first else None)
                     if opening is None:
@@ -364,7 +364,7 @@ def _b_xref_section(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> It
 
 #: Numbers that state nothing a reader could check: a reference's ("Figure 2 and 3", "Section 4.1", "[5]"), a variable's
 #: coding ("y = 1"), a citation's year ("Friedman (2002)", "Grün, 2002)").
-_REFERENCE_BEFORE = re.compile(r"(?:\b(?:figures?|figs?\.|tables?|sections?|sec\.|equations?|eqs?\.|chapters?|appendix|pages?|pp?\.)\s*(?:[\d.]+\s*(?:,|and|&|-|–|to)\s*)*|[\[=(]\s*|\d\s*[,;]\s*)$", re.I)
+_REFERENCE_BEFORE = re.compile(r"(?:\b(?:figures?|figs?\.|tables?|sections?|sec\.|equations?|eqs?\.|chapters?|appendix|pages?|pp?\.|conditions?|items?|steps?|rules?|cases?|lines?|points?|stages?|examples?)\s*(?:[\d.]+\s*(?:,|and|&|-|–|to)\s*)*|[\[=(]\s*|\d\s*[,;]\s*)$", re.I)
 
 
 def _stated_number(sentence: str, m: re.Match[str]) -> bool:
@@ -372,7 +372,8 @@ def _stated_number(sentence: str, m: re.Match[str]) -> bool:
     year = bool(re.fullmatch(r"1[6-9]\d\d|20\d\d", m.group(0)))
     cited = year and (sentence[m.end() : m.end() + 1] in (")", ";", ",", "]") or re.search(r"[(,]\s*$", sentence[: m.start()]) is not None)
     joined = sentence[m.start() - 1 : m.start()] == "-" or re.match(r"[-–]\d", sentence[m.end() : m.end() + 2]) is not None  # "0-1 programming"
-    return not _REFERENCE_BEFORE.search(sentence[: m.start()]) and not cited and not joined
+    in_formula = re.search(r"[+−×*/^=<>≤≥∑]\s*$", sentence[max(0, m.start() - 3) : m.start()]) or re.match(r"\s*[+−×*/^]|-[a-z]", sentence[m.end() : m.end() + 3])
+    return not _REFERENCE_BEFORE.search(sentence[: m.start()]) and not cited and not joined and not in_formula  # "θ(i+1)", "k × 1-vector"
 
 
 def _falsify(ix: _Index, para: Node, sentence: str, acronyms: list[str], rng: np.random.Generator) -> tuple[str, str] | None:

@@ -35,14 +35,14 @@ _DELIMITER_PIECES = {
 LIGATURES = str.maketrans({"ﬁ": "fi", "ﬂ": "fl", "ﬀ": "ff", "ﬃ": "ffi", "ﬄ": "ffl", "ﬅ": "st", "ﬆ": "st", **{chr(k): v for k, v in _DELIMITER_PIECES.items()}})
 #: TeX's spacing accents, set before their letter ("R¨ohmel"), and the combining marks they stand for.
 _ACCENTS = {"¨": "\u0308", "´": "\u0301", "ˆ": "\u0302", "˜": "\u0303", "ˇ": "\u030c", "˚": "\u030a", "˘": "\u0306", "˙": "\u0307", "¯": "\u0304", "˝": "\u030b"}
-_ACCENTED = re.compile(f"([{''.join(_ACCENTS)}])([A-Za-z])")
+_ACCENTED = re.compile(f"(?<![^\\s\\w(“\"'-])([{''.join(_ACCENTS)}])([A-Za-z])")  # not in code: "/ˆregex$/"
 
 
 def compose_accents(text: str) -> str:
     """Put TeX's accents on their letters.
 
-    >>> compose_accents("R¨ohmel and Erd˝os, Dvoˇr´ak")
-    'Röhmel and Erdős, Dvořák'
+    >>> compose_accents("R¨ohmel and Erd˝os, Dvoˇr´ak"), compose_accents("match /ˆregex$/")
+    ('Röhmel and Erdős, Dvořák', 'match /ˆregex$/')
     """
     return _ACCENTED.sub(lambda m: unicodedata.normalize("NFC", m.group(2) + _ACCENTS[m.group(1)]), text)
 _TEXT_FLAGS = pymupdf.TEXT_MEDIABOX_CLIP | pymupdf.TEXT_PRESERVE_WHITESPACE
