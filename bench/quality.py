@@ -185,7 +185,7 @@ async def _site(site: str, url: str, max_pages: int, count: int, max_steps: int,
         "verbatim": [{"family": _family(t), "instruction": t.instruction, "check": _check(t), "start": t.start_url} for t in _spread(tasks, 5)],
         "composed": composed,
         "levels": composite_levels(composites, results, agents),
-        "composites verbatim": [{"bucket": _bucket(t), "instruction": t.instruction, "check": _check(t), "steps": [g.text for g in t.gold_steps]} for t in composites[:8]],
+        "composites verbatim": [{"bucket": _bucket(t), "instruction": t.instruction, "check": _check(t), "steps": [g.text or f"{g.action} {g.selector}" for g in t.gold_steps]} for t in composites[:8]],
     }
 
 

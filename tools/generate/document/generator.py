@@ -78,7 +78,7 @@ def _b_extraction(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> Iter
             term = normalise(ent.text)
             pat = _whole_word(term)
             for s in split_sentences(para.text):
-                if _good_sentence(s) and len(pat.findall(s)) == 1 and not (kind == "acronym" and (_capital_neighbour(s, term) or "\\" + term in s)):
+                if _good_sentence(s) and len(pat.findall(s)) == 1 and not (kind == "acronym" and (_capital_neighbour(s, term) or re.search(rf"[\\%$@#]{re.escape(term)}", s))):
                     first = pat.search(text)  # the opening must end before the term's first use, or it gives the answer away
                     opening = ix.addr.opening(para, first.start() if first else None)
                     if opening is None:

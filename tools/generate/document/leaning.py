@@ -36,5 +36,9 @@ def leans_back(s: str) -> bool:
     (True, True)
     >>> leans_back("Thesis work is long."), leans_back("The routine reads a file.")
     (False, False)
+    >>> leans_back("All components will be then retained."), leans_back("If k is 0, then all components are kept.")
+    (True, False)
     """
-    return bool(LEANS_BACK.match(s) or (POINTS_BACK.match(s) and not _POINTS_AT_TEXT.match(s)))
+    then = re.search(r"\bthen\b", s, re.I)  # "All components will be then retained" (once the size was set to zero)
+    if_then = then is not None and re.search(r"\b(?:if|when|whenever|once|after|before|first)\b", s[: then.start()], re.I)
+    return bool(LEANS_BACK.match(s) or (POINTS_BACK.match(s) and not _POINTS_AT_TEXT.match(s)) or (then and not if_then))
