@@ -275,11 +275,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--max-pages", type=int, default=40)
     parser.add_argument("--count", type=int, default=20, help="Tasks kept per site.")
     parser.add_argument("--max-steps", type=int, default=24, help="Step limit of each agent episode.")
+    parser.add_argument("--docs-page", default="index.html", help="The Python docs' start page (library/index.html reaches the tables joined across pages).")
     parser.add_argument("--chains", type=int, default=2, help="Value-flow chains (levels 1..6) and task graphs composed per site (0: none).")
     args = parser.parse_args(argv)
     rows = []
     for site in args.site or _SITES:
-        with _serve(site) as url:
+        with _serve(site, args.docs_page) as url:
             row = asyncio.run(_site(site, url, args.max_pages, args.count, args.max_steps, args.chains))
         rows.append(row)
         print(f"{site}: {row['kept']} tasks kept, families {sorted(row['families'])}", file=sys.stderr)

@@ -73,7 +73,7 @@ def _sqlite_web(db: Path) -> Iterator[str]:
 
 
 @contextlib.contextmanager
-def _serve(site: str) -> Iterator[str]:
+def _serve(site: str, docs_page: str = "index.html") -> Iterator[str]:
     if site == "example":
         with _static(_ROOT / "examples" / "site") as url:
             yield url + "/index.html"
@@ -83,7 +83,7 @@ def _serve(site: str) -> Iterator[str]:
             yield url + "/index.html"
     elif site == "python-docs":
         with _static(_DOCS) as url:
-            yield url + "/index.html"
+            yield url + "/" + docs_page
     else:
         subprocess.run([sys.executable, str(_DATA / "build-penguins.py")], check=True)
         with _sqlite_web(_DATA / "cache" / "penguins.sqlite") as url:
