@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from taskloom.tools.generate.document.generator import _NUMBER, _stated_number, generate_document_tasks
+from taskloom.tools.generate.document.falsify import _NUMBER, _stated_number
+from taskloom.tools.generate.document.generator import generate_document_tasks
 from taskloom.tools.graph.service import GraphService
 from taskloom.tools.settings import Settings
 
@@ -95,7 +96,7 @@ def test_a_heading_whose_number_stands_beside_three_rows_of_title_is_a_heading(t
 def test_statements_stand_alone_false_copies_keep_counts_positive_and_indexed_variables_are_no_acronyms(tmp_path: Path) -> None:
     """Audit 9: "This is less obvious for nodes 2 and 3." (true, but says nothing alone), "the first 0 routines" (a count of 3
     made 0), "… (____, . . . , Yn)" with the gold "Y1" (a variable, blanked as an acronym)."""
-    from taskloom.tools.generate.document.generator import _falsify
+    from taskloom.tools.generate.document.falsify import _falsify
     from taskloom.tools.generate.document.index import _Index
     from taskloom.tools.graph.ingest.entities import extract_entities
 

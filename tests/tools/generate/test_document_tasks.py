@@ -91,7 +91,9 @@ def test_every_type_produces_tasks_on_each_document(graphs, name):
     produced = {t.type for t in tasks}
     assert produced == set(DOCUMENT_TASK_TYPES), report
     for ttype, entry in report["types"].items():
-        assert entry["kept"] == (3 if ttype == "table_qa" else 2) and entry["skipped"] is None, (ttype, entry)  # tables: 1.5 per 1
+        # tables: 1.5 per 1; countreg's other passage naming Appendix A says only "For details see Appendix A."
+        want = 3 if ttype == "table_qa" else 1 if (name, ttype) == ("countreg", "synthesis") else 2
+        assert entry["kept"] == want and entry["skipped"] is None, (ttype, entry)
         assert entry["candidates"] >= entry["kept"]
 
 

@@ -25,7 +25,8 @@ from ...graph.model import KnowledgeGraph, Node
 from ...tasks.model import Provenance, Task
 from .address import unambiguous
 from .guards import boilerplate, cap_cloze, confirmed_count, garbled, passage_of
-from .leaning import INTRODUCES, TAKES_BACK, leans_back
+from .falsify import _falsify
+from .leaning import INTRODUCES, TAKES_BACK, leans_back, pointer
 from .templates import DOCUMENT_TASK_TYPES, DOCUMENT_TEMPLATES, TaskTemplate
 from .index import (
     Builder,
@@ -33,7 +34,6 @@ from .index import (
     _Cand,
     _DIFFICULTIES,
     _Index,
-    _NUMBER,
     _whole_sentence,
     _good_sentence,
     _has_label,
@@ -120,7 +120,7 @@ def _b_comprehension(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> I
         for i in range(len(sents) - 1):
             if made >= 3:
                 break
-            if _good_sentence(sents[i], 25) and _good_sentence(sents[i + 1], 25) and sents.count(sents[i]) == 1 and sents[i] != sents[i + 1]:
+            if _good_sentence(sents[i], 25) and _good_sentence(sents[i + 1], 25) and sents.count(sents[i]) == 1 and sents[i] != sents[i + 1] and not sents[i + 1].endswith(":"):
                 opening = ix.addr.opening(para, text.find(sents[i + 1], text.find(sents[i]) + len(sents[i])))  # not into the answer
                 if opening is None:
                     continue
@@ -165,6 +165,8 @@ def _b_comparison_sections(ix: _Index, t: TaskTemplate, rng: np.random.Generator
         # a sibling is named by its title within the parent: only titles no other sibling shares
         subs = [(s, f) for s, f in found if f is not None and normalise(s.text) and titles[normalise(s.text)] == 1]
         for (sa, (pa, xa)), (sb, (pb, xb)) in zip(subs, subs[1:]):  # type: ignore[misc]
+            if normalise(xa) == normalise(xb):
+                continue  # two sections opening with one sentence ("Package actuar provides support for …") tell nothing apart
             yield _Cand(t, {"parent": name, "section_a": normalise(sa.text), "section_b": normalise(sb.text),
                             "sentence_a": xa, "sentence_b": xb},
                         [sa.id, pa.id, sb.id, pb.id, parent.id],
@@ -280,7 +282,7 @@ def _b_synthesis(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> Itera
         target = ix.nodes[tgt]
         picked: list[tuple[str, str]] = []
         for src, ref in refs:
-            s = next((s for s in split_sentences(ix.nodes[src].text) if _has_label(s, ref) and len(s) >= 25), None)
+            s = next((s for s in split_sentences(ix.nodes[src].text) if _has_label(s, ref) and len(s) >= 25 and not pointer(s)), None)
             if s and _whole_sentence(s) and s not in [x for _, x in picked]:  # a sentence cut by a page break is no statement
                 picked.append((src, s))
         picked = picked[:3]
@@ -360,48 +362,6 @@ def _b_xref_section(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> It
         if (opening := ix.addr.opening(para)) is None:
             continue
         yield _Cand(t, {"opening": opening, "ref_label": ref, "answer": normalise(target.text)}, [src, tgt], [(src, "refers_to", tgt)])
-
-
-#: Numbers that state nothing a reader could check: a reference's ("Figure 2 and 3", "Section 4.1", "[5]"), a variable's
-#: coding ("y = 1"), a citation's year ("Friedman (2002)", "Grün, 2002)").
-_REFERENCE_BEFORE = re.compile(r"(?:\b(?:figures?|figs?\.|tables?|sections?|sec\.|equations?|eqs?\.|chapters?|appendix|pages?|pp?\.|conditions?|items?|steps?|rules?|cases?|lines?|points?|stages?|examples?)\s*(?:[\d.]+\s*(?:,|and|&|-|–|to)\s*)*|[\[=(]\s*|\d\s*[,;]\s*)$", re.I)
-
-
-def _stated_number(sentence: str, m: re.Match[str]) -> bool:
-    """Whether the number ``m`` states a fact of the passage (a false copy may change it), not a reference, coding or citation year."""
-    year = bool(re.fullmatch(r"1[6-9]\d\d|20\d\d", m.group(0)))
-    cited = year and (sentence[m.end() : m.end() + 1] in (")", ";", ",", "]") or re.search(r"[(,]\s*$", sentence[: m.start()]) is not None)
-    joined = sentence[m.start() - 1 : m.start()] == "-" or re.match(r"[-–]\d", sentence[m.end() : m.end() + 2]) is not None  # "0-1 programming"
-    in_formula = re.search(r"[+−×*/^=<>≤≥∑]\s*$", sentence[max(0, m.start() - 3) : m.start()]) or re.match(r"\s*[+−×*/^]|-[a-z]", sentence[m.end() : m.end() + 3])
-    return not _REFERENCE_BEFORE.search(sentence[: m.start()]) and not cited and not joined and not in_formula  # "θ(i+1)", "k × 1-vector"
-
-
-def _falsify(ix: _Index, para: Node, sentence: str, acronyms: list[str], rng: np.random.Generator) -> tuple[str, str] | None:
-    """A changed copy of ``sentence`` (one number or acronym replaced) and the entity id swapped in, if any."""
-    options: list[tuple[str, Any]] = [("number", m) for m in _NUMBER.finditer(sentence) if _stated_number(sentence, m)]
-    mentioned = [normalise(ix.nodes[e].text) for e in ix.mentions.get(para.id, []) if ix.nodes[e].attrs.get("kind") == "acronym"]
-    for term in mentioned:
-        if len(_whole_word(term).findall(sentence)) == 1:
-            options.append(("acronym", term))
-    if not options:
-        return None
-    kind, what = options[int(rng.integers(len(options)))]
-    if kind == "number":
-        text = what.group(0)
-        decimals = len(text.split(".")[1]) if "." in text else 0
-        value = round(float(text) * 10**decimals)
-        delta = int(rng.integers(1, 4))
-        new_value = value - delta if value - delta >= min(value, 1) and rng.random() < 0.5 else value + delta  # "the first 3 routines" never "the first 0"
-        new = f"{new_value / 10**decimals:.{decimals}f}" if decimals else str(new_value)
-        changed = sentence[: what.start()] + new + sentence[what.end():]
-        return changed, ""
-    others = [a for a in acronyms if a != what and not _whole_word(a).search(sentence)]
-    if not others:
-        return None
-    new = others[int(rng.integers(len(others)))]
-    changed = _whole_word(what).sub(new, sentence, count=1)
-    ent = next((e for e in ix.of("entity") if normalise(e.text) == new and e.attrs.get("kind") == "acronym"), None)
-    return changed, ent.id if ent else ""
 
 
 def _b_fact(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> Iterator[_Cand]:

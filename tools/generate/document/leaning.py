@@ -24,6 +24,29 @@ _POINTS_AT_TEXT = re.compile(r"(?:this|these)\s+(?:\w+\s+)?(?:page|section|chapt
                              r"|appendix|tutorial|introduction|book)s?\b", re.I)
 
 
+#: Words that point at what stands around a sentence wherever they stand ("Each of these directives …", "… implementing
+#: the above", "Hence …"), a notation or set-up of its own ("Let p denote …", "Assume you are using …").
+_POINTS_AROUND = re.compile(r"\b(?:these|those|the above|hence|thus|as such)\b|^(?:let|assume|suppose)\b|\bdenotes?\b", re.I)
+#: "This" or "these" within a sentence's first four words ("By default this …", "For this reason …").
+_THIS_EARLY = re.compile(r"(?:[\w,]+\s+){1,3}(?:this|these|those|such)\b", re.I)
+#: A sentence that only sends the reader elsewhere ("See Chapter 3 [Directives], page 6.", "For more details, see …").
+_POINTER = re.compile(r"^\(?(?:(?:for (?:more |further )?(?:details|information)|more on this),?\s+)?see\b", re.I)
+
+
+def pointer(s: str) -> bool:
+    """Whether ``s`` only points elsewhere: "see …" and little more than where to look.
+
+    >>> pointer("See Chapter 3 [Directives], page 6."), pointer("For more details, see Chapter 5."), pointer("Section 3 fits the model.")
+    (True, True, False)
+    >>> pointer("See Section 2.1 for where each sensor is mounted.")
+    False
+    """
+    if not _POINTER.match(s):
+        return False
+    rest = re.sub(r"\b(?:chapters?|sections?|appendix|appendices|pages?|tables?|figures?|also|the|and|of|in)\b|\[[^\]]*\]|[\d.,;:()]+", " ", _POINTER.sub("", s), flags=re.I)
+    return len(rest.split()) < 3
+
+
 def leans_back(s: str) -> bool:
     """Whether ``s`` opens on what came before it ("Then …", "The last routine …", "These routines …", "It …").
     An ordinal opening is taken to lean back even where it does not ("The first step …"): a statement lost, none wrong.
@@ -38,7 +61,14 @@ def leans_back(s: str) -> bool:
     (False, False)
     >>> leans_back("All components will be then retained."), leans_back("If k is 0, then all components are kept.")
     (True, False)
+    >>> leans_back("Each of these directives takes one argument."), leans_back("Let p denote the probability.")
+    (True, True)
+    >>> leans_back("By default this option is off."), leans_back("In this paper we fit a model."), leans_back("In this section we fit it.")
+    (True, False, False)
     """
     then = re.search(r"\bthen\b", s, re.I)  # "All components will be then retained" (once the size was set to zero)
     if_then = then is not None and re.search(r"\b(?:if|when|whenever|once|after|before|first)\b", s[: then.start()], re.I)
-    return bool(LEANS_BACK.match(s) or (POINTS_BACK.match(s) and not _POINTS_AT_TEXT.match(s)) or (then and not if_then))
+    early = _THIS_EARLY.match(s)
+    at = early.end() - len(early.group(0).split()[-1]) if early else 0  # where "this" stands
+    pointed = (POINTS_BACK.match(s) and not _POINTS_AT_TEXT.match(s)) or (early and not _POINTS_AT_TEXT.match(s, at))
+    return bool(LEANS_BACK.match(s) or pointed or (then and not if_then) or _POINTS_AROUND.search(s))

@@ -10,6 +10,7 @@ import re
 from bisect import bisect_left, bisect_right
 
 from pathlib import Path
+from typing import Any
 
 from ..model import Edge, EdgeType, GraphMeta, KnowledgeGraph, Node, NodeType, Source
 from .blocks import REFERENCE_HEADING, Block, ParsedDocument, TableCell
@@ -67,7 +68,7 @@ def build_graph(doc: ParsedDocument, meta: GraphMeta, chunk_chars: int = 1200, c
     b = _Builder(doc, meta)
     blocks = _references_as_entries(_without_title_heading(doc))
     root = b.add(NodeType.DOCUMENT, doc.title, format=doc.format, pages=doc.pages, path=doc.path)
-    stack: list[tuple[int, str]] = []
+    stack: list[list[Any]] = []  # [level, section id, heading's left edge, its first text's left edge]
     section_prose: dict[str, list[tuple[str, str]]] = {root: []}
     previous: str | None = None
     numbered: dict[tuple[str, str], str] = {}
@@ -80,10 +81,12 @@ def build_graph(doc: ParsedDocument, meta: GraphMeta, chunk_chars: int = 1200, c
             parent = stack[-1][1] if stack else root
             section = b.add(NodeType.SECTION, block.text, block, level=level, number=block.number)
             b.link(parent, section, EdgeType.CONTAINS)
-            stack.append((level, section))
+            stack.append([level, section, block.bbox[0] if block.bbox else None, None])
             section_prose[section] = []
             if block.number:
                 numbered[("section", block.number.rstrip("."))] = section
+        if block.kind in ("paragraph", "list") and block.bbox:
+            _close_described(stack, block.bbox[0])
         container = stack[-1][1] if stack else root
         node_id = _add_block(b, block)
         b.link(container, node_id, EdgeType.CONTAINS)
@@ -106,6 +109,22 @@ def build_graph(doc: ParsedDocument, meta: GraphMeta, chunk_chars: int = 1200, c
     return b.kg
 
 
+
+
+def _close_described(stack: list[list[Any]], left: float) -> None:
+    """Close the sections a text at ``left`` leaves: one whose text is indented under its heading (an option or term
+    of a description list, "-s or --simplify") ends where text comes back to the heading's own edge (latexdiff's
+    manual: "Note that the three mode options are mutually exclusive" belongs to the section above the options)."""
+    while stack:
+        top = stack[-1]
+        if top[2] is None:
+            return
+        if top[3] is None:
+            top[3] = left
+            return
+        if not (top[3] > top[2] + 8 and left <= top[2] + 2):
+            return
+        stack.pop()
 
 
 def _without_title_heading(doc: ParsedDocument) -> list[Block]:

@@ -1,0 +1,73 @@
+"""The eleventh and twelfth truth audits' PDFs, read by a person against their pages.
+
+- latexdiff's latexdiff-man.pdf has no outline: its option names ("-s or --simplify") are headings whose text is
+  indented under them, and "Note that the three mode options are mutually exclusive …", set back at the heading's
+  edge, belongs to the section above the options; it was summarised under the option (audit 11's wrong gold).
+- r-cran-gmm's gmm_with_R.pdf breaks a sentence at a display ("… the two-step GMM defined as:"): no answer ends there.
+- r-cran-actuar's distributions.pdf opens two appendix sections with one sentence: no comparison of the two.
+- rubber's manual points elsewhere ("See Chapter 3 [Directives], page 6."): no synthesis of such pointers.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from taskloom.tools.generate.document.generator import generate_document_tasks, normalise
+from taskloom.tools.generate.document.leaning import leans_back, pointer
+from taskloom.tools.graph.model import KnowledgeGraph
+from taskloom.tools.graph.service import GraphService
+from taskloom.tools.settings import Settings
+from taskloom.tools.tasks.model import Task
+
+CACHE = Path(__file__).resolve().parents[3] / "tests" / "data" / "cache"
+PDFS = ("latexdiff-man", "gmm_with_R", "distributions", "rubber")
+
+
+@pytest.fixture(scope="module")
+def graphs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, KnowledgeGraph]:
+    if not all((CACHE / f"{name}.pdf").is_file() for name in PDFS):
+        pytest.skip("test PDFs missing; run tests/data/fetch-pdfs.sh")
+    service = GraphService(Settings(workspace=tmp_path_factory.mktemp("audit12") / "ws", embedder="hashing"))
+    return {name: service.load(service.ingest_document(CACHE / f"{name}.pdf").graph_id) for name in PDFS}
+
+
+@pytest.fixture(scope="module")
+def tasks(graphs: dict[str, KnowledgeGraph]) -> dict[str, list[Task]]:
+    return {name: generate_document_tasks(kg, count=40, seed=0)[0] for name, kg in graphs.items()}
+
+
+def _section_of(kg: KnowledgeGraph, node_id: str) -> str:
+    parent = next(e.source for e in kg.edges_into(node_id, "contains"))
+    return normalise(kg.node(parent).text)
+
+
+def test_text_back_at_an_option_headings_edge_leaves_the_options_section(graphs: dict[str, KnowledgeGraph]) -> None:
+    kg = graphs["latexdiff-man"]
+    note = [n for n in kg.nodes("paragraph") if "three mode options are mutually exclusive" in n.text]
+    assert len(note) == 1
+    assert _section_of(kg, note[0].id) == "4 OPTIONS"
+    described = [n for n in kg.nodes("paragraph") if normalise(n.text).startswith("Run in SIMPLIFY mode")]
+    assert len(described) == 1 and _section_of(kg, described[0].id) == "-s or --simplify"  # the option's own text stays under it
+
+
+def test_answers_do_not_end_at_a_display_and_sections_are_told_apart(tasks: dict[str, list[Task]]) -> None:
+    nexts = [t for t in tasks["gmm_with_R"] if t.type == "comprehension"]
+    assert nexts and not [t for t in nexts if str(t.gold_answer).rstrip().endswith(":")]
+    compared = [t for t in tasks["distributions"] if t.provenance.template == "comparison_sections"]
+    for task in compared:
+        lines = [line for line in str(task.gold_answer).split("\n") if line]
+        assert len(set(lines)) == len(lines), task.gold_answer
+
+
+def test_no_synthesis_of_pointers_and_no_statement_that_leans_on_its_surroundings(tasks: dict[str, list[Task]]) -> None:
+    for name, made in tasks.items():
+        for task in made:
+            if task.type == "synthesis":
+                assert not [line for line in str(task.gold_answer).split("\n") if pointer(line)], (name, task.gold_answer)
+            if task.type == "summarization":
+                assert not [line for line in str(task.gold_answer).split("\n") if leans_back(line)], (name, task.gold_answer)
+            if task.type == "fact_verification":
+                statement = task.instruction.split("Statement:", 1)[1].strip()
+                assert not leans_back(statement), (name, statement)
