@@ -81,3 +81,4 @@ def test_below_alone_does_not_make_a_sentence_an_introduction() -> None:
     assert _INTRODUCES.search("We fit it with the following call:")
     assert _INTRODUCES.search("This leads to the following model which is the best with respect to the BIC.")  # audit 11
     assert not _INTRODUCES.search("In the following years that method spread widely.")
+    assert _INTRODUCES.search("An entry of Table 2 deserves a few additional words.")  # audit 12: actuar's distributions.pdf

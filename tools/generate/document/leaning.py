@@ -10,7 +10,7 @@ import re
 #: A sentence that only introduces what follows it ("… looks as follows.", "… with the following call:"): no key statement.
 #: "Below" alone is no sign: "… we show the correlation matrix, reported below." states what is done; "… the utility
 #: functions listed below." points at a list.
-INTRODUCES = re.compile(r"(?:as follows|the following(?:\s+\w+){0,3})\s*[.:]$|\bthe following (?!years?|days?|weeks?|months?|sections?|chapters?)\w+\s+(?:which|that)\b|\b(?:shown|given|listed|printed|defined|described|presented)\s+below\s*\.$|:$")
+INTRODUCES = re.compile(r"\b(?:deserves?|merits?|needs?) (?:a few|some) (?:\w+ )?(?:words|comments|remarks)\b|(?:as follows|the following(?:\s+\w+){0,3})\s*[.:]$|\bthe following (?!years?|days?|weeks?|months?|sections?|chapters?)\w+\s+(?:which|that)\b|\b(?:shown|given|listed|printed|defined|described|presented)\s+below\s*\.$|:$")
 #: A second sentence that takes the first back or qualifies it ("This is not true as …", "However, …"): the first alone misleads.
 TAKES_BACK = re.compile(r"(?:however|but|yet|nevertheless|in fact|actually|this is not|that is not|this is untrue)\b", re.I)
 #: An opening that leans on a sentence before it ("Second, …", "As well, …", "Neither of these graphs …", "The first
