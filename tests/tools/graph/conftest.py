@@ -10,6 +10,9 @@ import pymupdf
 import pytest
 
 from taskloom.tools.graph.ingest.pdf import _layout_page
+from taskloom.tools.graph.model import KnowledgeGraph
+from taskloom.tools.graph.service import GraphService
+from taskloom.tools.settings import Settings
 from taskloom.tools.graph.ingest.pdf_regions import Region
 from taskloom.tools.graph.ingest.pdf_text import FontEncodings, TextBlock, body_font_size, page_text_blocks
 
@@ -30,3 +33,11 @@ def _layout(pdf: str, page: int) -> tuple[list[TextBlock], list[Region]]:
 def laid_out() -> Callable[[str, int], tuple[list[TextBlock], list[Region]]]:
     """``laid_out(pdf, page)``: one page (1-based) of a PDF in tests/data/cache, as ingest lays it out."""
     return _layout
+
+
+def ingest_cached(tmp_path_factory: pytest.TempPathFactory, names: tuple[str, ...]) -> dict[str, KnowledgeGraph]:
+    """The graphs of PDFs in tests/data/cache (fetched when missing), ingested into one fresh workspace."""
+    if not all((CACHE / f"{name}.pdf").is_file() for name in names):
+        subprocess.run(["bash", str(CACHE.parent / "fetch-pdfs.sh")], check=True)
+    service = GraphService(Settings(workspace=tmp_path_factory.mktemp("pdfs") / "ws", embedder="hashing"))
+    return {name: service.load(service.ingest_document(CACHE / f"{name}.pdf").graph_id) for name in names}

@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 
@@ -20,20 +19,16 @@ from taskloom.tools.generate.document.generator import generate_document_tasks, 
 from taskloom.tools.generate.document.index import _Index
 from taskloom.tools.generate.document.leaning import leans_back
 from taskloom.tools.graph.model import KnowledgeGraph
-from taskloom.tools.graph.service import GraphService
-from taskloom.tools.settings import Settings
 from taskloom.tools.tasks.model import Task
 
-CACHE = Path(__file__).resolve().parents[3] / "tests" / "data" / "cache"
+from .conftest import ingest_cached
+
 PDFS = ("user", "residual-shadings", "coin")
 
 
 @pytest.fixture(scope="module")
 def graphs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, KnowledgeGraph]:
-    if not all((CACHE / f"{name}.pdf").is_file() for name in PDFS):
-        pytest.skip("test PDFs missing; run tests/data/fetch-pdfs.sh")
-    service = GraphService(Settings(workspace=tmp_path_factory.mktemp("audit10") / "ws", embedder="hashing"))
-    return {name: service.load(service.ingest_document(CACHE / f"{name}.pdf").graph_id) for name in PDFS}
+    return ingest_cached(tmp_path_factory, PDFS)
 
 
 @pytest.fixture(scope="module")

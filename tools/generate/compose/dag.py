@@ -204,6 +204,15 @@ def resource_edges(subtasks: Sequence[Subtask]) -> list[Edge]:
             if a.id != b.id and any((r.kind, r.name) in wanted[j] for r in a.outputs)]
 
 
+def shaped(task: Task, seed: int) -> Task:
+    """``task`` with its edges from its subtasks' resources, its valid orders (up to 50), complexity and capabilities."""
+    task.dag = resource_edges(task.subtasks)
+    task.orders, task.order_count = Dag([s.id for s in task.subtasks], task.dag).orders(limit=50, seed=seed)
+    task.complexity = complexities(task)
+    task.capabilities = capabilities_of(task.complexity)
+    return task
+
+
 class ComposeReport(BaseModel):
     """What :func:`compose_dags` built, what it dropped and why, and counts of each stage."""
 

@@ -21,13 +21,11 @@ from pydantic import BaseModel, Field
 from ...environment.manager import EpisodeManager
 from ...graph.model import KnowledgeGraph
 from ...llm.client import LLM
-from ...tasks.dag import Dag
 from ...tasks.model import Task
 from ..web.compare import ListingGroups
 from ..web.lookup import is_meta_listing, listing_data, site_order, start_page
-from .complexity import capabilities_of, complexities
 from .consistency import synthesize, validate
-from .dag import resource_edges, verify_composite
+from .dag import shaped, verify_composite
 from .flow import MAX_SET, MIN_SET, Plan, chain_plan, pair_key, two_branch_plan
 from .flowtasks import graph_task, leaks, level_task, nouns
 
@@ -154,10 +152,7 @@ async def compose_value_chains(kg: KnowledgeGraph, episodes: EpisodeManager, cou
 async def shape_graph(task: Task, seed: int, llm: LLM | None, capability: str | None, names: tuple[str, ...] = ()) -> str | None:
     """Give a task graph its edges, orders, complexity and explicit instruction; None when it may be replayed, else why it is dropped
     (outside the capability set, an intermediate value stated, the instruction read back to other edges)."""
-    task.dag = resource_edges(task.subtasks)
-    task.orders, task.order_count = Dag([s.id for s in task.subtasks], task.dag).orders(limit=50, seed=seed)
-    task.complexity = complexities(task)
-    task.capabilities = capabilities_of(task.complexity)
+    shaped(task, seed)
     if capability and capability not in task.capabilities:
         return f"not in the capability set {capability}"
     task.instruction = synthesize(task.subtasks, task.dag, task.orders, style="explicit", intent=str(task.quality["intent"]))

@@ -27,11 +27,9 @@ from urllib.parse import urlparse
 
 from ...environment.manager import EpisodeManager
 from ...graph.model import KnowledgeGraph
-from ...tasks.dag import Dag
 from ...tasks.model import GoldStep, Provenance, Resource, Subtask, SuccessCriterion, Task
 from ..web.change import ITEM_TEXTS, ListApp, _item_toggle, _listing, _rng, _view_url, list_apps
-from .complexity import capabilities_of, complexities
-from .dag import resource_edges
+from .dag import shaped
 from .flowcompose import ChainStop, FlowResult, verify_levels
 from .levels import level_difficulty
 from .stategraph import _verify_orders
@@ -184,8 +182,4 @@ def _graph(kg: KnowledgeGraph, app: ListApp, a: str, b: str, c: str, view: str, 
         provenance=Provenance(graph_id=kg.id, template="list-graph", generator="compose-dag", model="none", seed=seed),
         quality={"intent": "two independent changes to a list, then a view that shows what both did", "flow": {"hidden": [], "steps": [s.instruction for s in subtasks]}},
     )
-    task.dag = resource_edges(task.subtasks)
-    task.orders, task.order_count = Dag([s.id for s in task.subtasks], task.dag).orders(limit=50, seed=seed)
-    task.complexity = complexities(task)
-    task.capabilities = capabilities_of(task.complexity)
-    return task
+    return shaped(task, seed)

@@ -26,10 +26,8 @@ from urllib.parse import urlparse
 
 from ...environment.manager import EpisodeManager
 from ...graph.model import KnowledgeGraph
-from ...tasks.dag import Dag
 from ...tasks.model import Provenance, Resource, Subtask, SuccessCriterion, Task
-from .complexity import capabilities_of, complexities
-from .dag import resource_edges, verify_composite
+from .dag import shaped, verify_composite
 from .flowcompose import FlowResult
 from .flowtasks import leaks
 from .statechain import LINK_TEXT, NewRecord, _app_changed, _criterion, _kind, _new_record, _on_page, _own_export, settled
@@ -127,11 +125,7 @@ def _graph(kg: KnowledgeGraph, create: Task, edit: Task, comment: Task, made: Ne
         provenance=Provenance(graph_id=kg.id, template="state-graph", generator="compose-dag", model="none", seed=seed),
         quality={"intent": "two independent changes, then a comment that needs both", "flow": {"hidden": [url, number], "steps": [s.instruction for s in subtasks], **({"app_changed": app} if app else {})}},
     )
-    task.dag = resource_edges(task.subtasks)
-    task.orders, task.order_count = Dag([s.id for s in task.subtasks], task.dag).orders(limit=50, seed=seed)
-    task.complexity = complexities(task)
-    task.capabilities = capabilities_of(task.complexity)
-    return task
+    return shaped(task, seed)
 
 
 def _changed(edit: Task) -> list[SuccessCriterion] | None:
