@@ -43,6 +43,7 @@ declare -A package=(
   [partial-residuals]=r-cran-effects [dotguide]=graphviz-doc [flexmix-intro]=r-cran-flexmix [graphs]=glpk-doc [gbm]=r-cran-gbm
   [user]=mpich-doc [residual-shadings]=r-cran-vcd [coin]=r-cran-coin
   [latexdiff-man]=latexdiff [distributions]=r-cran-actuar [gmm_with_R]=r-cran-gmm [rubber]=rubber
+  [bfst]=r-cran-mcmc [fasta_guide]=fasta3-doc
 )
 missing=()
 for name in "${!package[@]}"; do [ -s "$cache/$name.pdf" ] || missing+=("$name"); done

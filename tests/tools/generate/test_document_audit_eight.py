@@ -31,6 +31,7 @@ from taskloom.tools.settings import Settings
         ("Let x be a k × 1-vector of regressors.", []),  # audit 11: strucchange-intro.pdf, a number of the notation
         ("The update θ(i+1) is computed from the 3 posteriors.", ["3"]),  # audit 11: mixture-regressions.pdf
         ("As a restriction to condition 1 above, the file must hold 2 blocks.", ["2"]),  # audit 11: latexdiff-man.pdf
+        ("The run takes at least 4 times longer than 3 others.", ["3"]),  # audit 13: mcmc's bfst.pdf, a bound
     ],
 )
 def test_a_false_copy_changes_only_numbers_the_passage_states(sentence: str, stated: list[str]) -> None:

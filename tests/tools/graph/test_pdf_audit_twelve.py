@@ -1,4 +1,4 @@
-"""The eleventh and twelfth truth audits' PDFs, read by a person against their pages.
+"""The eleventh to thirteenth truth audits' PDFs, read by a person against their pages.
 
 - latexdiff's latexdiff-man.pdf has no outline: its option names ("-s or --simplify") are headings whose text is
   indented under them, and "Note that the three mode options are mutually exclusive …", set back at the heading's
@@ -6,6 +6,10 @@
 - r-cran-gmm's gmm_with_R.pdf breaks a sentence at a display ("… the two-step GMM defined as:"): no answer ends there.
 - r-cran-actuar's distributions.pdf opens two appendix sections with one sentence: no comparison of the two.
 - rubber's manual points elsewhere ("See Chapter 3 [Directives], page 6."): no synthesis of such pointers.
+- fasta3-doc's fasta_guide.pdf heads "3.5 FASTLIBS" in 12 pt typewriter (1.10× the body), read as code, so 3.4 took
+  its text; Table 2 sets "Target file(s)" 9.5 pt from "Function" (0.87× the body), read as one column.
+- r-cran-mcmc's bfst.pdf opens "3.1 Setup" with a one-line paragraph indented as paragraphs are: no option list, so
+  3.1 is not closed by the next paragraph at the heading's edge.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from taskloom.tools.tasks.model import Task
 
 from .conftest import ingest_cached
 
-PDFS = ("latexdiff-man", "gmm_with_R", "distributions", "rubber")
+PDFS = ("latexdiff-man", "gmm_with_R", "distributions", "rubber", "fasta_guide", "bfst")
 
 
 @pytest.fixture(scope="module")
@@ -66,3 +70,17 @@ def test_no_synthesis_of_pointers_and_no_statement_that_leans_on_its_surrounding
             if task.type == "fact_verification":
                 statement = task.instruction.split("Statement:", 1)[1].strip()
                 assert not leans_back(statement), (name, statement)
+
+
+def test_a_numbered_heading_in_typewriter_stays_a_heading_and_close_columns_stay_apart(graphs: dict[str, KnowledgeGraph]) -> None:
+    kg = graphs["fasta_guide"]
+    assert "3.5 FASTLIBS" in [normalise(s.text) for s in kg.nodes("section")]
+    table = next(t for t in kg.nodes("table") if t.attrs.get("number") == "2")
+    headers = {kg.node(e.target).attrs.get("column_header") for e in kg.edges_from(table.id, "contains")}
+    assert {"Target file(s)", "Function"} <= headers and "Target file(s) Function" not in headers
+
+
+def test_a_one_line_indented_opening_is_no_option_list(graphs: dict[str, KnowledgeGraph]) -> None:
+    kg = graphs["bfst"]
+    row = [n for n in kg.nodes("paragraph") if normalise(n.text).startswith("In each row, 1 indicates the predictor")]
+    assert len(row) == 1 and _section_of(kg, row[0].id) == "3.1 Setup"

@@ -23,7 +23,8 @@ def _stated_number(sentence: str, m: re.Match[str]) -> bool:
     cited = year and (sentence[m.end() : m.end() + 1] in (")", ";", ",", "]") or re.search(r"[(,]\s*$", sentence[: m.start()]) is not None)
     joined = sentence[m.start() - 1 : m.start()] == "-" or re.match(r"[-–]\d", sentence[m.end() : m.end() + 2]) is not None  # "0-1 programming"
     in_formula = re.search(r"[+−×*/^=<>≤≥∑]\s*$", sentence[max(0, m.start() - 3) : m.start()]) or re.match(r"\s*[+−×*/^]|-[a-z]", sentence[m.end() : m.end() + 3])
-    return not _REFERENCE_BEFORE.search(sentence[: m.start()]) and not cited and not joined and not in_formula  # "θ(i+1)", "k × 1-vector"
+    bound = re.search(r"\b(?:at least|at most|more than|less than|fewer than|up to|over|under|about|around|approximately|nearly|roughly)\s*$", sentence[: m.start()], re.I)
+    return not _REFERENCE_BEFORE.search(sentence[: m.start()]) and not cited and not joined and not in_formula and not bound  # "θ(i+1)", "k × 1-vector", "at least 4"
 
 
 def _falsify(ix: _Index, para: Node, sentence: str, acronyms: list[str], rng: np.random.Generator) -> tuple[str, str] | None:
@@ -31,7 +32,9 @@ def _falsify(ix: _Index, para: Node, sentence: str, acronyms: list[str], rng: np
     options: list[tuple[str, Any]] = [("number", m) for m in _NUMBER.finditer(sentence) if _stated_number(sentence, m)]
     mentioned = [normalise(ix.nodes[e].text) for e in ix.mentions.get(para.id, []) if ix.nodes[e].attrs.get("kind") == "acronym"]
     for term in mentioned:
-        if len(_whole_word(term).findall(sentence)) == 1:
+        found = _whole_word(term).search(sentence)
+        defined = found is not None and re.search(r"(?:abbreviated|called|denoted|named|known as)\s*[(“\"]?\s*$", sentence[: found.start()], re.I)
+        if len(_whole_word(term).findall(sentence)) == 1 and not defined:  # "abbreviated ST" made "abbreviated CRAN" is false unread
             options.append(("acronym", term))
     if not options:
         return None

@@ -16,7 +16,7 @@ TAKES_BACK = re.compile(r"(?:however|but|yet|nevertheless|in fact|actually|this 
 #: An opening that leans on a sentence before it ("Second, …", "As well, …", "Neither of these graphs …", "The first
 #: routine copies …" after a listing of two).
 LEANS_BACK = re.compile(r"(?:second|third|fourth|finally|also|as well|neither|both of these|however|moreover|furthermore|in addition|alternatively|where"
-                        r"|otherwise|then|here|the (?:first|second|third|last|former|latter|above|previous|preceding)\b)\b", re.I)
+                        r"|otherwise|then|here|now|the rest|the (?:first|second|third|last|former|latter|above|previous|preceding)\b)\b", re.I)
 #: A statement that opens by pointing at the sentence before it: checked alone, it says nothing.
 POINTS_BACK = re.compile(r"(?:this|these|those|it|they|here|such)\b", re.I)
 #: … unless it points at the text itself ("This section describes …", "This vignette shows …").
@@ -26,7 +26,7 @@ _POINTS_AT_TEXT = re.compile(r"(?:this|these)\s+(?:\w+\s+)?(?:page|section|chapt
 
 #: Words that point at what stands around a sentence wherever they stand ("Each of these directives …", "… implementing
 #: the above", "Hence …"), a notation or set-up of its own ("Let p denote …", "Assume you are using …").
-_POINTS_AROUND = re.compile(r"\b(?:these|those|the above|hence|thus|as such)\b|^(?:let|assume|suppose)\b|\bdenotes?\b", re.I)
+_POINTS_AROUND = re.compile(r"\b(?:these|those|hence|thus|as such)\b|\b(?:above|below)\b(?!\s*[\d$−-])|^(?:let|assume|suppose)\b|\bdenotes?\b", re.I)
 #: "This" or "these" within a sentence's first four words ("By default this …", "For this reason …").
 _THIS_EARLY = re.compile(r"(?:[\w,]+\s+){1,3}(?:this|these|those|such)\b", re.I)
 #: A sentence that only sends the reader elsewhere ("See Chapter 3 [Directives], page 6.", "For more details, see …").
@@ -63,6 +63,8 @@ def leans_back(s: str) -> bool:
     (True, False)
     >>> leans_back("Each of these directives takes one argument."), leans_back("Let p denote the probability.")
     (True, True)
+    >>> leans_back("The code below shows how to fit it."), leans_back("Values above 5 are rare."), leans_back("Now we are ready to try it.")
+    (True, False, True)
     >>> leans_back("By default this option is off."), leans_back("In this paper we fit a model."), leans_back("In this section we fit it.")
     (True, False, False)
     """

@@ -86,7 +86,7 @@ def build_graph(doc: ParsedDocument, meta: GraphMeta, chunk_chars: int = 1200, c
             if block.number:
                 numbered[("section", block.number.rstrip("."))] = section
         if block.kind in ("paragraph", "list") and block.bbox:
-            _close_described(stack, block.bbox[0])
+            _close_described(stack, block.bbox)
         container = stack[-1][1] if stack else root
         node_id = _add_block(b, block)
         b.link(container, node_id, EdgeType.CONTAINS)
@@ -111,16 +111,19 @@ def build_graph(doc: ParsedDocument, meta: GraphMeta, chunk_chars: int = 1200, c
 
 
 
-def _close_described(stack: list[list[Any]], left: float) -> None:
-    """Close the sections a text at ``left`` leaves: one whose text is indented under its heading (an option or term
+def _close_described(stack: list[list[Any]], box: tuple[float, float, float, float]) -> None:
+    """Close the sections a text in ``box`` leaves: one whose text is indented under its heading (an option or term
     of a description list, "-s or --simplify") ends where text comes back to the heading's own edge (latexdiff's
-    manual: "Note that the three mode options are mutually exclusive" belongs to the section above the options)."""
+    manual: "Note that the three mode options are mutually exclusive" belongs to the section above the options).
+    Only a text of two lines or more shows the indent; one line may be a paragraph's indented first (mcmc's bfst)."""
+    left = box[0]
     while stack:
         top = stack[-1]
         if top[2] is None:
             return
         if top[3] is None:
-            top[3] = left
+            if box[3] - box[1] >= 18:
+                top[3] = left
             return
         if not (top[3] > top[2] + 8 and left <= top[2] + 2):
             return

@@ -286,7 +286,7 @@ def classify(block: TextBlock, body_size: float, page_height: float) -> str:
         and 0 < words <= 16
         and (block.bold or (larger and (block.italic or numbered or block.size >= 1.15 * body_size)))
         and not text.rstrip().endswith((",", ";"))
-        and (block.mono_share < 0.5 or (numbered and block.size >= 1.15 * body_size))
+        and (block.mono_share < 0.5 or (numbered and (larger if words <= 4 else block.size >= 1.15 * body_size)))  # "3.5 FASTLIBS" in 12 pt typewriter
     ):
         return "heading"
     if block.mono_share >= 0.7:

@@ -287,7 +287,7 @@ def read_cells(
     body = [ln for ln in lines if not any(ln is h for h in head)]
     if not body:
         return []
-    gap = 0.9 * body_size
+    gap = 0.8 * body_size  # fasta_guide: 9.5 pt between "Target file(s)" and "Function" at 10.9 pt body
     labels, notes = _lone_lines(body, body_size)
     body = [ln for ln in body if not any(ln is x for x in notes)]
     cuts = _cuts([ln for ln in body if not any(ln is x for x in labels)], gap)
@@ -451,7 +451,7 @@ def _lone_lines(body: list[list[Word]], body_size: float) -> tuple[list[list[Wor
     others = [ln for ln in body if not any(ln is x for x in single)]
     if len(others) < 3:
         return [], []
-    cuts = _cuts(others, 0.9 * body_size)
+    cuts = _cuts(others, 0.8 * body_size)
     left, right = min(ln[0].x0 for ln in others), max(ln[-1].x1 for ln in others)
     width = right - left
     crossing = [ln for ln in single if any(ln[0].x0 < c < ln[-1].x1 for c in cuts)]  # a wrapped cell's line keeps to its column
