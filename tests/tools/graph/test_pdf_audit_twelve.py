@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import pytest
 
-from taskloom.tools.generate.document.generator import generate_document_tasks, normalise
+from taskloom.tools.generate.document.generator import generate_document_tasks, normalise, split_sentences
 from taskloom.tools.generate.document.leaning import leans_back, pointer
 from taskloom.tools.graph.model import KnowledgeGraph
 from taskloom.tools.tasks.model import Task
@@ -78,6 +78,13 @@ def test_a_numbered_heading_in_typewriter_stays_a_heading_and_close_columns_stay
     table = next(t for t in kg.nodes("table") if t.attrs.get("number") == "2")
     headers = {kg.node(e.target).attrs.get("column_header") for e in kg.edges_from(table.id, "contains")}
     assert {"Target file(s)", "Function"} <= headers and "Target file(s) Function" not in headers
+
+
+def test_spaced_dots_end_no_sentence_and_cut_cells_are_not_asked(graphs: dict[str, KnowledgeGraph], tasks: dict[str, list[Task]]) -> None:
+    text = next(n.text for n in graphs["bfst"].nodes("paragraph") if "use the integers 1, . . ., k" in normalise(n.text))
+    assert [s for s in split_sentences(text) if s.startswith("In using ST") and s.endswith("k for both.")]
+    tables = [t for t in tasks["fasta_guide"] if t.type in ("table_qa", "comparison", "reasoning") and "Table 2" in t.instruction]
+    assert tables and not [t for t in tables if str(t.gold_answer).rstrip().endswith(("/", " or no", " would be"))]
 
 
 def test_a_one_line_indented_opening_is_no_option_list(graphs: dict[str, KnowledgeGraph]) -> None:

@@ -65,6 +65,8 @@ def _sentences(text: str) -> tuple[str, ...]:
     ('It is referred to ? as well as ?.', 'The end.')
     >>> _sentences("As shown by R. A. Fisher and D. Cox.")
     ('As shown by R. A. Fisher and D. Cox.',)
+    >>> _sentences("We use the integers 1, . . ., k for both. The end.")
+    ('We use the integers 1, . . ., k for both.', 'The end.')
     """
     spans: list[list[int]] = []  # [start, end] of each sentence in text
     at = 0
@@ -73,13 +75,27 @@ def _sentences(text: str) -> tuple[str, ...]:
         if start < 0:
             continue
         glued = start > 0 and not text[start - 1].isspace()  # no space before it (".llt()"), or a "?" went on in lower case
-        if spans and (glued and start == spans[-1][1] or (text[spans[-1][1] - 1] == "?" and piece[:1].islower())):
+        dots = piece.startswith(". .")  # an ellipsis set as spaced dots ("1, . . ., k"), cut at its first dot
+        if spans and (glued and start == spans[-1][1] or (text[spans[-1][1] - 1] == "?" and piece[:1].islower()) or dots):
             spans[-1][1] = start + len(piece)
         else:
             spans.append([start, start + len(piece)])
         at = start + len(piece)
     out = [text[a:b] for a, b in spans]
     return tuple(part for sentence in out for part in _LETTER_THEN_OPENER.split(sentence))
+
+
+#: A cell's last word that no phrase ends on: its text goes on in a line the table reader made a row of its own.
+_OPEN_TAIL = re.compile(r"(?:\b(?:a|an|the|of|to|in|on|for|with|by|and|or|from|at|than|that|which|is|are|was|were|be|no|not|as|would|will|can|may)|/)$", re.I)
+
+
+def _cut_cell(text: str) -> bool:
+    """Whether a cell's text stops where a phrase cannot ("… with '-help', or no", "blastp/", "… as would be").
+
+    >>> _cut_cell("shows help with '-help', or no"), _cut_cell("blastp/"), _cut_cell("no"), _cut_cell("fast and exact")
+    (True, True, False, False)
+    """
+    return bool(_OPEN_TAIL.search(text)) and (len(text.split()) >= 3 or text.endswith("/"))
 
 
 def split_sentences(text: str) -> list[str]:
@@ -367,7 +383,7 @@ class _Index:
         out = []
         for c in cells:
             rh, ch, text = normalise(str(c.attrs.get("row_header", ""))), normalise(str(c.attrs.get("column_header", ""))), normalise(c.text)
-            if c.attrs.get("header") or not (rh and ch and text) or len(text) > _MAX_CELL_CHARS or int(c.attrs.get("row", -1)) in wrapped:
+            if c.attrs.get("header") or not (rh and ch and text) or len(text) > _MAX_CELL_CHARS or int(c.attrs.get("row", -1)) in wrapped or _cut_cell(text):
                 continue
             if text == rh or rh == ch or len(rows_of_header.get(rh, ())) != 1 or pairs[(rh, ch)] != 1:
                 continue
