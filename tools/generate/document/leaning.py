@@ -26,7 +26,9 @@ _POINTS_AT_TEXT = re.compile(r"(?:this|these)\s+(?:\w+\s+)?(?:page|section|chapt
 
 #: Words that point at what stands around a sentence wherever they stand ("Each of these directives …", "… implementing
 #: the above", "Hence …"), a notation or set-up of its own ("Let p denote …", "Assume you are using …").
-_POINTS_AROUND = re.compile(r"\b(?:these|those|hence|thus|as such)\b|\b(?:above|below)\b(?!\s*[\d$−-])|^(?:let|assume|suppose)\b|\bdenotes?\b", re.I)
+_POINTS_AROUND = re.compile(r"\b(?:these|hence|thus|as such)\b|\b(?:above|below)(?=\s*[.,;:)]|\s*$)"
+                            r"|\b(?:shown|given|listed|described|defined|mentioned|printed|presented|illustrated|discussed)\s+(?:above|below)\b"
+                            r"|\bthe (?:\w+ )?(?:above|below)\b|^(?:let|assume|suppose)\b|\bdenotes?\b", re.I)
 #: "This" or "these" within a sentence's first four words ("By default this …", "For this reason …").
 _THIS_EARLY = re.compile(r"(?:[\w,]+\s+){1,3}(?:this|these|those|such)\b", re.I)
 #: A sentence that only sends the reader elsewhere ("See Chapter 3 [Directives], page 6.", "For more details, see …").
@@ -65,6 +67,8 @@ def leans_back(s: str) -> bool:
     (True, True)
     >>> leans_back("The code below shows how to fit it."), leans_back("Values above 5 are rare."), leans_back("Now we are ready to try it.")
     (True, False, True)
+    >>> leans_back("It sits 2 m above short grass."[3:]), leans_back("As shown above, it fails."), leans_back("Stations with a budget outlive those without one.")
+    (False, True, False)
     >>> leans_back("By default this option is off."), leans_back("In this paper we fit a model."), leans_back("In this section we fit it.")
     (True, False, False)
     """
