@@ -353,4 +353,4 @@ def test_the_full_manifest_names_all_the_material_and_its_paths_exist() -> None:
     assert all(s.state_seed is not None and (manifest.base / s.state_seed).is_dir() and str(s.state) in (s.serve or []) for s in trackers.values())
     cache = ROOT / "tests" / "data" / "cache"
     assert all((cache / f).is_file() for f in ("trac-env/db/trac.db", "trac-venv/bin/tracd", "roundup-env/config.ini", "roundup-venv/bin/roundup-server"))
-    assert {u for u, _, _ in manifest.compose_units()} == {"example-site-chain", "example-site-dag", "penguins-chain", "penguins-dag"}
+    assert {u for u, _, _ in manifest.compose_units()} == {"example-site-chain", "example-site-dag", "penguins-chain", "penguins-dag", "todomvc-chain", "todomvc-dag"}
