@@ -27,7 +27,9 @@ import hashlib
 import json
 import os
 import re
+import threading
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, contextmanager
@@ -222,6 +224,28 @@ class RemoteWork(Protocol):
     def summary(self) -> dict[str, Any]: ...
 
 
+class SiteQueue:
+    """Site units shared by two lanes: the main lane takes from the front, the documents' lane (its documents done)
+    from the end; with ``stealing`` off, or once closed, the end gives nothing."""
+
+    def __init__(self, units: list[Unit], stealing: bool) -> None:
+        self._units = deque(units)
+        self._stealing = stealing
+        self._lock = threading.Lock()
+
+    def close(self) -> None:
+        with self._lock:
+            self._stealing = False
+
+    def drain(self, from_end: bool) -> Iterator[Unit]:
+        while True:
+            with self._lock:
+                if not self._units or (from_end and not self._stealing):
+                    return
+                unit = self._units.pop() if from_end else self._units.popleft()
+            yield unit
+
+
 class Builder:
     """Runs a manifest's units in one runtime, recording each; ``progress`` and ``say`` report to the user."""
 
@@ -292,28 +316,36 @@ class Builder:
 
         When documents and sites both need building, the documents are built in a thread of
         their own beside the sites (:meth:`_beside`): a site's crawl and replays leave the CPU
-        idle half the time, which parsing and embedding fill.
+        idle half the time, which parsing and embedding fill. With its documents done, that
+        thread takes sites from the end of the queue while this one takes them from the front
+        (local executor only); compositions come last, once every site is built.
         """
         self.units.mkdir(parents=True, exist_ok=True)
         documents = [u for u in self.plan if u.kind == "document"]
-        rest = [u for u in self.plan if u.kind != "document"]
+        sites = [u for u in self.plan if u.kind == "site"]
+        composes = [u for u in self.plan if u.kind not in ("document", "site")]
         outcomes: dict[str, UnitOutcome] = {}
-        lane = self._beside() if self._due(documents) and self._due([u for u in rest if u.kind == "site"]) else None
+        lane = self._beside() if self._due(documents) and self._due(sites) else None
         try:
             if lane is None:
                 for unit in self.plan:
                     outcomes[unit.name] = self._unit(unit)
             else:
+                queue = SiteQueue(sites, stealing=self.remote is None)
                 with ThreadPoolExecutor(1, thread_name_prefix="build-documents") as pool:
-                    built = pool.submit(lambda: [lane._unit(u) for u in documents])
+                    built = pool.submit(lambda: [lane._unit(u) for u in documents] + [lane._unit(u) for u in queue.drain(from_end=True)])
                     try:
-                        for unit in rest:
+                        for unit in queue.drain(from_end=False):
                             outcomes[unit.name] = self._unit(unit)
                     finally:
+                        queue.close()  # a failure here leaves the lane its documents only
                         outcomes.update((o.name, o) for o in built.result())
+                for unit in composes:
+                    outcomes[unit.name] = self._unit(unit)
         finally:
-            if self._runtime is not None:
-                self._runtime.run(self._nothing)  # closes the browser
+            for runtime in (self._runtime, lane._runtime if lane is not None else None):
+                if runtime is not None:
+                    runtime.run(self._nothing)  # closes the browser
         return [outcomes[u.name] for u in self.plan]
 
     def _due(self, units: list[Unit]) -> bool:
@@ -323,6 +355,8 @@ class Builder:
     def _beside(self) -> Builder:
         """A builder for the documents, beside this one: a runtime of its own that shares this one's Chroma client (opened
         here, once) and waits for the workspace's graph lock as long as a crawl holds it; its progress as lines."""
+        if self._runtime is None:  # a crawl holds the graph lock throughout: each lane waits for the other's
+            self.settings = self.settings.model_copy(update={"lock_timeout": 3600.0})
         lane = copy.copy(self)
         lane.beside = True
         lane.settings = self.settings.model_copy(update={"lock_timeout": 3600.0})
