@@ -46,6 +46,8 @@ __all__ = ["ActionFailed", "BrowserEpisode", "FormField", "ImageType", "Modifier
 _INTERACTIVE = re.compile(r"^\s*- (link|button|textbox|searchbox|combobox|checkbox|radio|tab|menuitem|option|switch|slider|spinbutton)\b.*\[ref=((?:f\d+)?e\d+)\]", re.M)
 #: Actions that load a document by themselves (the request they start means the page is observed after landing).
 _NAVIGATIONS = frozenset({"navigate", "navigate_back"})
+#: Seconds the probe after an action waits for the checks a gold replay expects of it (see ``BrowserEpisode.expect``).
+EXPECT_WAIT_S = 3.0
 ImageType = Literal["png", "jpeg", "webp"]
 Modifier = Literal["Alt", "Control", "ControlOrMeta", "Meta", "Shift"]
 Button = Literal["left", "right", "middle"]
@@ -82,6 +84,7 @@ class BrowserEpisode:
         self.closed = False
         self.task: Task | None = None  # the full task, server side only: final-state checks at close
         self.watch: list[SuccessCriterion] = []  # state checks probed after every action (composite tasks' subtasks)
+        self.expect: set[str] = set()  # keys of watched checks the next action must bring about (a gold replay's subtask end)
         self.start_error: str | None = None  # why the start page did not load in time (the episode is open nonetheless)
 
     @property
@@ -509,13 +512,23 @@ class BrowserEpisode:
         raise ActionFailed(error)
 
     async def _probe(self) -> list[str] | None:
-        """Which watched state checks hold now (None when nothing is watched, or while a dialog pauses the page)."""
+        """Which watched state checks hold now (None when nothing is watched, or while a dialog pauses the page).
+
+        While ``expect`` names checks that do not hold yet, the page is probed again every 0.2 s for up to
+        ``EXPECT_WAIT_S``: a gold replay knows where a subtask ends, and a busy machine can render what
+        the action fetched after the action has landed.
+        """
         if not self.watch or self.modal.dialog is not None:
             return None
-        try:
-            return await self.checker.probe(self.page, self.watch)
-        except PlaywrightError:
-            return []  # the page is mid-navigation; nothing is counted as holding
+        deadline = time.monotonic() + EXPECT_WAIT_S
+        while True:
+            try:
+                held = await self.checker.probe(self.page, self.watch)
+            except PlaywrightError:
+                held = []  # the page is mid-navigation; nothing is counted as holding
+            if self.expect <= set(held) or time.monotonic() >= deadline:
+                return held
+            await asyncio.sleep(0.2)
 
     async def _act(
         self,

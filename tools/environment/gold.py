@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..tasks.model import GoldStep
+from ..tasks.model import GoldStep, Task, criterion_key
 from .episodes import BrowserEpisode
 
-__all__ = ["run_gold_step", "run_gold_steps"]
+__all__ = ["run_gold_step", "run_gold_steps", "subtask_ends"]
 
 
 async def run_gold_step(episode: BrowserEpisode, step: GoldStep) -> None:
@@ -32,7 +32,35 @@ async def run_gold_step(episode: BrowserEpisode, step: GoldStep) -> None:
         await episode.wait_for(text=step.text) if step.text else await episode.wait_for(seconds=1.0)
 
 
+def subtask_ends(task: Task | None, steps: Sequence[GoldStep]) -> dict[int, set[str]]:
+    """For a composite's gold steps: the index of the step that ends each subtask (its own gold steps, run as one piece
+    within ``steps``) and the keys of that subtask's state checks, which must hold once that step has landed."""
+    ends: dict[int, set[str]] = {}
+    if task is None:
+        return ends
+    steps = list(steps)
+    for sub in task.subtasks:
+        own, keys = list(sub.gold_steps), {criterion_key(c) for c in sub.checks if c.on_state}
+        if not own or not keys:
+            continue
+        for start in range(len(steps) - len(own) + 1):
+            if steps[start : start + len(own)] == own:
+                ends.setdefault(start + len(own) - 1, set()).update(keys)
+                break
+    return ends
+
+
 async def run_gold_steps(episode: BrowserEpisode, steps: Sequence[GoldStep]) -> None:
-    """Carry out every gold step in order; the first failure raises ActionFailed."""
-    for step in steps:
-        await run_gold_step(episode, step)
+    """Carry out every gold step in order; the first failure raises ActionFailed.
+
+    In a watched episode (a composite's replay), the step that ends a subtask is probed until that
+    subtask's checks hold (for a few seconds at most), so a page that renders late is not taken for a
+    subtask never done.
+    """
+    ends = subtask_ends(episode.task, steps) if episode.watch else {}
+    try:
+        for i, step in enumerate(steps):
+            episode.expect = ends.get(i, set())
+            await run_gold_step(episode, step)
+    finally:
+        episode.expect = set()
