@@ -24,7 +24,9 @@
 # puts in a block of its own, figure panels titled in small type under their captions), dotguide.pdf (graphviz-doc:
 # footnotes between a paragraph's two halves, "Figures 7 and 8") and flexmix-intro.pdf (r-cran-flexmix: R's TRUE); and of
 # the eighth: graphs.pdf (glpk-doc: headings with a raised footnote number, "Example" heading some pages at their top)
-# and gbm.pdf (r-cran-gbm: a section's number and its three-row title read as four lines).
+# and gbm.pdf (r-cran-gbm: a section's number and its three-row title read as four lines); and of the fourteenth:
+# developers-reference.pdf (Sphinx: chapters opened by "CHAPTER" / "FIVE", running heads "8 Chapter 2. …"),
+# lmrob_simulation.pdf (r-cran-robustbase) and pari-doc's tutorial.pdf (a chatty tutorial whose "Chapter 3" is another book's).
 # Idempotent: fetches nothing when every PDF is already there, and only the packages of missing ones.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -44,6 +46,7 @@ declare -A package=(
   [user]=mpich-doc [residual-shadings]=r-cran-vcd [coin]=r-cran-coin
   [latexdiff-man]=latexdiff [distributions]=r-cran-actuar [gmm_with_R]=r-cran-gmm [rubber]=rubber
   [bfst]=r-cran-mcmc [fasta_guide]=fasta3-doc
+  [developers-reference]=developers-reference [lmrob_simulation]=r-cran-robustbase [tutorial]=pari-doc
 )
 missing=()
 for name in "${!package[@]}"; do [ -s "$cache/$name.pdf" ] || missing+=("$name"); done

@@ -26,7 +26,7 @@ from ...tasks.model import Provenance, Task
 from .address import unambiguous
 from .guards import boilerplate, cap_cloze, confirmed_count, garbled, passage_of
 from .falsify import _falsify
-from .leaning import INTRODUCES, TAKES_BACK, leans_back, pointer
+from .leaning import INTRODUCES, TAKES_BACK, leans_back, pointer, question
 from .templates import DOCUMENT_TASK_TYPES, DOCUMENT_TEMPLATES, TaskTemplate
 from .index import (
     Builder,
@@ -97,7 +97,7 @@ def _b_summarization(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> I
             if len(keys) == 3:
                 break
             first, second = (split_sentences(p.text) + ["", ""])[:2]
-            if _good_sentence(first, 25, 400) and not INTRODUCES.search(first) and first[:1].isupper() and not leans_back(first) and not TAKES_BACK.match(second):
+            if _good_sentence(first, 25, 400) and not INTRODUCES.search(first) and first[:1].isupper() and not leans_back(first) and not question(first) and not TAKES_BACK.match(second):
                 keys.append((p, first))
         opening = next(iter(ix.kids(sec.id, "paragraph", "list", "formula", "code")), None)
         if opening is not None and (_kind(opening) != "paragraph" or not _is_prose(opening.text)):
@@ -374,7 +374,7 @@ def _b_fact(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> Iterator[_
         for i, s in enumerate(split_sentences(para.text)):
             if made >= 2:
                 break
-            if not _good_sentence(s, 40, 300) or s.rstrip().endswith(":") or leans_back(s) or (i == 0 and ix.after_display(para.id)):
+            if not _good_sentence(s, 40, 300) or s.rstrip().endswith(":") or leans_back(s) or question(s) or (i == 0 and ix.after_display(para.id)):
                 continue  # "This is less obvious for nodes 2 and 3." says nothing alone; "… in the standard format:" ends in a display
             false = _falsify(ix, para, s, acronyms, rng)
             if false is None or normalise(false[0]) in ix.doc_text:

@@ -7,8 +7,6 @@ text the same way for questions and for gold answers.
 
 from __future__ import annotations
 
-from collections import Counter
-
 import re
 import unicodedata
 from collections.abc import Callable, Iterator
@@ -52,6 +50,10 @@ _LETTER_THEN_OPENER = re.compile(
     r"(?<=\b[A-Z]\.) (?=(?:The|This|These|That|Those|It|Its|We|Our|In|An|For|If|When|As|To|There|Here|However|Then|Thus|Since|Note|See)\b)"
 )
 
+#: A piece that goes on with the sentence before it: no sentence opens on these words in lower case (a name such as
+#: "lmer" may, so only function words count).
+_GOES_ON = re.compile(r"(?:should|must|shall|would|could|can|may|might|will|is|are|was|were|has|have|had|does|do|and|or|but|nor|which|that|whose|to|of|for|with|from|by|as)\s")
+
 
 @lru_cache(maxsize=8192)
 def _sentences(text: str) -> tuple[str, ...]:
@@ -67,6 +69,8 @@ def _sentences(text: str) -> tuple[str, ...]:
     ('As shown by R. A. Fisher and D. Cox.',)
     >>> _sentences("We use the integers 1, . . ., k for both. The end.")
     ('We use the integers 1, . . ., k for both.', 'The end.')
+    >>> _sentences("Follow Special case: uploads to stable. should be followed as usual. lmer fits it.")
+    ('Follow Special case: uploads to stable. should be followed as usual.', 'lmer fits it.')
     """
     spans: list[list[int]] = []  # [start, end] of each sentence in text
     at = 0
@@ -76,7 +80,8 @@ def _sentences(text: str) -> tuple[str, ...]:
             continue
         glued = start > 0 and not text[start - 1].isspace()  # no space before it (".llt()"), or a "?" went on in lower case
         dots = piece.startswith(". .")  # an ellipsis set as spaced dots ("1, . . ., k"), cut at its first dot
-        if spans and (glued and start == spans[-1][1] or (text[spans[-1][1] - 1] == "?" and piece[:1].islower()) or dots):
+        goes_on = _GOES_ON.match(piece) is not None  # "… the stable and oldstable distributions. should be followed …": a title's full stop
+        if spans and (glued and start == spans[-1][1] or (text[spans[-1][1] - 1] == "?" and piece[:1].islower()) or dots or goes_on):
             spans[-1][1] = start + len(piece)
         else:
             spans.append([start, start + len(piece)])
@@ -334,28 +339,32 @@ class _Index:
     def table_name(self, table: Node) -> str | None:
         """How a task names ``table``: "Table 3", or for an unnumbered table its section and columns.
 
-        ``None`` when an unnumbered table cannot be told apart from another one that way.
+        ``None`` when an unnumbered table cannot be told apart from another one that way: another table of its
+        section has every column it lists ("alpha", "arm" in a table of alpha, arm, hurd-i386 too).
         """
         if table.attrs.get("number"):
             return self.label(table) or None
         if self._table_names is None:
-            named = {t.id: self._describe(t) for t in self.of("table") if not t.attrs.get("number")}
-            seen = Counter(named.values())
-            self._table_names = {tid: name for tid, name in named.items() if name and seen[name] == 1}
+            described = {t.id: self._describe(t) for t in self.of("table") if not t.attrs.get("number")}
+            self._table_names = {}
+            for tid, (where, columns) in described.items():
+                shown = columns[:4]
+                if len(shown) < 2 or any(o != tid and w == where and set(shown) <= set(c) for o, (w, c) in described.items()):
+                    continue
+                listed = ", ".join(f'"{c}"' for c in shown) + (", …" if len(columns) > 4 else "")
+                self._table_names[tid] = f"the table{where} with the columns {listed}"
         return self._table_names.get(table.id)
 
-    def _describe(self, table: Node) -> str:
+    def _describe(self, table: Node) -> tuple[str, list[str]]:
+        """Where an unnumbered table stands (' in section "…"' or "") and its columns' headers; no columns when no cell is asked."""
         heads: dict[int, str] = {}
         for c in self.table_cells(table.id):
             if not c.attrs.get("header") and c.attrs.get("column_header"):
                 heads.setdefault(int(c.attrs["col"]), normalise(str(c.attrs["column_header"])))
         columns = [heads[k] for k in sorted(heads) if heads[k]]
-        if len(columns) < 2 or not any(self.valid_cells(table.id)):
-            return ""
-        shown = ", ".join(f'"{c}"' for c in columns[:4]) + (", …" if len(columns) > 4 else "")
         section = self.section_of(table.id)
         where = f' in section "{normalise(section.text)}"' if section is not None and section.text else ""
-        return f"the table{where} with the columns {shown}"
+        return where, columns if any(self.valid_cells(table.id)) else []
 
     def table_cells(self, table_id: str) -> list[Node]:
         return self.kids(table_id, "table_cell")

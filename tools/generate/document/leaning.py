@@ -16,7 +16,8 @@ TAKES_BACK = re.compile(r"(?:however|but|yet|nevertheless|in fact|actually|this 
 #: An opening that leans on a sentence before it ("Second, …", "As well, …", "Neither of these graphs …", "The first
 #: routine copies …" after a listing of two).
 LEANS_BACK = re.compile(r"(?:second|third|fourth|finally|also|as well|neither|both of these|however|moreover|furthermore|in addition|alternatively|where"
-                        r"|otherwise|then|here|now|the rest|the (?:first|second|third|last|former|latter|above|previous|preceding)\b)\b", re.I)
+                        r"|otherwise|then|here|now|anyway|the rest|the (?:first|second|third|last|former|latter|above|previous|preceding)\b"
+                        r"|the (?:result|output)s?(?= is| are| shows?| gives?))\b", re.I)  # "The result is a vector …": of the command above
 #: A statement that opens by pointing at the sentence before it: checked alone, it says nothing.
 POINTS_BACK = re.compile(r"(?:this|these|those|it|they|here|such)\b", re.I)
 #: … unless it points at the text itself ("This section describes …", "This vignette shows …").
@@ -26,13 +27,23 @@ _POINTS_AT_TEXT = re.compile(r"(?:this|these)\s+(?:\w+\s+)?(?:page|section|chapt
 
 #: Words that point at what stands around a sentence wherever they stand ("Each of these directives …", "… implementing
 #: the above", "Hence …"), a notation or set-up of its own ("Let p denote …", "Assume you are using …").
-_POINTS_AROUND = re.compile(r"\b(?:these|hence|thus|as such)\b|\b(?:above|below)(?=\s*[.,;:)]|\s*$)"
+_POINTS_AROUND = re.compile(r"\b(?:these|hence|thus|as such|on the other hand)\b|\b(?:above|below)(?=\s*[.,;:)]|\s*$)"
                             r"|\b(?:shown|given|listed|described|defined|mentioned|printed|presented|illustrated|discussed)\s+(?:above|below)\b"
                             r"|\bthe (?:\w+ )?(?:above|below)\b|^(?:let|assume|suppose)\b|\bdenotes?\b", re.I)
 #: "This" or "these" within a sentence's first four words ("By default this …", "For this reason …").
 _THIS_EARLY = re.compile(r"(?:[\w,]+\s+){1,3}(?:this|these|those|such)\b", re.I)
 #: A sentence that only sends the reader elsewhere ("See Chapter 3 [Directives], page 6.", "For more details, see …").
 _POINTER = re.compile(r"^\(?(?:(?:for (?:more |further )?(?:details|information)|more on this),?\s+)?see\b", re.I)
+
+
+def question(s: str) -> bool:
+    """Whether ``s`` asks rather than states ("But what if we wanted the expansion around another point?"): no key
+    statement of a summary and nothing true or false.
+
+    >>> question("But what if we wanted the expansion around a point different from 0?"), question("It is (really) 0.")
+    (True, False)
+    """
+    return bool(re.search(r"\?[\"'”’)\]]*$", s.rstrip()))
 
 
 def pointer(s: str) -> bool:

@@ -77,3 +77,4 @@ class ParsedDocument(BaseModel):
     outline: list[tuple[int, str, int]] = Field(
         default_factory=list, description="(level, title, page) from the PDF outline."
     )
+    chapters: bool = Field(True, description="Whether the document calls its own parts chapters (a PDF: a running head or heading mark \"Chapter N\"); else \"Chapter 3\" names another work's.")

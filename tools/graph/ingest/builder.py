@@ -86,7 +86,7 @@ def build_graph(doc: ParsedDocument, meta: GraphMeta, chunk_chars: int = 1200, c
             if block.number:
                 numbered[("section", block.number.rstrip("."))] = section
         if block.kind in ("paragraph", "list") and block.bbox:
-            _close_described(stack, block.bbox)
+            _close_described(stack, block.bbox, shows_indent=block.kind == "paragraph")
         container = stack[-1][1] if stack else root
         node_id = _add_block(b, block)
         b.link(container, node_id, EdgeType.CONTAINS)
@@ -106,23 +106,25 @@ def build_graph(doc: ParsedDocument, meta: GraphMeta, chunk_chars: int = 1200, c
             chunk = b.add(NodeType.CHUNK, text, members=members, section=container)
             b.link(container, chunk, EdgeType.CONTAINS)
     b.kg.meta.stats["numbered"] = {f"{k[0]} {k[1]}": v for k, v in sorted(numbered.items())}
+    b.kg.meta.stats["chapters"] = doc.chapters
     return b.kg
 
 
 
 
-def _close_described(stack: list[list[Any]], box: tuple[float, float, float, float]) -> None:
+def _close_described(stack: list[list[Any]], box: tuple[float, float, float, float], shows_indent: bool = True) -> None:
     """Close the sections a text in ``box`` leaves: one whose text is indented under its heading (an option or term
     of a description list, "-s or --simplify") ends where text comes back to the heading's own edge (latexdiff's
     manual: "Note that the three mode options are mutually exclusive" belongs to the section above the options).
-    Only a text of two lines or more shows the indent; one line may be a paragraph's indented first (mcmc's bfst)."""
+    Only a paragraph of two lines or more shows the indent: one line may be a paragraph's indented first (mcmc's bfst),
+    and a list is indented as lists are (developers-reference's 5.4 goes on below its bullets at the heading's edge)."""
     left = box[0]
     while stack:
         top = stack[-1]
         if top[2] is None:
             return
         if top[3] is None:
-            if box[3] - box[1] >= 18:
+            if shows_indent and box[3] - box[1] >= 18:
                 top[3] = left
             return
         if not (top[3] > top[2] + 8 and left <= top[2] + 2):

@@ -55,15 +55,19 @@ def link_references(kg: KnowledgeGraph) -> int:
     """Add ``refers_to`` edges for every resolvable "Table/Figure/Section/Equation N" mention.
 
     Returns the number of edges added. A caption does not refer to its own table; a
-    mention of another work's part (:func:`elsewhere`) refers to nothing here.
+    mention of another work's part (:func:`elsewhere`), or of a chapter in a document
+    that has none (``stats["chapters"]`` false), refers to nothing here.
     """
     numbered: dict[str, str] = kg.meta.stats.get("numbered", {})
+    chapters = bool(kg.meta.stats.get("chapters", True))
     added = 0
     for node in kg.nodes(*_SOURCE_TYPES):
         captioned = {v for _, v, k in kg.g.out_edges(node.id, keys=True) if k == EdgeType.CAPTION_OF.value}
         for match in REFERENCE_RE.finditer(node.text):
             kind = _kind(match.group(1))
             number = match.group(2).strip("() ").rstrip(".")
+            if not chapters and match.group(1).lower().startswith("chap"):
+                continue  # a tutorial whose parts are sections: its "Chapter 3" is the manual's it points readers to
             target = numbered.get(f"{kind} {number}")
             if target is None or target == node.id or target in captioned or elsewhere(node.text, match.start(), match.end()):
                 continue

@@ -17,6 +17,7 @@ from .pdf_layout import (
     BULLET_RE,
     caption_of,
     classify,
+    CHAPTER_BLOCK,
     drop_running_heads,
     merge_formulas,
     reading_order,
@@ -84,6 +85,7 @@ def _read(doc: pymupdf.Document, path: Path, pages: list[list[TextBlock]], fonts
     """The document's blocks from its pages' text blocks: running heads dropped, pages laid out, headings resolved."""
     height = doc[0].rect.height
     body = body_font_size(pages)
+    chapters = any(len(b.lines) <= 2 and CHAPTER_BLOCK.match(b.text) for blocks in pages for b in blocks)
     pages = drop_running_heads(pages, height, [str(t) for _, t, *_ in doc.get_toc(simple=True)])
     title = _take_title(pages, body) or str(doc.metadata.get("title") or "") or path.stem
     outline = [(int(lvl), str(t), int(p)) for lvl, t, p, *_ in doc.get_toc(simple=True)]
@@ -99,7 +101,34 @@ def _read(doc: pymupdf.Document, path: Path, pages: list[list[TextBlock]], fonts
         for tb in page_blocks:
             if tb.kind == "paragraph" and in_listing(tb, listings):
                 tb.kind = "listing"  # a contents, index or list-of-figures line: no passage of the document
-    return ParsedDocument(path=str(path), format="pdf", title=title, pages=doc.page_count, blocks=_emit(laid_out), outline=outline)
+    return ParsedDocument(path=str(path), format="pdf", title=title, pages=doc.page_count, blocks=_chapter_openings(_emit(laid_out)), outline=outline, chapters=chapters)
+
+
+_NUMBER_WORDS = {w: str(i) for i, w in enumerate("one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty".split(), 1)}
+
+
+def _chapter_openings(blocks: list[Block]) -> list[Block]:
+    """A chapter opening set as three blocks on its page, "CHAPTER" / "FIVE" / "MANAGING PACKAGES" (Sphinx; "APPENDIX" / "A"),
+    made one heading numbered 5: the chapter keeps its number, so "Chapter 5" resolves and 5.4 is found in it."""
+    out: list[Block] = []
+    i = 0
+    while i < len(blocks):
+        mark, number, head = blocks[i], blocks[i + 1] if i + 1 < len(blocks) else None, blocks[i + 2] if i + 2 < len(blocks) else None
+        word = number.text.strip().lower() if number is not None else ""
+        if (
+            mark.text.strip().lower() in ("chapter", "appendix") and number is not None and head is not None and head.kind == "heading"
+            and mark.page == number.page == head.page and not head.number
+        ):  # fmt: skip
+            value = _NUMBER_WORDS.get(word) or (word if word.isdigit() else word.upper() if mark.text.strip().lower() == "appendix" and len(word) == 1 and word.isalpha() else None)
+            if value is not None:
+                head.number, head.level = value, 1
+                head.text = f"{value} {head.text}"
+                out.append(head)
+                i += 3
+                continue
+        out.append(mark)
+        i += 1
+    return out
 
 
 def _take_title(pages: list[list[TextBlock]], body: float) -> str:

@@ -21,6 +21,7 @@ __all__ = [
     "join_caption_tails",
     "CAPTION_RE",
     "drop_running_heads",
+    "CHAPTER_BLOCK",
     "caption_of",
     "merge_formulas",
     "classify",
@@ -45,7 +46,10 @@ def _norm(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "", text.lower())
 
 
-_CHAPTER_MARK = re.compile(r"^\s*(?:Chapter|Appendix)\s+[\dA-Z]+\s*:\s*", re.I)
+_CHAPTER_MARK = re.compile(r"^\s*(?:\d+\s+)?(?:Chapter|Appendix)\s+[\dA-Z]+\s*[:.]\s*", re.I)  # "Chapter 3:", "4 Chapter 1." (Sphinx)
+#: A block that marks a chapter: a running head ("Chapter 1: Creating R packages 3", "4 Chapter 1. Scope of This Document")
+#: or a chapter opening's word ("CHAPTER" above "ONE"); "Chapter 3 for detailed explanations:" is prose.
+CHAPTER_BLOCK = re.compile(r"^\s*(?:\d+\s+)?chapter(?:\s+[\dA-Z]+\s*(?:[:.]\s*\S.*)?)?\s*$", re.I)
 
 
 def _paged(text: str, printed: set[str], repeated: bool) -> bool:
