@@ -11,6 +11,8 @@ import http.server
 import io
 import re
 import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -91,6 +93,33 @@ def serve(host: str, directory: Path, canary: Served | None = None) -> tuple[Ser
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     return served, thread
+
+
+@contextmanager
+def serve_answers(answer: Callable[[str], tuple[bytes, str]]) -> Iterator[str]:
+    """Serve on 127.0.0.1 (a free port, a daemon thread) what ``answer(path)`` gives: (body, content type); yields the base URL."""
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (the name http.server calls)
+            body, kind = answer(self.path)
+            self.send_response(200)
+            self.send_header("Content-Type", kind)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: object) -> None:
+            return
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
 
 
 @dataclass

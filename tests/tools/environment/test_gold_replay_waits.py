@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -25,7 +23,7 @@ from taskloom.tools.runtime import Runtime
 from taskloom.tools.settings import Settings
 from taskloom.tools.tasks.model import GoldStep, Provenance, SuccessCriterion, Subtask, Task, criterion_key
 
-from .browser_site import CHROMIUM
+from .browser_site import CHROMIUM, serve_answers
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium")
 
@@ -40,33 +38,16 @@ PAGE = """<!doctype html>
 OTHER = "<!doctype html><html><head><title>Other</title></head><body><h1>The other page</h1></body></html>"
 
 
-class _Handler(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:  # noqa: N802 (the name http.server calls)
-        if self.path.startswith("/data.json"):
-            body, kind = json.dumps({"year": 2003}).encode(), "application/json"
-        else:
-            body, kind = (OTHER if self.path.startswith("/other.html") else PAGE).encode(), "text/html; charset=utf-8"
-        self.send_response(200)
-        self.send_header("Content-Type", kind)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: object) -> None:
-        return
+def _answer(path: str) -> tuple[bytes, str]:
+    if path.startswith("/data.json"):
+        return json.dumps({"year": 2003}).encode(), "application/json"
+    return (OTHER if path.startswith("/other.html") else PAGE).encode(), "text/html; charset=utf-8"
 
 
 @pytest.fixture(scope="module")
 def page_url() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/index.html"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
+    with serve_answers(_answer) as base:
+        yield f"{base}/index.html"
 
 
 def _task(url: str) -> Task:

@@ -8,10 +8,8 @@ when it arrives, and a link to another page.
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
@@ -21,7 +19,7 @@ from taskloom.server.app import build_server
 from taskloom.tools.environment import episodes, landing
 from taskloom.tools.settings import Settings
 
-from .browser_site import CHROMIUM, act, ref_of
+from .browser_site import CHROMIUM, act, ref_of, serve_answers
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium")
 
@@ -37,34 +35,17 @@ PAGE = """<!doctype html>
 OTHER = "<!doctype html><html><head><title>Other</title></head><body><h1>The other page</h1></body></html>"
 
 
-class _Handler(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:  # noqa: N802 (the name http.server calls)
-        if self.path.startswith("/slow.json"):
-            time.sleep(0.3)
-            body, kind = json.dumps({"word": "pelican"}).encode(), "application/json"
-        else:
-            body, kind = (OTHER if self.path.startswith("/other.html") else PAGE).encode(), "text/html; charset=utf-8"
-        self.send_response(200)
-        self.send_header("Content-Type", kind)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: object) -> None:
-        return
+def _answer(path: str) -> tuple[bytes, str]:
+    if path.startswith("/slow.json"):
+        time.sleep(0.3)
+        return json.dumps({"word": "pelican"}).encode(), "application/json"
+    return (OTHER if path.startswith("/other.html") else PAGE).encode(), "text/html; charset=utf-8"
 
 
 @pytest.fixture(scope="module")
 def page_url() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/index.html"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
+    with serve_answers(_answer) as base:
+        yield f"{base}/index.html"
 
 
 @pytest.fixture
