@@ -3,7 +3,8 @@ cnfsat.pdf, party.pdf, cfitsio's quick.pdf: 74 tasks, 0 wrong, 9 ill-posed).
 
 True/false statements were made false by changing a figure reference ("Figure 2 and 0") or a variable's coding ("y = 0"
 for "y = 1"); a summary took a sentence that points at a list ("… the utility functions listed below.") and an opening
-the next sentence takes back ("… seldom seems to overfit." / "This is not true as …").
+the next sentence takes back ("… seldom seems to overfit." / "This is not true as …"). Since audit 14 such a section is not
+summarised at all: a summary is made only where every paragraph's opening stands as a key statement.
 """
 
 from __future__ import annotations
@@ -49,6 +50,12 @@ Shrinking the learning rate improves the model's performance on new data, at the
 For consistency with typical usage, our goal is to maximize one of the utility functions listed below.
 
 The number of iterations is chosen by cross-validation or by an out-of-bag estimate of the improvement in the loss. Both are offered.
+
+## Trees
+
+Each tree is grown on a random half of the training rows, drawn again for every iteration of the fit.
+
+The depth of the trees sets the order of the interactions the model can represent, and stumps fit additive models.
 """
 
 
@@ -58,10 +65,11 @@ def test_a_summary_skips_openings_taken_back_or_pointing_at_a_list(tmp_path: Pat
     kg = service.load(service.ingest_document(tmp_path / "notes.md").graph_id)
     summaries = [t for seed in range(4) for t in generate_document_tasks(kg, count=30, seed=seed)[0] if t.type == "summarization"]
     assert summaries
-    for task in summaries:
+    for task in summaries:  # the learning rate's openings leave two of its four paragraphs out: it is not summarised at all
         gold = str(task.gold_answer)
-        assert "seldom seems to overfit" not in gold and "listed below" not in gold, gold
-        assert "Shrinking the learning rate" in gold, gold
+        assert "seldom seems to overfit" not in gold and "listed below" not in gold and "Shrinking the learning rate" not in gold, gold
+        assert gold.split("\n") == ["Each tree is grown on a random half of the training rows, drawn again for every iteration of the fit.",
+                                     "The depth of the trees sets the order of the interactions the model can represent, and stumps fit additive models."]
 
 
 GRAPHS = Path(__file__).resolve().parents[3] / "tests" / "data" / "cache" / "graphs.pdf"

@@ -89,8 +89,14 @@ def check_gold(kg: KnowledgeGraph, task: Task) -> None:
 def test_every_type_produces_tasks_on_each_document(graphs, name):
     tasks, report = generate_document_tasks(graphs[name], None, 2, 11, None)
     produced = {t.type for t in tasks}
-    assert produced == set(DOCUMENT_TASK_TYPES), report
+    # lmer summarises no section: in each section of its own, a paragraph goes on from a display or opens on what came
+    # before ("As described above (Section 5.1.1), …"), so its openings would leave part of the section out
+    uncovered = {"summarization"} if name == "lmer" else set()
+    assert produced == set(DOCUMENT_TASK_TYPES) - uncovered, report
     for ttype, entry in report["types"].items():
+        if ttype in uncovered:
+            assert entry["kept"] == 0 and entry["candidates"] == 0, (ttype, entry)
+            continue
         # tables: 1.5 per 1; countreg's other passage naming Appendix A says only "For details see Appendix A."
         want = 3 if ttype == "table_qa" else 1 if (name, ttype) == ("countreg", "synthesis") else 2
         assert entry["kept"] == want and entry["skipped"] is None, (ttype, entry)
@@ -116,7 +122,7 @@ def test_gold_answers_are_grounded_in_evidence(graphs, all_tasks, name):
     kg, (tasks, report) = graphs[name], all_tasks[name]
     dropped = sum(v.get("dropped", {}).get("garbled", 0) for e in report["types"].values() for v in e["templates"].values())
     assert dropped > 0  # both PDFs typeset math whose glyphs the text layer loses
-    assert len(tasks) > 250  # one task per evidence passage and type
+    assert len(tasks) > 230  # one task per evidence passage and type (a summary only where a section's openings cover it)
     for task in tasks:
         assert task.kind == "document" and task.gold_answer and task.instruction
         assert task.provenance.generator == "template" and task.provenance.model == "none" and task.provenance.seed == 3
@@ -231,6 +237,7 @@ def test_difficulty_filter(graphs, level):
     assert tasks and all(t.difficulty == level for t in tasks)
     expected = {t.type for t in DOCUMENT_TEMPLATES if t.difficulty == level}
     capped = {"extraction"} if report["cloze_dropped"] else set()  # cloze tasks stay within 10% of the tasks: some or none kept
+    capped |= {"summarization"}  # lmer summarises no section (see test_every_type_produces_tasks_on_each_document)
     assert expected - capped <= {t.type for t in tasks} <= expected
     for ttype, entry in report["types"].items():
         if ttype not in expected:

@@ -71,7 +71,7 @@ def test_no_blank_in_an_identifier_and_no_statement_that_leans_on_a_display(grap
 
 def test_summaries_open_where_their_section_does(graphs: dict[str, KnowledgeGraph], tasks: dict[str, list[Task]]) -> None:
     summaries = [(name, t) for name, ts in tasks.items() for t in ts if t.type == "summarization"]
-    assert len(summaries) >= 4
+    assert summaries  # since audit 14 only sections whose every paragraph opens with a key statement (one here)
     for name, task in summaries:
         ix = _Index(graphs[name])
         section = next(e for e in task.evidence if e.startswith("section:"))

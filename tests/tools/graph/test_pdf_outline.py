@@ -206,14 +206,14 @@ def test_rexts_embedding_reports_progress_in_small_steps(rexts_ingest: tuple[Kno
 def test_rexts_tasks_ask_distinct_questions_about_one_section_each(rexts: KnowledgeGraph) -> None:
     tasks, report = generate_document_tasks(rexts, ["summarization", "comparison", "aggregation"], 40, 0, None)  # types naming sections
     questions = [" ".join(t.instruction.casefold().split()) for t in tasks]
-    assert len(tasks) >= 60 and len(set(questions)) == len(questions)
+    assert len(tasks) >= 50 and len(set(questions)) == len(questions)  # 53: summaries only of sections their openings cover
     titles = [_norm_space(s.text) for s in rexts.nodes("section")]
     named = 0
     for task in tasks:
         for title, qualifier in re.findall(r'\bsection "(.+?)"(?= of the document|, the passage| \(|\), is)( \((?:under|page) .*?\))?', task.instruction):
             assert titles.count(title) == 1 or qualifier, task.instruction  # a shared title comes with its parent or page
             named += 1
-    assert named >= 40
+    assert named >= 10  # mostly summaries, made since audit 14 only of sections their openings cover
     assert all(d["reason"] for d in report["ambiguous_dropped"])
 
 

@@ -90,19 +90,25 @@ def _b_extraction(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> Iter
 
 
 def _b_summarization(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> Iterator[_Cand]:
+    """A section summarised by its paragraphs' openings, only where those openings cover it: a section of its own
+    (no subsections) of two to six paragraphs, each of them prose opening with a statement that stands alone (a
+    paragraph that goes on from a display does not). Elsewhere the openings leave out what the section says (audit
+    14: a chapter summarised from one of its sections, a tutorial's asides kept and its point lost)."""
     for sec in ix.of("section"):
-        paras = [p for p in ix.kids(sec.id, "paragraph") if _is_prose(p.text, 120) and not ix.after_display(p.id)]
+        if ix.kids(sec.id, "section"):
+            continue
+        paras = ix.kids(sec.id, "paragraph")
+        if not 2 <= len(paras) <= 6 or not all(_is_prose(p.text) and not ix.after_display(p.id) for p in paras):
+            continue
         keys: list[tuple[Node, str]] = []
         for p in paras:  # a paragraph's key statement is its opening: a later sentence leans on what came before it
-            if len(keys) == 3:
-                break
             first, second = (split_sentences(p.text) + ["", ""])[:2]
             if _good_sentence(first, 25, 400) and not INTRODUCES.search(first) and first[:1].isupper() and not leans_back(first) and not question(first) and not TAKES_BACK.match(second):
                 keys.append((p, first))
         opening = next(iter(ix.kids(sec.id, "paragraph", "list", "formula", "code")), None)
         if opening is not None and (_kind(opening) != "paragraph" or not _is_prose(opening.text)):
             continue  # a section that opens with code or a display (a reference entry) has no key statements in prose
-        if len(keys) < 2 or (name := ix.addr.section(sec)) is None:
+        if len(keys) < len(paras) or (name := ix.addr.section(sec)) is None:
             continue
         yield _Cand(t, {"section": name, "n": len(keys), "key_sentences": [s for _, s in keys]},
                     [sec.id] + [p.id for p, _ in keys], [(sec.id, "contains", p.id) for p, _ in keys])

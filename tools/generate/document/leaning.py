@@ -16,7 +16,7 @@ TAKES_BACK = re.compile(r"(?:however|but|yet|nevertheless|in fact|actually|this 
 #: An opening that leans on a sentence before it ("Second, …", "As well, …", "Neither of these graphs …", "The first
 #: routine copies …" after a listing of two).
 LEANS_BACK = re.compile(r"(?:second|third|fourth|finally|also|as well|neither|both of these|however|moreover|furthermore|in addition|alternatively|where"
-                        r"|otherwise|then|here|now|anyway|the rest|the (?:first|second|third|last|former|latter|above|previous|preceding)\b"
+                        r"|otherwise|then|here|now|anyway|so|by the way|as mentioned|at other times|before that|after that|the rest|the (?:first|second|third|last|former|latter|above|previous|preceding)\b"
                         r"|the (?:result|output)s?(?= is| are| shows?| gives?))\b", re.I)  # "The result is a vector …": of the command above
 #: A statement that opens by pointing at the sentence before it: checked alone, it says nothing.
 POINTS_BACK = re.compile(r"(?:this|these|those|it|they|here|such)\b", re.I)
