@@ -26,7 +26,9 @@
 # the eighth: graphs.pdf (glpk-doc: headings with a raised footnote number, "Example" heading some pages at their top)
 # and gbm.pdf (r-cran-gbm: a section's number and its three-row title read as four lines); and of the fourteenth:
 # developers-reference.pdf (Sphinx: chapters opened by "CHAPTER" / "FIVE", running heads "8 Chapter 2. …"),
-# lmrob_simulation.pdf (r-cran-robustbase) and pari-doc's tutorial.pdf (a chatty tutorial whose "Chapter 3" is another book's).
+# lmrob_simulation.pdf (r-cran-robustbase) and pari-doc's tutorial.pdf (a chatty tutorial whose "Chapter 3" is another book's);
+# and of the fifteenth: maint-guide.en.pdf, mixtools.pdf (r-cran-mixtools) and debian-faq.en.pdf (acronyms in brackets after
+# their words, "Please see Section 6.1 …").
 # Idempotent: fetches nothing when every PDF is already there, and only the packages of missing ones.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -47,6 +49,7 @@ declare -A package=(
   [latexdiff-man]=latexdiff [distributions]=r-cran-actuar [gmm_with_R]=r-cran-gmm [rubber]=rubber
   [bfst]=r-cran-mcmc [fasta_guide]=fasta3-doc
   [developers-reference]=developers-reference [lmrob_simulation]=r-cran-robustbase [tutorial]=pari-doc
+  [maint-guide.en]=maint-guide [mixtools]=r-cran-mixtools [debian-faq.en]=debian-faq
 )
 missing=()
 for name in "${!package[@]}"; do [ -s "$cache/$name.pdf" ] || missing+=("$name"); done

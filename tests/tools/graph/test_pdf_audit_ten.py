@@ -71,7 +71,9 @@ def test_no_blank_in_an_identifier_and_no_statement_that_leans_on_a_display(grap
 
 def test_summaries_open_where_their_section_does(graphs: dict[str, KnowledgeGraph], tasks: dict[str, list[Task]]) -> None:
     summaries = [(name, t) for name, ts in tasks.items() for t in ts if t.type == "summarization"]
-    assert summaries  # since audit 14 only sections whose every paragraph opens with a key statement (one here)
+    # since audits 14-15 none: a summary needs every paragraph of a section to open with a key statement; here sections go on
+    # from displays, hold subsections or lists, and residual-shadings' abstract ends in its keywords line (no statement)
+    assert [t.instruction for _, t in summaries] == []
     for name, task in summaries:
         ix = _Index(graphs[name])
         section = next(e for e in task.evidence if e.startswith("section:"))

@@ -65,6 +65,26 @@ def _capital_neighbour(s: str, term: str) -> bool:
     return bool(re.search(rf"\b[A-Z][A-Z0-9]+\s+{t}\b|\b{t}\s+[A-Z][A-Z0-9]+\b", s))
 
 
+def spelled_out(s: str, term: str) -> bool:
+    """Whether the acronym ``term`` stands in brackets right after the words it abbreviates ("the Filesystem Hierarchy
+    Standard (FHS)", "global/local estimation (IGLE)"): a blank there is read off the words before it.
+
+    >>> spelled_out("Files go where the Filesystem Hierarchy Standard (FHS) says.", "FHS"), spelled_out("It uses the FHS layout.", "FHS")
+    (True, False)
+    >>> spelled_out("an iterative global/local estimation (IGLE) algorithm", "IGLE")
+    True
+    >>> spelled_out("obeying the Filesystem Hierarchy Standard (http://www.debian.org/doc/fhs-3.0.html) (FHS).", "FHS")
+    True
+    """
+    at = s.find(f"({term})")
+    if at < 0:
+        return False
+    before = re.sub(r"\([^()]*\)", " ", s[:at])  # "the Filesystem Hierarchy Standard (http://…/fhs-3.0.html) (FHS)"
+    words = re.findall(r"[A-Za-z]+", before[-160:])[-len(term) - 2 :]
+    initials = "".join(w[0] for w in words).upper()
+    return term.upper() in initials or all(ch in initials for ch in term.upper())
+
+
 def _b_extraction(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> Iterator[_Cand]:
     for para in ix.of("paragraph"):
         if not _is_prose(para.text) or ix.addr.opening(para) is None:
@@ -78,7 +98,7 @@ def _b_extraction(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> Iter
             term = normalise(ent.text)
             pat = _whole_word(term)
             for s in split_sentences(para.text):
-                if _good_sentence(s) and len(pat.findall(s)) == 1 and not (kind == "acronym" and (_capital_neighbour(s, term) or re.search(rf"[\\%$@#]{re.escape(term)}", s))):
+                if _good_sentence(s) and len(pat.findall(s)) == 1 and not (kind == "acronym" and (_capital_neighbour(s, term) or re.search(rf"(?:[\\%$@#/]|\$[({{]){re.escape(term)}", s) or spelled_out(s, term))):
                     first = pat.search(text)  # the opening must end before the term's first use, or it gives the answer away
                     opening = ix.addr.opening(para, first.start() if first else None)
                     if opening is None:

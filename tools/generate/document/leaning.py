@@ -14,9 +14,12 @@ INTRODUCES = re.compile(r"\b(?:deserves?|merits?|needs?) (?:a few|some) (?:\w+ )
 #: A second sentence that takes the first back or qualifies it ("This is not true as …", "However, …"): the first alone misleads.
 TAKES_BACK = re.compile(r"(?:however|but|yet|nevertheless|in fact|actually|this is not|that is not|this is untrue)\b", re.I)
 #: An opening that leans on a sentence before it ("Second, …", "As well, …", "Neither of these graphs …", "The first
-#: routine copies …" after a listing of two).
+#: routine copies …" after a listing of two, "The converse is …"), a note or keywords line, or one that tells the reader
+#: to look ("Notice the curvature …", "Consider the model …": nothing true or false).
 LEANS_BACK = re.compile(r"(?:second|third|fourth|finally|also|as well|neither|both of these|however|moreover|furthermore|in addition|alternatively|where"
-                        r"|otherwise|then|here|now|anyway|so|by the way|as mentioned|at other times|before that|after that|the rest|the (?:first|second|third|last|former|latter|above|previous|preceding)\b"
+                        r"|otherwise|then|here|now|anyway|so|by the way|as mentioned|at other times|before that|after that|the rest"
+                        r"|(?:authors?['’]?s?\s+|editors?['’]?s?\s+)?note(?=\s*:)|keywords(?=\s*:)|notice|observe|consider|recall|compare|remember|imagine"
+                        r"|the (?:first|second|third|last|former|latter|above|previous|preceding|converse|opposite|same)\b"
                         r"|the (?:result|output)s?(?= is| are| shows?| gives?))\b", re.I)  # "The result is a vector …": of the command above
 #: A statement that opens by pointing at the sentence before it: checked alone, it says nothing.
 POINTS_BACK = re.compile(r"(?:this|these|those|it|they|here|such)\b", re.I)
@@ -27,13 +30,13 @@ _POINTS_AT_TEXT = re.compile(r"(?:this|these)\s+(?:\w+\s+)?(?:page|section|chapt
 
 #: Words that point at what stands around a sentence wherever they stand ("Each of these directives …", "… implementing
 #: the above", "Hence …"), a notation or set-up of its own ("Let p denote …", "Assume you are using …").
-_POINTS_AROUND = re.compile(r"\b(?:these|hence|thus|as such|on the other hand)\b|\b(?:above|below)(?=\s*[.,;:)]|\s*$)"
+_POINTS_AROUND = re.compile(r"\b(?:these|hence|thus|as such|on the other hand)\b|\b(?:equation|model|eq\.|step)\s*\(?\d+\)?|\b(?:above|below)(?=\s*[.,;:)]|\s*$)"
                             r"|\b(?:shown|given|listed|described|defined|mentioned|printed|presented|illustrated|discussed)\s+(?:above|below)\b"
                             r"|\bthe (?:\w+ )?(?:above|below)\b|^(?:let|assume|suppose)\b|\bdenotes?\b", re.I)
 #: "This" or "these" within a sentence's first four words ("By default this …", "For this reason …").
 _THIS_EARLY = re.compile(r"(?:[\w,]+\s+){1,3}(?:this|these|those|such)\b", re.I)
 #: A sentence that only sends the reader elsewhere ("See Chapter 3 [Directives], page 6.", "For more details, see …").
-_POINTER = re.compile(r"^\(?(?:(?:for (?:more |further )?(?:details|information)|more on this),?\s+)?see\b", re.I)
+_POINTER = re.compile(r"^\(?(?:please\s+)?(?:(?:for (?:more |further )?(?:details|information)(?: on [\w\s-]{1,40}?)?|more on this),?\s+)?(?:see|read|refer to)\b", re.I)
 
 
 def question(s: str) -> bool:
@@ -53,10 +56,13 @@ def pointer(s: str) -> bool:
     (True, True, False)
     >>> pointer("See Section 2.1 for where each sensor is mounted.")
     False
+    >>> pointer("Please see Section 6.1 for more information."), pointer("For more information on the available distributions read Section 6.1.")
+    (True, True)
     """
     if not _POINTER.match(s):
         return False
-    rest = re.sub(r"\b(?:chapters?|sections?|appendix|appendices|pages?|tables?|figures?|also|the|and|of|in)\b|\[[^\]]*\]|[\d.,;:()]+", " ", _POINTER.sub("", s), flags=re.I)
+    rest = re.sub(r"\bfor (?:more |further )?(?:details|information)\b|\b(?:chapters?|sections?|appendix|appendices|pages?|tables?|figures?|also|the|and|of|in)\b"
+                  r"|\[[^\]]*\]|[\d.,;:()]+", " ", _POINTER.sub("", s), flags=re.I)
     return len(rest.split()) < 3
 
 
