@@ -339,6 +339,7 @@ def test_the_full_manifest_names_all_the_material_and_its_paths_exist() -> None:
     assert not [s.name for s in documents if not manifest.source_path(s).exists() and not bench_only_path(manifest.source_path(s))]
     named = [p.name for s in documents if manifest.source_path(s).exists() for p in manifest.document_files(s)]
     assert {"lmer.pdf", "countreg.pdf", "xtableGallery.pdf", "zoo.pdf", "generalsiminf.pdf", "R-exts.pdf", "field-guide.md"} <= set(named)
+    assert {"developers-reference.pdf", "maint-guide.en.pdf", "debian-faq.en.pdf", "tutorial.pdf", "mixtools.pdf", "lmrob_simulation.pdf"} <= set(named)
     sites = [s for s in manifest.sources if s.kind == "site"]
     assert {s.name for s in sites} == {"example-site", "todomvc", "python-docs", "penguins", "trac", "roundup", "pandas-docs", "r-manuals"}
     ports = [s.start_url.split(":")[2].split("/")[0] for s in sites if s.start_url]

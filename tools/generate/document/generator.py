@@ -75,10 +75,14 @@ def spelled_out(s: str, term: str) -> bool:
     True
     >>> spelled_out("obeying the Filesystem Hierarchy Standard (http://www.debian.org/doc/fhs-3.0.html) (FHS).", "FHS")
     True
+    >>> spelled_out("measurements of carbon dioxide (CO2) emissions", "CO2")
+    True
     """
     at = s.find(f"({term})")
     if at < 0:
         return False
+    if any(ch.isdigit() for ch in term):
+        return True  # "carbon dioxide (CO2)": a formula after its name
     before = re.sub(r"\([^()]*\)", " ", s[:at])  # "the Filesystem Hierarchy Standard (http://…/fhs-3.0.html) (FHS)"
     words = re.findall(r"[A-Za-z]+", before[-160:])[-len(term) - 2 :]
     initials = "".join(w[0] for w in words).upper()
@@ -98,7 +102,8 @@ def _b_extraction(ix: _Index, t: TaskTemplate, rng: np.random.Generator) -> Iter
             term = normalise(ent.text)
             pat = _whole_word(term)
             for s in split_sentences(para.text):
-                if _good_sentence(s) and len(pat.findall(s)) == 1 and not (kind == "acronym" and (_capital_neighbour(s, term) or re.search(rf"(?:[\\%$@#/]|\$[({{]){re.escape(term)}", s) or spelled_out(s, term))):
+                if _good_sentence(s) and len(pat.findall(s)) == 1 and not (kind == "acronym" and (_capital_neighbour(s, term) or re.search(rf"(?:[\\%$@#/]|\$[({{]){re.escape(term)}", s) or spelled_out(s, term)
+                                                                                     or len(re.findall(re.escape(term), s, re.I)) > 1)):  # "… comply with DFSG, … containing dfsg"
                     first = pat.search(text)  # the opening must end before the term's first use, or it gives the answer away
                     opening = ix.addr.opening(para, first.start() if first else None)
                     if opening is None:
