@@ -512,12 +512,8 @@ class BrowserEpisode:
         raise ActionFailed(error)
 
     async def _probe(self) -> list[str] | None:
-        """Which watched state checks hold now (None when nothing is watched, or while a dialog pauses the page).
-
-        While ``expect`` names checks that do not hold yet, the page is probed again every 0.2 s for up to
-        ``EXPECT_WAIT_S``: a gold replay knows where a subtask ends, and a busy machine can render what
-        the action fetched after the action has landed.
-        """
+        """Which watched state checks hold now (None when nothing is watched, or while a dialog pauses the page); probed
+        again every 0.2 s for up to ``EXPECT_WAIT_S`` while checks ``expect`` names do not (a page rendering late)."""
         if not self.watch or self.modal.dialog is not None:
             return None
         deadline = time.monotonic() + EXPECT_WAIT_S
